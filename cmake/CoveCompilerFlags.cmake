@@ -1,0 +1,16 @@
+# Warnings, sanitizers and ccache for Cove's own targets.
+find_program(COVE_CCACHE ccache)
+if(COVE_CCACHE AND COVE_TOP_LEVEL)
+  set(CMAKE_C_COMPILER_LAUNCHER ${COVE_CCACHE})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${COVE_CCACHE})
+endif()
+
+add_library(cove_warnings INTERFACE)
+target_compile_options(cove_warnings INTERFACE
+  $<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion>
+  $<$<COMPILE_LANG_AND_ID:C,GNU,Clang>:-Wall -Wextra -Wpedantic>)
+
+if(COVE_SANITIZE)
+  add_compile_options(-fsanitize=${COVE_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${COVE_SANITIZE})
+endif()

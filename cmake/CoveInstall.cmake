@@ -1,0 +1,22 @@
+# Install rules so that find_package(Cove) works from another CMake project.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS cove cove_c EXPORT CoveTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/include/cove/export.hpp
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cove)
+install(EXPORT CoveTargets NAMESPACE cove::
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Cove)
+
+configure_package_config_file(cmake/CoveConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/CoveConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Cove)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/CoveConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/CoveConfig.cmake
+              ${PROJECT_BINARY_DIR}/CoveConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Cove)

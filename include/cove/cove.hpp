@@ -1,0 +1,11 @@
+// Everything in Cove's C++ API.
+#pragma once
+
+#include <cove/box.hpp>
+#include <cove/decomposition.hpp>
+#include <cove/dtype.hpp>
+#include <cove/error.hpp>
+#include <cove/layout.hpp>
+#include <cove/region_copy.hpp>
+#include <cove/spatial_index.hpp>
+#include <cove/thread_pool.hpp>

@@ -1,0 +1,119 @@
+#include <cove/region_copy.hpp>
+#include <cove/thread_pool.hpp>
+
+#include "core/copy_kernels.hpp"
+#include "core/fail.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace cove {
+
+using detail::CopyPlan;
+using detail::fail;
+
+namespace {
+
+using Byte = unsigned char;
+
+void run_serial(const Byte* s, Byte* d, const CopyPlan& p, CopyMethod m, bool stream) {
+  switch (m) {
+    case CopyMethod::Runs: return detail::copy_runs(s, d, p, stream);
+    case CopyMethod::Tiled: return detail::copy_tiled(s, d, p, stream);
+    case CopyMethod::General:
+    case CopyMethod::Auto: return detail::copy_general(s, d, p);
+  }
+}
+
+void check_buffer(const void* data, std::size_t size_bytes, const Box& box, std::size_t elem, const char* what) {
+  const Index need = box.volume() * static_cast<Index>(elem);
+  if (need > 0 && data == nullptr) fail(Code::InvalidArgument, what, " data is null");
+  if (size_bytes < static_cast<std::size_t>(need))
+    fail(Code::InvalidArgument, what, " size_bytes = ", size_bytes, " is smaller than its box ", box.to_string(),
+         " needs (", need, " bytes)");
+}
+
+}  // namespace
+
+const char* to_string(CopyMethod method) noexcept {
+  switch (method) {
+    case CopyMethod::Auto: return "auto";
+    case CopyMethod::Runs: return "runs";
+    case CopyMethod::Tiled: return "tiled";
+    case CopyMethod::General: return "general";
+  }
+  return "?";
+}
+
+CopyMethod choose_copy_method(const Box& src_box, const Layout& src_layout, const Box& dst_box,
+                              const Layout& dst_layout, const Box& region, std::size_t elem_size) {
+  return detail::auto_method(detail::make_copy_plan(src_box, src_layout, dst_box, dst_layout, region, elem_size));
+}
+
+bool copy_method_applies(CopyMethod method, const Box& src_box, const Layout& src_layout, const Box& dst_box,
+                         const Layout& dst_layout, const Box& region, std::size_t elem_size) {
+  return detail::method_applies(
+      method, detail::make_copy_plan(src_box, src_layout, dst_box, dst_layout, region, elem_size));
+}
+
+CopyMethod copy_region(const ConstArrayView& src, const ArrayView& dst, const Box& region, std::size_t elem_size,
+                       const CopyOptions& options) {
+  CopyPlan p = detail::make_copy_plan(src.box, src.layout, dst.box, dst.layout, region, elem_size);
+  check_buffer(src.data, src.size_bytes, src.box, elem_size, "source");
+  check_buffer(dst.data, dst.size_bytes, dst.box, elem_size, "destination");
+  if (options.threads < 0) fail(Code::InvalidArgument, "CopyOptions.threads = ", options.threads, " is negative");
+  CopyMethod m = options.method == CopyMethod::Auto ? detail::auto_method(p) : options.method;
+  if (!detail::method_applies(m, p))
+    fail(Code::InvalidArgument, "copy method '", to_string(m), "' does not apply to this copy (use '",
+         to_string(detail::auto_method(p)), "')");
+  if (p.bytes == 0) return m;
+  if (m == CopyMethod::Tiled) detail::move_source_unit_dim_inward(p);
+  const bool stream = options.stream_min_bytes >= 0 && p.bytes >= options.stream_min_bytes;
+
+  const auto* s = static_cast<const Byte*>(src.data);
+  auto* d = static_cast<Byte*>(dst.data);
+  int threads = options.threads;
+  if (threads != 1 && p.bytes >= options.parallel_min_bytes) {
+    ThreadPool& pool = options.pool ? *options.pool : ThreadPool::shared();
+    if (threads == 0) threads = pool.size();
+    // Split the outermost dimension long enough to give every thread a
+    // share; failing that, the longest one.
+    int k = -1;
+    for (int i = 0; i < p.n && k < 0; ++i)
+      if (p.ext[i] >= threads) k = i;
+    if (k < 0) k = static_cast<int>(std::max_element(p.ext.begin(), p.ext.begin() + p.n) - p.ext.begin());
+    const int tasks = static_cast<int>(std::min<Index>(threads, p.ext[k]));
+    if (tasks > 1) {
+      pool.parallel_for(tasks, [&](int t) {
+        CopyPlan sub = p;
+        const Index lo = p.ext[k] * t / tasks, hi = p.ext[k] * (t + 1) / tasks;
+        sub.ext[k] = hi - lo;
+        sub.s_off += lo * p.ss[k];
+        sub.d_off += lo * p.ds[k];
+        run_serial(s, d, sub, m, stream);
+      });
+      return m;
+    }
+  }
+  run_serial(s, d, p, m, stream);
+  return m;
+}
+
+ContiguousRuns contiguous_runs(const Box& region, const Box& enclosing, const Layout& layout, std::size_t elem_size) {
+  const CopyPlan p = detail::make_copy_plan(enclosing, layout, enclosing, layout, region, elem_size);
+  ContiguousRuns r;
+  r.first_offset = p.s_off;
+  const bool contiguous = p.innermost_contiguous();
+  r.run_bytes = contiguous ? p.ext[p.n - 1] * p.elem : p.elem;
+  r.outer_ndim = contiguous ? p.n - 1 : p.n;
+  r.num_runs = p.bytes == 0 ? 0 : 1;
+  for (int d = 0; d < r.outer_ndim; ++d) {
+    r.outer_count[d] = p.ext[d];
+    r.outer_stride[d] = p.ss[d];
+    r.num_runs *= p.ext[d];
+  }
+  return r;
+}
+
+}  // namespace cove

@@ -1,0 +1,455 @@
+#include <cove/spatial_index.hpp>
+
+#include "core/fail.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+#include <limits>
+#include <numeric>
+
+namespace cove {
+
+using detail::fail;
+
+namespace {
+
+// Allocates large blocks 2 MiB-aligned and asks for transparent huge pages:
+// queries jump across the whole node pool, and with 4 KiB pages nearly
+// every node visit is a TLB miss.
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes < kHuge) return static_cast<T*>(::operator new(bytes));
+    void* p = std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge);
+    if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure just means small pages
+#endif
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n * sizeof(T) < kHuge)
+      ::operator delete(p);
+    else
+      std::free(p);
+  }
+  friend bool operator==(const HugePageAllocator&, const HugePageAllocator&) { return true; }
+  static constexpr std::size_t kHuge = std::size_t{2} << 20;
+};
+
+constexpr int kMaxEntries = 16;
+constexpr int kMinEntries = 6;  // ~40% of kMaxEntries, as R*-trees use
+
+// A bounding box as lo[0..nd) followed by hi[0..nd).
+struct Bounds {
+  std::array<Index, 2 * kMaxDims> v;
+};
+
+}  // namespace
+
+// Nodes live in one pool of 64-bit words, each node a contiguous slab:
+//   [level, count, ref[kMaxEntries + 1], bounds[(kMaxEntries + 1) * 2 * nd]]
+// so that visiting a node reads consecutive cache lines and chases no
+// pointer. refs are child node ids, or payloads at leaves (level 0).
+// Pointers into the pool are invalidated by new_node(); code re-derives
+// them from node ids after allocating.
+struct SpatialIndex::Impl {
+  static constexpr int kRefs = 2;
+  static constexpr int kBounds = kRefs + kMaxEntries + 1;
+
+  int nd;
+  std::size_t words;  // per node
+  std::size_t size = 0;
+  std::vector<Index, HugePageAllocator<Index>> pool;
+  std::vector<std::uint32_t> free_nodes;
+  std::uint32_t root = 0;
+
+  explicit Impl(int ndim) : nd(ndim), words(kBounds + static_cast<std::size_t>((kMaxEntries + 1) * 2 * ndim)) {
+    root = new_node(0);
+  }
+
+  Index* node(std::uint32_t id) { return pool.data() + id * words; }
+  const Index* node(std::uint32_t id) const { return pool.data() + id * words; }
+  int level(std::uint32_t id) const { return static_cast<int>(node(id)[0]); }
+  int count(std::uint32_t id) const { return static_cast<int>(node(id)[1]); }
+  void set_count(std::uint32_t id, int c) { node(id)[1] = c; }
+  std::uint64_t ref(std::uint32_t id, int e) const { return static_cast<std::uint64_t>(node(id)[kRefs + e]); }
+  std::uint32_t child(std::uint32_t id, int e) const { return static_cast<std::uint32_t>(ref(id, e)); }
+  Index* entry(std::uint32_t id, int e) { return node(id) + kBounds + e * 2 * nd; }
+  const Index* entry(std::uint32_t id, int e) const { return node(id) + kBounds + e * 2 * nd; }
+
+  std::uint32_t new_node(int lvl) {
+    std::uint32_t id;
+    if (!free_nodes.empty()) {
+      id = free_nodes.back();
+      free_nodes.pop_back();
+    } else {
+      id = static_cast<std::uint32_t>(pool.size() / words);
+      pool.resize(pool.size() + words);
+    }
+    node(id)[0] = lvl;
+    node(id)[1] = 0;
+    return id;
+  }
+
+  double volume(const Index* b) const {
+    double v = 1;
+    for (int d = 0; d < nd; ++d) v *= static_cast<double>(b[nd + d]) - static_cast<double>(b[d]);
+    return v;
+  }
+  double margin(const Index* b) const {
+    double m = 0;
+    for (int d = 0; d < nd; ++d) m += static_cast<double>(b[nd + d]) - static_cast<double>(b[d]);
+    return m;
+  }
+  void extend(Index* b, const Index* x) const {
+    for (int d = 0; d < nd; ++d) {
+      b[d] = std::min(b[d], x[d]);
+      b[nd + d] = std::max(b[nd + d], x[nd + d]);
+    }
+  }
+  // Branch-free: on random queries an early exit per dimension mispredicts.
+  bool overlaps(const Index* a, const Index* b) const {
+    bool ok = true;
+    for (int d = 0; d < nd; ++d) ok &= (a[d] < b[nd + d]) & (b[d] < a[nd + d]);
+    return ok;
+  }
+  bool covers(const Index* outer, const Index* inner) const {
+    for (int d = 0; d < nd; ++d)
+      if (inner[d] < outer[d] || inner[nd + d] > outer[nd + d]) return false;
+    return true;
+  }
+  Bounds node_bounds(std::uint32_t id) const {
+    Bounds b;
+    std::copy_n(entry(id, 0), 2 * nd, b.v.begin());
+    for (int e = 1; e < count(id); ++e) extend(b.v.data(), entry(id, e));
+    return b;
+  }
+
+  void add_entry(std::uint32_t id, const Index* b, std::uint64_t r) {
+    const int c = count(id);
+    std::copy_n(b, 2 * nd, entry(id, c));
+    node(id)[kRefs + c] = static_cast<Index>(r);
+    set_count(id, c + 1);
+  }
+  void remove_entry(std::uint32_t id, int e) {
+    const int last = count(id) - 1;
+    if (e != last) {
+      std::copy_n(entry(id, last), 2 * nd, entry(id, e));
+      node(id)[kRefs + e] = node(id)[kRefs + last];
+    }
+    set_count(id, last);
+  }
+
+  // The child whose box grows least to take `b`; ties go to the smaller box.
+  int choose_subtree(std::uint32_t id, const Index* b) const {
+    int best = 0;
+    double best_growth = std::numeric_limits<double>::infinity(), best_vol = best_growth;
+    Bounds u;
+    for (int e = 0; e < count(id); ++e) {
+      const Index* eb = entry(id, e);
+      std::copy_n(eb, 2 * nd, u.v.begin());
+      extend(u.v.data(), b);
+      const double vol = volume(eb), growth = volume(u.v.data()) - vol;
+      if (growth < best_growth || (growth == best_growth && vol < best_vol)) {
+        best = e;
+        best_growth = growth;
+        best_vol = vol;
+      }
+    }
+    return best;
+  }
+
+  // Splits an overflowing node (kMaxEntries + 1 entries) R*-style: pick the
+  // axis with the smallest total margin over all distributions, then the
+  // distribution on it with the least overlap (then least volume). Returns
+  // the new sibling holding the second group.
+  std::uint32_t split(std::uint32_t id) {
+    constexpr int kN = kMaxEntries + 1;
+    const std::uint32_t sib = new_node(level(id));  // may move the pool: no pointers held yet
+    std::array<int, kN> order;
+    std::array<Bounds, kN> prefix, suffix;
+
+    auto sort_by = [&](int axis, bool by_hi) {
+      std::iota(order.begin(), order.end(), 0);
+      const int first = by_hi ? nd + axis : axis, second = by_hi ? axis : nd + axis;
+      std::sort(order.begin(), order.end(), [&](int a, int b) {
+        const Index* ea = entry(id, a);
+        const Index* eb = entry(id, b);
+        return ea[first] != eb[first] ? ea[first] < eb[first] : ea[second] < eb[second];
+      });
+      std::copy_n(entry(id, order[0]), 2 * nd, prefix[0].v.begin());
+      for (int i = 1; i < kN; ++i) {
+        prefix[i] = prefix[i - 1];
+        extend(prefix[i].v.data(), entry(id, order[i]));
+      }
+      std::copy_n(entry(id, order[kN - 1]), 2 * nd, suffix[kN - 1].v.begin());
+      for (int i = kN - 2; i >= 0; --i) {
+        suffix[i] = suffix[i + 1];
+        extend(suffix[i].v.data(), entry(id, order[i]));
+      }
+    };
+
+    int best_axis = 0;
+    double best_margin = std::numeric_limits<double>::infinity();
+    for (int axis = 0; axis < nd; ++axis) {
+      double m = 0;
+      for (bool by_hi : {false, true}) {
+        sort_by(axis, by_hi);
+        for (int k = kMinEntries; k <= kN - kMinEntries; ++k)
+          m += margin(prefix[k - 1].v.data()) + margin(suffix[k].v.data());
+      }
+      if (m < best_margin) {
+        best_margin = m;
+        best_axis = axis;
+      }
+    }
+
+    double best_overlap = std::numeric_limits<double>::infinity(), best_vol = best_overlap;
+    bool best_by_hi = false;
+    int best_k = kMinEntries;
+    for (bool by_hi : {false, true}) {
+      sort_by(best_axis, by_hi);
+      for (int k = kMinEntries; k <= kN - kMinEntries; ++k) {
+        const Index* a = prefix[k - 1].v.data();
+        const Index* b = suffix[k].v.data();
+        double overlap = 1;
+        for (int d = 0; d < nd; ++d)
+          overlap *= std::max(0.0, static_cast<double>(std::min(a[nd + d], b[nd + d])) -
+                                       static_cast<double>(std::max(a[d], b[d])));
+        const double vol = volume(a) + volume(b);
+        if (overlap < best_overlap || (overlap == best_overlap && vol < best_vol)) {
+          best_overlap = overlap;
+          best_vol = vol;
+          best_by_hi = by_hi;
+          best_k = k;
+        }
+      }
+    }
+    sort_by(best_axis, best_by_hi);
+
+    std::array<Index, kN * 2 * kMaxDims> saved;
+    std::array<Index, kN> saved_ref;
+    std::copy_n(entry(id, 0), kN * 2 * nd, saved.begin());
+    std::copy_n(node(id) + kRefs, kN, saved_ref.begin());
+    set_count(id, 0);
+    for (int i = 0; i < kN; ++i) {
+      const int e = order[i];
+      add_entry(i < best_k ? id : sib, saved.data() + e * 2 * nd, static_cast<std::uint64_t>(saved_ref[e]));
+    }
+    return sib;
+  }
+
+  void insert(const Index* b, std::uint64_t payload) {
+    std::array<std::pair<std::uint32_t, int>, 64> path;  // (node, entry taken); height << 64
+    int depth = 0;
+    std::uint32_t id = root;
+    while (level(id) > 0) {
+      const int e = choose_subtree(id, b);
+      extend(entry(id, e), b);
+      path[depth++] = {id, e};
+      id = child(id, e);
+    }
+    add_entry(id, b, payload);
+    ++size;
+    while (count(id) > kMaxEntries) {
+      const std::uint32_t sib = split(id);
+      const Bounds nb = node_bounds(id), sb = node_bounds(sib);
+      if (depth == 0) {
+        const std::uint32_t r = new_node(level(id) + 1);
+        add_entry(r, nb.v.data(), id);
+        add_entry(r, sb.v.data(), sib);
+        root = r;
+        break;
+      }
+      auto [parent, e] = path[--depth];
+      std::copy_n(nb.v.begin(), 2 * nd, entry(parent, e));
+      add_entry(parent, sb.v.data(), sib);
+      id = parent;
+    }
+  }
+
+  // Appends the leaf entries of subtree `id` to `out` and frees its nodes.
+  void drain(std::uint32_t id, std::vector<std::pair<Bounds, std::uint64_t>>& out) {
+    for (int e = 0; e < count(id); ++e) {
+      if (level(id) == 0) {
+        Bounds b;
+        std::copy_n(entry(id, e), 2 * nd, b.v.begin());
+        out.emplace_back(b, ref(id, e));
+      } else {
+        drain(child(id, e), out);
+      }
+    }
+    set_count(id, 0);
+    free_nodes.push_back(id);
+  }
+
+  bool find(std::uint32_t id, const Index* b, std::uint64_t payload,
+            std::vector<std::pair<std::uint32_t, int>>& path) const {
+    for (int e = 0; e < count(id); ++e) {
+      if (level(id) == 0) {
+        if (ref(id, e) == payload && std::equal(b, b + 2 * nd, entry(id, e))) {
+          path.emplace_back(id, e);
+          return true;
+        }
+      } else if (covers(entry(id, e), b)) {
+        path.emplace_back(id, e);
+        if (find(child(id, e), b, payload, path)) return true;
+        path.pop_back();
+      }
+    }
+    return false;
+  }
+
+  // Guttman's condense: nodes that fall under kMinEntries are removed and
+  // their leaf entries inserted again; the other ancestors' boxes shrink.
+  bool remove(const Index* b, std::uint64_t payload) {
+    std::vector<std::pair<std::uint32_t, int>> path;
+    if (!find(root, b, payload, path)) return false;
+    auto [leaf, e] = path.back();
+    path.pop_back();
+    remove_entry(leaf, e);
+    --size;
+    std::vector<std::pair<Bounds, std::uint64_t>> orphans;
+    std::uint32_t id = leaf;
+    while (!path.empty()) {
+      auto [parent, pe] = path.back();
+      path.pop_back();
+      if (count(id) < kMinEntries) {
+        remove_entry(parent, pe);
+        drain(id, orphans);
+      } else {
+        const Bounds nb = node_bounds(id);
+        std::copy_n(nb.v.begin(), 2 * nd, entry(parent, pe));
+      }
+      id = parent;
+    }
+    while (level(root) > 0 && count(root) == 1) {
+      const std::uint32_t only = child(root, 0);
+      set_count(root, 0);
+      free_nodes.push_back(root);
+      root = only;
+    }
+    if (count(root) == 0) node(root)[0] = 0;  // an empty root is a leaf
+    size -= orphans.size();
+    for (const auto& [ob, orphan_payload] : orphans) insert(ob.v.data(), orphan_payload);
+    return true;
+  }
+
+  // Depth-first with an explicit stack. The children that match are all
+  // prefetched before any is visited, so their cache misses overlap instead
+  // of being paid one after another.
+  template <typename Fn>
+  void query(const Index* q, Fn& fn) const {
+    std::array<std::uint32_t, 64 * kMaxEntries> stack;  // height << 64
+    int top = 0;
+    stack[top++] = root;
+    const std::size_t node_bytes = words * sizeof(Index);
+    while (top > 0) {
+      const std::uint32_t id = stack[--top];
+      const int c = count(id);
+      const bool leaf = level(id) == 0;
+      for (int e = 0; e < c; ++e) {
+        const Index* eb = entry(id, e);
+        if (!overlaps(eb, q)) continue;
+        if (leaf) {
+          fn(eb, ref(id, e));
+        } else {
+          const std::uint32_t ch = child(id, e);
+          const char* p = reinterpret_cast<const char*>(node(ch));
+          for (std::size_t off = 0; off < node_bytes; off += 64) __builtin_prefetch(p + off);
+          stack[top++] = ch;
+        }
+      }
+    }
+  }
+
+  // Returns the number of leaf entries below `id`.
+  std::size_t check(std::uint32_t id, int lvl, bool is_root) const {
+    if (level(id) != lvl) fail(Code::Internal, "spatial index: node ", id, " has level ", level(id), ", expected ", lvl);
+    if (count(id) > kMaxEntries || (!is_root && count(id) < kMinEntries))
+      fail(Code::Internal, "spatial index: node ", id, " holds ", count(id), " entries");
+    if (lvl == 0) return static_cast<std::size_t>(count(id));
+    std::size_t total = 0;
+    for (int e = 0; e < count(id); ++e) {
+      const Bounds cb = node_bounds(child(id, e));
+      if (!std::equal(cb.v.begin(), cb.v.begin() + 2 * nd, entry(id, e)))
+        fail(Code::Internal, "spatial index: entry ", e, " of node ", id, " is not its child's bounding box");
+      total += check(child(id, e), lvl - 1, false);
+    }
+    return total;
+  }
+
+  Box to_box(const Index* b) const {
+    Box box;
+    box.ndim = nd;
+    std::copy_n(b, nd, box.lo.begin());
+    std::copy_n(b + nd, nd, box.hi.begin());
+    return box;
+  }
+  Bounds to_bounds(const Box& box, const char* what) const {
+    validate_box(box, what);
+    if (box.ndim != nd)
+      fail(Code::InvalidArgument, what, " ", box.to_string(), " has ", box.ndim, " dimensions but the index has ", nd);
+    Bounds b;
+    std::copy_n(box.lo.begin(), nd, b.v.begin());
+    std::copy_n(box.hi.begin(), nd, b.v.begin() + nd);
+    return b;
+  }
+};
+
+SpatialIndex::SpatialIndex(int ndim) {
+  if (ndim < 1 || ndim > kMaxDims)
+    fail(Code::InvalidArgument, "spatial index ndim = ", ndim, "; Cove supports 1 to ", kMaxDims);
+  impl_ = std::make_unique<Impl>(ndim);
+}
+SpatialIndex::~SpatialIndex() = default;
+SpatialIndex::SpatialIndex(SpatialIndex&&) noexcept = default;
+SpatialIndex& SpatialIndex::operator=(SpatialIndex&&) noexcept = default;
+
+int SpatialIndex::ndim() const noexcept { return impl_->nd; }
+std::size_t SpatialIndex::size() const noexcept { return impl_->size; }
+int SpatialIndex::height() const noexcept { return impl_->level(impl_->root) + 1; }
+
+void SpatialIndex::insert(const Box& box, std::uint64_t payload) {
+  const Bounds b = impl_->to_bounds(box, "inserted box");
+  if (box.empty()) fail(Code::InvalidArgument, "inserted box ", box.to_string(), " is empty");
+  impl_->insert(b.v.data(), payload);
+}
+
+bool SpatialIndex::remove(const Box& box, std::uint64_t payload) {
+  const Bounds b = impl_->to_bounds(box, "removed box");
+  return impl_->remove(b.v.data(), payload);
+}
+
+void SpatialIndex::clear() {
+  const int nd = impl_->nd;
+  impl_ = std::make_unique<Impl>(nd);
+}
+
+void SpatialIndex::query(const Box& query, FunctionRef<void(const Box&, std::uint64_t)> fn) const {
+  const Bounds q = impl_->to_bounds(query, "query box");
+  auto visit = [&](const Index* b, std::uint64_t payload) { fn(impl_->to_box(b), payload); };
+  impl_->query(q.v.data(), visit);
+}
+
+std::vector<SpatialIndex::Hit> SpatialIndex::query(const Box& query) const {
+  std::vector<Hit> hits;
+  this->query(query, [&](const Box& b, std::uint64_t payload) { hits.push_back({b, payload}); });
+  return hits;
+}
+
+void SpatialIndex::check_invariants() const {
+  const std::size_t n = impl_->check(impl_->root, impl_->level(impl_->root), true);
+  if (n != impl_->size) fail(Code::Internal, "spatial index: ", n, " leaf entries but size() is ", impl_->size);
+}
+
+}  // namespace cove
