@@ -58,7 +58,7 @@ struct COVE_EXPORT Box {
   // "[0:4, 2:8)" style, for messages and logs.
   std::string to_string() const;
 
-  friend bool operator==(const Box& a, const Box& b) noexcept;
+  friend COVE_EXPORT bool operator==(const Box& a, const Box& b) noexcept;
 };
 
 // Throws InvalidArgument unless 1 <= box.ndim <= kMaxDims and lo <= hi;

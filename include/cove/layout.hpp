@@ -46,7 +46,7 @@ class COVE_EXPORT Layout {
   bool same_order(const Layout& other, int ndim) const;
 
   std::string to_string() const;
-  friend bool operator==(const Layout& a, const Layout& b) noexcept;
+  friend COVE_EXPORT bool operator==(const Layout& a, const Layout& b) noexcept;
 
  private:
   constexpr explicit Layout(Kind kind) noexcept : kind_(kind) {}

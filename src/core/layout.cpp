@@ -19,7 +19,7 @@ Layout Layout::permuted(std::span<const int> axes) {
     const int a = axes[i];
     if (a < 0 || a >= l.rank_ || seen[a]) {
       std::string list;
-      for (int x : axes) list += (list.empty() ? "" : ",") + std::to_string(x);
+      for (int x : axes) list.append(list.empty() ? "" : ",").append(std::to_string(x));
       fail(Code::InvalidArgument, "layout permutation {", list, "} is not a permutation of 0..", l.rank_ - 1);
     }
     seen[a] = true;
@@ -92,7 +92,7 @@ std::string Layout::to_string() const {
     case Kind::Permuted: break;
   }
   std::string s = "P";
-  for (int i = 0; i < rank_; ++i) s += (i ? "," : "") + std::to_string(axes_[i]);
+  for (int i = 0; i < rank_; ++i) s.append(i ? "," : "").append(std::to_string(axes_[i]));
   return s;
 }
 
