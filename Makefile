@@ -1,0 +1,36 @@
+# The two commands of the README:
+#   make run    set up, build, and run the main job (for now: the core benchmark)
+#   make test   set up, build, and run every test, then the unit tests under ASan+UBSan
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+CMAKE_GEN  := -G Ninja --log-level=WARNING
+
+.PHONY: all setup build run bench test test-asan clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: bench
+
+bench: build
+	$(BUILD)/bench/cove-core-bench --csv $(BUILD)/core_bench.csv
+
+test: build
+	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
+	@$(MAKE) --no-print-directory test-asan
+
+test-asan: setup
+	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCOVE_SANITIZE=address,undefined -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=ON
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest -j $(JOBS) --output-on-failure -L 'unit|example'
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

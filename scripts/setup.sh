@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything Cove's build, tests and benchmarks need from Debian's
+# packages. Idempotent: when all is present it installs nothing and prints
+# nothing. Needs root or sudo only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config  # compilers and build tools
+  googletest libgtest-dev libbenchmark-dev             # tests and benchmarks
+  openmpi-bin libopenmpi-dev                           # MPI: server groups, coupled jobs
+  libucx-dev                                           # UCX: the real transport
+  python3
+)
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "setup: this script uses Debian's packages; install these by other means: ${packages[*]}" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "setup: missing ${missing[*]}; run as root or install sudo" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
