@@ -5,10 +5,16 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
-#include <new>
 #include <limits>
+#include <new>
 #include <numeric>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define COVE_HAVE_AVX2_KERNEL 1
+#endif
 
 namespace cove {
 
@@ -16,12 +22,25 @@ using detail::fail;
 
 namespace {
 
+// Node capacity: kSlots entries of which kMaxEntries in a settled tree; the
+// last slot takes the overflowing entry until the node is split. 16 slots
+// are four AVX2 vectors of 64-bit coordinates per dimension and side.
+constexpr int kSlots = 16;
+constexpr int kMaxEntries = kSlots - 1;
+constexpr int kMinEntries = 6;  // ~40% of kMaxEntries, as R*-trees use
+
+// A box as lo[0..nd) followed by hi[0..nd), for temporaries.
+struct Bounds {
+  std::array<Index, 2 * kMaxDims> v;
+};
+
 // Allocates large blocks 2 MiB-aligned and asks for transparent huge pages:
 // queries jump across the whole node pool, and with 4 KiB pages nearly
-// every node visit is a TLB miss.
+// every node visit is also a TLB miss.
 template <typename T>
 struct HugePageAllocator {
   using value_type = T;
+  static constexpr std::size_t kHuge = std::size_t{2} << 20;
   HugePageAllocator() = default;
   template <typename U>
   HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
@@ -31,7 +50,7 @@ struct HugePageAllocator {
     void* p = std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge);
     if (!p) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure just means small pages
+    madvise(p, bytes, MADV_HUGEPAGE);  // advice only: refusal just means small pages
 #endif
     return static_cast<T*>(p);
   }
@@ -42,28 +61,67 @@ struct HugePageAllocator {
       std::free(p);
   }
   friend bool operator==(const HugePageAllocator&, const HugePageAllocator&) { return true; }
-  static constexpr std::size_t kHuge = std::size_t{2} << 20;
 };
 
-constexpr int kMaxEntries = 16;
-constexpr int kMinEntries = 6;  // ~40% of kMaxEntries, as R*-trees use
+// Bit e set when entry e of a node intersects the query q (lo[nd], hi[nd]).
+// lo and hi point at the node's [nd][kSlots] coordinate blocks.
+std::uint32_t overlap_mask_scalar(const Index* lo, const Index* hi, const Index* q, int nd) {
+  std::uint32_t mask = (1u << kSlots) - 1;
+  for (int d = 0; d < nd; ++d) {
+    const Index qlo = q[d], qhi = q[nd + d];
+    const Index* l = lo + d * kSlots;
+    const Index* h = hi + d * kSlots;
+    std::uint32_t m = 0;
+    for (int e = 0; e < kSlots; ++e) m |= static_cast<std::uint32_t>((l[e] < qhi) & (qlo < h[e])) << e;
+    mask &= m;
+  }
+  return mask;
+}
 
-// A bounding box as lo[0..nd) followed by hi[0..nd).
-struct Bounds {
-  std::array<Index, 2 * kMaxDims> v;
-};
+#ifdef COVE_HAVE_AVX2_KERNEL
+__attribute__((target("avx2"))) std::uint32_t overlap_mask_avx2(const Index* lo, const Index* hi, const Index* q,
+                                                                 int nd) {
+  __m256i all[4];
+  for (auto& a : all) a = _mm256_set1_epi64x(-1);
+  for (int d = 0; d < nd; ++d) {
+    const __m256i qlo = _mm256_set1_epi64x(q[d]), qhi = _mm256_set1_epi64x(q[nd + d]);
+    const Index* l = lo + d * kSlots;
+    const Index* h = hi + d * kSlots;
+    for (int v = 0; v < 4; ++v) {
+      const __m256i lv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l + 4 * v));
+      const __m256i hv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 4 * v));
+      all[v] = _mm256_and_si256(all[v], _mm256_and_si256(_mm256_cmpgt_epi64(qhi, lv), _mm256_cmpgt_epi64(hv, qlo)));
+    }
+  }
+  std::uint32_t mask = 0;
+  for (int v = 0; v < 4; ++v)
+    mask |= static_cast<std::uint32_t>(_mm256_movemask_pd(_mm256_castsi256_pd(all[v]))) << (4 * v);
+  return mask;
+}
+#endif
+
+using OverlapFn = std::uint32_t (*)(const Index*, const Index*, const Index*, int);
+
+OverlapFn pick_overlap_kernel() {
+#ifdef COVE_HAVE_AVX2_KERNEL
+  if (__builtin_cpu_supports("avx2")) return overlap_mask_avx2;
+#endif
+  return overlap_mask_scalar;
+}
+
+const OverlapFn overlap_mask = pick_overlap_kernel();
 
 }  // namespace
 
 // Nodes live in one pool of 64-bit words, each node a contiguous slab:
-//   [level, count, ref[kMaxEntries + 1], bounds[(kMaxEntries + 1) * 2 * nd]]
-// so that visiting a node reads consecutive cache lines and chases no
-// pointer. refs are child node ids, or payloads at leaves (level 0).
-// Pointers into the pool are invalidated by new_node(); code re-derives
-// them from node ids after allocating.
+//   [level, count, ref[kSlots], lo[nd][kSlots], hi[nd][kSlots]]
+// Coordinates are stored per dimension (structure of arrays) so that one
+// node's entries are tested against a query together. refs are child node
+// ids, or payloads at leaves (level 0). new_node() may move the pool, so
+// code holds node ids, not pointers, across allocations.
 struct SpatialIndex::Impl {
-  static constexpr int kRefs = 2;
-  static constexpr int kBounds = kRefs + kMaxEntries + 1;
+  static constexpr std::size_t kRefs = 2;
+  static constexpr std::size_t kLo = kRefs + kSlots;
 
   int nd;
   std::size_t words;  // per node
@@ -72,7 +130,7 @@ struct SpatialIndex::Impl {
   std::vector<std::uint32_t> free_nodes;
   std::uint32_t root = 0;
 
-  explicit Impl(int ndim) : nd(ndim), words(kBounds + static_cast<std::size_t>((kMaxEntries + 1) * 2 * ndim)) {
+  explicit Impl(int ndim) : nd(ndim), words(kLo + 2 * static_cast<std::size_t>(ndim) * kSlots) {
     root = new_node(0);
   }
 
@@ -83,8 +141,27 @@ struct SpatialIndex::Impl {
   void set_count(std::uint32_t id, int c) { node(id)[1] = c; }
   std::uint64_t ref(std::uint32_t id, int e) const { return static_cast<std::uint64_t>(node(id)[kRefs + e]); }
   std::uint32_t child(std::uint32_t id, int e) const { return static_cast<std::uint32_t>(ref(id, e)); }
-  Index* entry(std::uint32_t id, int e) { return node(id) + kBounds + e * 2 * nd; }
-  const Index* entry(std::uint32_t id, int e) const { return node(id) + kBounds + e * 2 * nd; }
+  const Index* lo_block(std::uint32_t id) const { return node(id) + kLo; }
+  const Index* hi_block(std::uint32_t id) const { return node(id) + kLo + nd * kSlots; }
+  Index& lo(std::uint32_t id, int d, int e) { return node(id)[kLo + d * kSlots + e]; }
+  Index& hi(std::uint32_t id, int d, int e) { return node(id)[kLo + (nd + d) * kSlots + e]; }
+  Index lo(std::uint32_t id, int d, int e) const { return node(id)[kLo + d * kSlots + e]; }
+  Index hi(std::uint32_t id, int d, int e) const { return node(id)[kLo + (nd + d) * kSlots + e]; }
+
+  Bounds get(std::uint32_t id, int e) const {
+    Bounds b;
+    for (int d = 0; d < nd; ++d) {
+      b.v[d] = lo(id, d, e);
+      b.v[nd + d] = hi(id, d, e);
+    }
+    return b;
+  }
+  void put(std::uint32_t id, int e, const Index* b) {
+    for (int d = 0; d < nd; ++d) {
+      lo(id, d, e) = b[d];
+      hi(id, d, e) = b[nd + d];
+    }
+  }
 
   std::uint32_t new_node(int lvl) {
     std::uint32_t id;
@@ -116,34 +193,33 @@ struct SpatialIndex::Impl {
       b[nd + d] = std::max(b[nd + d], x[nd + d]);
     }
   }
-  // Branch-free: on random queries an early exit per dimension mispredicts.
-  bool overlaps(const Index* a, const Index* b) const {
-    bool ok = true;
-    for (int d = 0; d < nd; ++d) ok &= (a[d] < b[nd + d]) & (b[d] < a[nd + d]);
-    return ok;
-  }
   bool covers(const Index* outer, const Index* inner) const {
     for (int d = 0; d < nd; ++d)
       if (inner[d] < outer[d] || inner[nd + d] > outer[nd + d]) return false;
     return true;
   }
   Bounds node_bounds(std::uint32_t id) const {
-    Bounds b;
-    std::copy_n(entry(id, 0), 2 * nd, b.v.begin());
-    for (int e = 1; e < count(id); ++e) extend(b.v.data(), entry(id, e));
+    Bounds b = get(id, 0);
+    for (int e = 1; e < count(id); ++e) {
+      for (int d = 0; d < nd; ++d) {
+        b.v[d] = std::min(b.v[d], lo(id, d, e));
+        b.v[nd + d] = std::max(b.v[nd + d], hi(id, d, e));
+      }
+    }
     return b;
   }
 
   void add_entry(std::uint32_t id, const Index* b, std::uint64_t r) {
     const int c = count(id);
-    std::copy_n(b, 2 * nd, entry(id, c));
+    put(id, c, b);
     node(id)[kRefs + c] = static_cast<Index>(r);
     set_count(id, c + 1);
   }
   void remove_entry(std::uint32_t id, int e) {
     const int last = count(id) - 1;
     if (e != last) {
-      std::copy_n(entry(id, last), 2 * nd, entry(id, e));
+      const Bounds b = get(id, last);
+      put(id, e, b.v.data());
       node(id)[kRefs + e] = node(id)[kRefs + last];
     }
     set_count(id, last);
@@ -153,12 +229,14 @@ struct SpatialIndex::Impl {
   int choose_subtree(std::uint32_t id, const Index* b) const {
     int best = 0;
     double best_growth = std::numeric_limits<double>::infinity(), best_vol = best_growth;
-    Bounds u;
     for (int e = 0; e < count(id); ++e) {
-      const Index* eb = entry(id, e);
-      std::copy_n(eb, 2 * nd, u.v.begin());
-      extend(u.v.data(), b);
-      const double vol = volume(eb), growth = volume(u.v.data()) - vol;
+      double vol = 1, grown = 1;
+      for (int d = 0; d < nd; ++d) {
+        const Index l = lo(id, d, e), h = hi(id, d, e);
+        vol *= static_cast<double>(h) - static_cast<double>(l);
+        grown *= static_cast<double>(std::max(h, b[nd + d])) - static_cast<double>(std::min(l, b[d]));
+      }
+      const double growth = grown - vol;
       if (growth < best_growth || (growth == best_growth && vol < best_vol)) {
         best = e;
         best_growth = growth;
@@ -168,33 +246,47 @@ struct SpatialIndex::Impl {
     return best;
   }
 
-  // Splits an overflowing node (kMaxEntries + 1 entries) R*-style: pick the
-  // axis with the smallest total margin over all distributions, then the
-  // distribution on it with the least overlap (then least volume). Returns
-  // the new sibling holding the second group.
+  // Splits a full node (kSlots entries) R*-style: pick the axis with the
+  // smallest total margin over all distributions, then the distribution on
+  // it with the least overlap (then least volume). Returns the new sibling
+  // holding the second group.
   std::uint32_t split(std::uint32_t id) {
-    constexpr int kN = kMaxEntries + 1;
+    constexpr int kN = kSlots;
     const std::uint32_t sib = new_node(level(id));  // may move the pool: no pointers held yet
+    const int w = 2 * nd;
+    std::array<Index, kN * 2 * kMaxDims> entries;  // entry e at [e * w, e * w + w)
+    std::array<std::uint64_t, kN> refs;
+    for (int e = 0; e < kN; ++e) {
+      const Bounds b = get(id, e);
+      std::copy_n(b.v.begin(), w, entries.begin() + e * w);
+      refs[e] = ref(id, e);
+    }
     std::array<int, kN> order;
-    std::array<Bounds, kN> prefix, suffix;
+    std::array<Index, kN * 2 * kMaxDims> prefix, suffix;  // running boxes of order[0..i] and order[i..]
 
+    // Insertion sort on (key, tie) of the chosen side and axis, then the
+    // running bounding boxes from both ends.
     auto sort_by = [&](int axis, bool by_hi) {
-      std::iota(order.begin(), order.end(), 0);
       const int first = by_hi ? nd + axis : axis, second = by_hi ? axis : nd + axis;
-      std::sort(order.begin(), order.end(), [&](int a, int b) {
-        const Index* ea = entry(id, a);
-        const Index* eb = entry(id, b);
+      auto less = [&](int a, int b) {
+        const Index* ea = &entries[a * w];
+        const Index* eb = &entries[b * w];
         return ea[first] != eb[first] ? ea[first] < eb[first] : ea[second] < eb[second];
-      });
-      std::copy_n(entry(id, order[0]), 2 * nd, prefix[0].v.begin());
-      for (int i = 1; i < kN; ++i) {
-        prefix[i] = prefix[i - 1];
-        extend(prefix[i].v.data(), entry(id, order[i]));
+      };
+      for (int i = 0; i < kN; ++i) {
+        int j = i;
+        for (; j > 0 && less(i, order[j - 1]); --j) order[j] = order[j - 1];
+        order[j] = i;
       }
-      std::copy_n(entry(id, order[kN - 1]), 2 * nd, suffix[kN - 1].v.begin());
+      std::copy_n(&entries[order[0] * w], w, &prefix[0]);
+      for (int i = 1; i < kN; ++i) {
+        std::copy_n(&prefix[(i - 1) * w], w, &prefix[i * w]);
+        extend(&prefix[i * w], &entries[order[i] * w]);
+      }
+      std::copy_n(&entries[order[kN - 1] * w], w, &suffix[(kN - 1) * w]);
       for (int i = kN - 2; i >= 0; --i) {
-        suffix[i] = suffix[i + 1];
-        extend(suffix[i].v.data(), entry(id, order[i]));
+        std::copy_n(&suffix[(i + 1) * w], w, &suffix[i * w]);
+        extend(&suffix[i * w], &entries[order[i] * w]);
       }
     };
 
@@ -204,8 +296,7 @@ struct SpatialIndex::Impl {
       double m = 0;
       for (bool by_hi : {false, true}) {
         sort_by(axis, by_hi);
-        for (int k = kMinEntries; k <= kN - kMinEntries; ++k)
-          m += margin(prefix[k - 1].v.data()) + margin(suffix[k].v.data());
+        for (int k = kMinEntries; k <= kN - kMinEntries; ++k) m += margin(&prefix[(k - 1) * w]) + margin(&suffix[k * w]);
       }
       if (m < best_margin) {
         best_margin = m;
@@ -219,8 +310,8 @@ struct SpatialIndex::Impl {
     for (bool by_hi : {false, true}) {
       sort_by(best_axis, by_hi);
       for (int k = kMinEntries; k <= kN - kMinEntries; ++k) {
-        const Index* a = prefix[k - 1].v.data();
-        const Index* b = suffix[k].v.data();
+        const Index* a = &prefix[(k - 1) * w];
+        const Index* b = &suffix[k * w];
         double overlap = 1;
         for (int d = 0; d < nd; ++d)
           overlap *= std::max(0.0, static_cast<double>(std::min(a[nd + d], b[nd + d])) -
@@ -236,15 +327,8 @@ struct SpatialIndex::Impl {
     }
     sort_by(best_axis, best_by_hi);
 
-    std::array<Index, kN * 2 * kMaxDims> saved;
-    std::array<Index, kN> saved_ref;
-    std::copy_n(entry(id, 0), kN * 2 * nd, saved.begin());
-    std::copy_n(node(id) + kRefs, kN, saved_ref.begin());
     set_count(id, 0);
-    for (int i = 0; i < kN; ++i) {
-      const int e = order[i];
-      add_entry(i < best_k ? id : sib, saved.data() + e * 2 * nd, static_cast<std::uint64_t>(saved_ref[e]));
-    }
+    for (int i = 0; i < kN; ++i) add_entry(i < best_k ? id : sib, &entries[order[i] * w], refs[order[i]]);
     return sib;
   }
 
@@ -254,13 +338,16 @@ struct SpatialIndex::Impl {
     std::uint32_t id = root;
     while (level(id) > 0) {
       const int e = choose_subtree(id, b);
-      extend(entry(id, e), b);
+      for (int d = 0; d < nd; ++d) {
+        lo(id, d, e) = std::min(lo(id, d, e), b[d]);
+        hi(id, d, e) = std::max(hi(id, d, e), b[nd + d]);
+      }
       path[depth++] = {id, e};
       id = child(id, e);
     }
     add_entry(id, b, payload);
     ++size;
-    while (count(id) > kMaxEntries) {
+    while (count(id) == kSlots) {
       const std::uint32_t sib = split(id);
       const Bounds nb = node_bounds(id), sb = node_bounds(sib);
       if (depth == 0) {
@@ -271,7 +358,7 @@ struct SpatialIndex::Impl {
         break;
       }
       auto [parent, e] = path[--depth];
-      std::copy_n(nb.v.begin(), 2 * nd, entry(parent, e));
+      put(parent, e, nb.v.data());
       add_entry(parent, sb.v.data(), sib);
       id = parent;
     }
@@ -280,13 +367,10 @@ struct SpatialIndex::Impl {
   // Appends the leaf entries of subtree `id` to `out` and frees its nodes.
   void drain(std::uint32_t id, std::vector<std::pair<Bounds, std::uint64_t>>& out) {
     for (int e = 0; e < count(id); ++e) {
-      if (level(id) == 0) {
-        Bounds b;
-        std::copy_n(entry(id, e), 2 * nd, b.v.begin());
-        out.emplace_back(b, ref(id, e));
-      } else {
+      if (level(id) == 0)
+        out.emplace_back(get(id, e), ref(id, e));
+      else
         drain(child(id, e), out);
-      }
     }
     set_count(id, 0);
     free_nodes.push_back(id);
@@ -295,12 +379,13 @@ struct SpatialIndex::Impl {
   bool find(std::uint32_t id, const Index* b, std::uint64_t payload,
             std::vector<std::pair<std::uint32_t, int>>& path) const {
     for (int e = 0; e < count(id); ++e) {
+      const Bounds eb = get(id, e);
       if (level(id) == 0) {
-        if (ref(id, e) == payload && std::equal(b, b + 2 * nd, entry(id, e))) {
+        if (ref(id, e) == payload && std::equal(b, b + 2 * nd, eb.v.begin())) {
           path.emplace_back(id, e);
           return true;
         }
-      } else if (covers(entry(id, e), b)) {
+      } else if (covers(eb.v.data(), b)) {
         path.emplace_back(id, e);
         if (find(child(id, e), b, payload, path)) return true;
         path.pop_back();
@@ -328,7 +413,7 @@ struct SpatialIndex::Impl {
         drain(id, orphans);
       } else {
         const Bounds nb = node_bounds(id);
-        std::copy_n(nb.v.begin(), 2 * nd, entry(parent, pe));
+        put(parent, pe, nb.v.data());
       }
       id = parent;
     }
@@ -344,24 +429,24 @@ struct SpatialIndex::Impl {
     return true;
   }
 
-  // Depth-first with an explicit stack. The children that match are all
-  // prefetched before any is visited, so their cache misses overlap instead
-  // of being paid one after another.
+  // Depth-first with an explicit stack. All of a node's entries are tested
+  // at once; the children that match are all prefetched before any is
+  // visited, so their cache misses overlap instead of queueing.
   template <typename Fn>
   void query(const Index* q, Fn& fn) const {
-    std::array<std::uint32_t, 64 * kMaxEntries> stack;  // height << 64
+    std::array<std::uint32_t, 64 * kSlots> stack;  // height << 64
     int top = 0;
     stack[top++] = root;
     const std::size_t node_bytes = words * sizeof(Index);
     while (top > 0) {
       const std::uint32_t id = stack[--top];
-      const int c = count(id);
+      std::uint32_t mask = overlap_mask(lo_block(id), hi_block(id), q, nd) & ((1u << count(id)) - 1);
       const bool leaf = level(id) == 0;
-      for (int e = 0; e < c; ++e) {
-        const Index* eb = entry(id, e);
-        if (!overlaps(eb, q)) continue;
+      while (mask) {
+        const int e = std::countr_zero(mask);
+        mask &= mask - 1;
         if (leaf) {
-          fn(eb, ref(id, e));
+          fn(id, e);
         } else {
           const std::uint32_t ch = child(id, e);
           const char* p = reinterpret_cast<const char*>(node(ch));
@@ -380,19 +465,21 @@ struct SpatialIndex::Impl {
     if (lvl == 0) return static_cast<std::size_t>(count(id));
     std::size_t total = 0;
     for (int e = 0; e < count(id); ++e) {
-      const Bounds cb = node_bounds(child(id, e));
-      if (!std::equal(cb.v.begin(), cb.v.begin() + 2 * nd, entry(id, e)))
+      const Bounds cb = node_bounds(child(id, e)), eb = get(id, e);
+      if (!std::equal(cb.v.begin(), cb.v.begin() + 2 * nd, eb.v.begin()))
         fail(Code::Internal, "spatial index: entry ", e, " of node ", id, " is not its child's bounding box");
       total += check(child(id, e), lvl - 1, false);
     }
     return total;
   }
 
-  Box to_box(const Index* b) const {
+  Box to_box(std::uint32_t id, int e) const {
     Box box;
     box.ndim = nd;
-    std::copy_n(b, nd, box.lo.begin());
-    std::copy_n(b + nd, nd, box.hi.begin());
+    for (int d = 0; d < nd; ++d) {
+      box.lo[d] = lo(id, d, e);
+      box.hi[d] = hi(id, d, e);
+    }
     return box;
   }
   Bounds to_bounds(const Box& box, const char* what) const {
@@ -437,7 +524,7 @@ void SpatialIndex::clear() {
 
 void SpatialIndex::query(const Box& query, FunctionRef<void(const Box&, std::uint64_t)> fn) const {
   const Bounds q = impl_->to_bounds(query, "query box");
-  auto visit = [&](const Index* b, std::uint64_t payload) { fn(impl_->to_box(b), payload); };
+  auto visit = [&](std::uint32_t id, int e) { fn(impl_->to_box(id, e), impl_->ref(id, e)); };
   impl_->query(q.v.data(), visit);
 }
 
