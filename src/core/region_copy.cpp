@@ -87,8 +87,10 @@ CopyMethod copy_region(const ConstArrayView& src, const ArrayView& dst, const Bo
     if (tasks > 1) {
       pool.parallel_for(tasks, [&](int t) {
         CopyPlan sub = p;
-        const Index lo = p.ext[k] * t / tasks, hi = p.ext[k] * (t + 1) / tasks;
-        sub.ext[k] = hi - lo;
+        // Shares differ by at most one; written so that nothing can overflow.
+        const Index q = p.ext[k] / tasks, r = p.ext[k] % tasks;
+        const Index lo = q * t + std::min<Index>(t, r);
+        sub.ext[k] = q + (t < r ? 1 : 0);
         sub.s_off += lo * p.ss[k];
         sub.d_off += lo * p.ds[k];
         run_serial(s, d, sub, m, stream);
