@@ -73,6 +73,14 @@ COVE_EXPORT void require_same_rank(const Box& a, const char* what_a, const Box& 
 // dimension (no empty pieces). Throws InvalidArgument.
 COVE_EXPORT std::vector<Box> split_grid(const Box& box, std::span<const Index> factors);
 
+// `a` minus `b`: at most 2 * ndim disjoint boxes whose union is the part of
+// `a` outside `b` (empty when b covers a; {a} when they are disjoint).
+COVE_EXPORT std::vector<Box> subtract(const Box& a, const Box& b);
+
+// True when the union of `pieces` covers `region` (pieces may overlap and
+// may reach outside it).
+COVE_EXPORT bool covers(std::span<const Box> pieces, const Box& region);
+
 // Splits `box` into pieces of at most max_volume elements by repeatedly
 // halving the longest dimension. max_volume >= 1. Throws InvalidArgument.
 COVE_EXPORT std::vector<Box> split_max_volume(const Box& box, Index max_volume);

@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cove/box.hpp>
+#include <cove/client.hpp>
 #include <cove/decomposition.hpp>
 #include <cove/dtype.hpp>
 #include <cove/error.hpp>
 #include <cove/layout.hpp>
 #include <cove/region_copy.hpp>
+#include <cove/server.hpp>
 #include <cove/spatial_index.hpp>
 #include <cove/thread_pool.hpp>

@@ -25,6 +25,7 @@
 
 #include <cove/box.hpp>
 #include <cove/export.hpp>
+#include <cove/function_ref.hpp>
 #include <cove/layout.hpp>
 
 #include <cstddef>
@@ -75,6 +76,16 @@ COVE_EXPORT CopyMethod choose_copy_method(const Box& src_box, const Layout& src_
 COVE_EXPORT bool copy_method_applies(CopyMethod method, const Box& src_box, const Layout& src_layout,
                                      const Box& dst_box, const Layout& dst_layout, const Box& region,
                                      std::size_t elem_size);
+
+// The runs that a copy of `region` from a buffer holding (src_box,
+// src_layout) to one holding (dst_box, dst_layout) moves when both sides
+// are contiguous along the same axis: calls fn(src_offset, dst_offset,
+// bytes) for each and returns true. Returns false without calling fn when
+// the layouts' fastest axes differ over the region (no common runs: use
+// copy_region). Validation and errors as for copy_region().
+COVE_EXPORT bool for_each_common_run(const Box& src_box, const Layout& src_layout, const Box& dst_box,
+                                     const Layout& dst_layout, const Box& region, std::size_t elem_size,
+                                     FunctionRef<void(std::int64_t, std::int64_t, std::int64_t)> fn);
 
 // The contiguous byte runs that `region` occupies in a buffer holding
 // `enclosing` in `layout`: num_runs runs of run_bytes each, the k-th at

@@ -174,6 +174,44 @@ std::vector<Box> split_grid(const Box& box, std::span<const Index> factors) {
   return out;
 }
 
+std::vector<Box> subtract(const Box& a, const Box& b) {
+  require_same_rank(a, "box", b, "subtracted box");
+  if (!a.intersects(b)) return a.empty() ? std::vector<Box>{} : std::vector<Box>{a};
+  // Peel off the slabs of `rest` below and above b, one dimension at a time.
+  std::vector<Box> out;
+  Box rest = a;
+  for (int d = 0; d < a.ndim; ++d) {
+    if (rest.lo[d] < b.lo[d]) {
+      Box below = rest;
+      below.hi[d] = b.lo[d];
+      out.push_back(below);
+      rest.lo[d] = b.lo[d];
+    }
+    if (rest.hi[d] > b.hi[d]) {
+      Box above = rest;
+      above.lo[d] = b.hi[d];
+      out.push_back(above);
+      rest.hi[d] = b.hi[d];
+    }
+  }
+  return out;
+}
+
+bool covers(std::span<const Box> pieces, const Box& region) {
+  std::vector<Box> missing;
+  if (!region.empty()) missing.push_back(region);
+  for (const Box& p : pieces) {
+    std::vector<Box> next;
+    for (const Box& m : missing) {
+      auto left = subtract(m, p);
+      next.insert(next.end(), left.begin(), left.end());
+    }
+    missing.swap(next);
+    if (missing.empty()) return true;
+  }
+  return missing.empty();
+}
+
 std::vector<Box> split_max_volume(const Box& box, Index max_volume) {
   validate_box(box, "box");
   if (max_volume < 1) fail(Code::InvalidArgument, "max_volume = ", max_volume, " must be >= 1");

@@ -16,27 +16,6 @@ namespace {
 
 using Byte = unsigned char;
 
-// Calls fn(src_offset, dst_offset) for every index of the plan's dimensions
-// [0, k), in C order.
-template <typename Fn>
-void for_each_outer(const CopyPlan& p, int k, Fn&& fn) {
-  Index total = 1;
-  for (int d = 0; d < k; ++d) total *= p.ext[d];
-  std::array<Index, kMaxDims> idx{};
-  std::int64_t so = p.s_off, dof = p.d_off;
-  for (Index t = 0; t < total; ++t) {
-    fn(so, dof);
-    for (int d = k - 1; d >= 0; --d) {
-      so += p.ss[d];
-      dof += p.ds[d];
-      if (++idx[d] < p.ext[d]) break;
-      so -= p.ss[d] * p.ext[d];
-      dof -= p.ds[d] * p.ext[d];
-      idx[d] = 0;
-    }
-  }
-}
-
 // Element sizes known at compile time get fixed-size moves; others use memcpy.
 template <std::size_t E>
 struct FixedSize {

@@ -102,6 +102,17 @@ CopyMethod copy_region(const ConstArrayView& src, const ArrayView& dst, const Bo
   return m;
 }
 
+bool for_each_common_run(const Box& src_box, const Layout& src_layout, const Box& dst_box, const Layout& dst_layout,
+                         const Box& region, std::size_t elem_size,
+                         FunctionRef<void(std::int64_t, std::int64_t, std::int64_t)> fn) {
+  const CopyPlan p = detail::make_copy_plan(src_box, src_layout, dst_box, dst_layout, region, elem_size);
+  if (p.bytes == 0) return true;
+  if (!p.innermost_contiguous()) return false;
+  const std::int64_t run = p.ext[p.n - 1] * p.elem;
+  detail::for_each_outer(p, p.n - 1, [&](std::int64_t so, std::int64_t dof) { fn(so, dof, run); });
+  return true;
+}
+
 ContiguousRuns contiguous_runs(const Box& region, const Box& enclosing, const Layout& layout, std::size_t elem_size) {
   const CopyPlan p = detail::make_copy_plan(enclosing, layout, enclosing, layout, region, elem_size);
   ContiguousRuns r;

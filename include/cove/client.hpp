@@ -1,0 +1,119 @@
+// A client of Cove staging servers: define variables, put and get regions
+// of N-dimensional arrays by version, leave data in place for readers
+// (put_local), and inspect the space.
+//
+// Regions are (start, count) boxes in the variable's global index space;
+// buffers hold exactly the region's elements in the given memory layout
+// (C by default). Versions are 64-bit step numbers chosen by writers.
+//
+// Ownership: a Client is a handle; copies share one connection, which closes
+// (releasing this client's put_local pieces) when the last copy goes.
+// Blocking: every call blocks until the server has answered; get() also
+// waits for data as its timeout says.
+// Thread-safety: all member functions may be called from any thread.
+// Errors (cove::Error): InvalidArgument for a bad argument or one that does
+// not match the variable's definition, naming the field and value (nothing
+// is stored); NotFound for unknown variables or versions; Timeout when a
+// get's timeout passes first; NoMemory when the server's memory budget
+// would be exceeded; Unavailable when no server answers.
+#pragma once
+
+#include <cove/box.hpp>
+#include <cove/dtype.hpp>
+#include <cove/export.hpp>
+#include <cove/layout.hpp>
+#include <cove/server.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cove {
+
+struct ConnectOptions {
+  // How long connect() waits for a server to appear, in milliseconds.
+  std::int64_t timeout_ms = 10000;
+};
+
+struct PieceInfo {
+  Box box;
+  std::uint64_t bytes;
+  std::string owner;  // "" when the server holds the bytes, else the writer's address (put_local)
+};
+
+struct VersionInfo {
+  std::uint64_t version;
+  std::vector<PieceInfo> pieces;
+};
+
+struct VariableInfo {
+  std::string name;
+  DType dtype;
+  int ndim;
+  std::optional<Box> shape;
+  std::vector<VersionInfo> versions;
+};
+
+class COVE_EXPORT Client {
+ public:
+  // Connects to the server at `address` ("inproc://NAME"), waiting up to
+  // options.timeout_ms for it to appear (Unavailable after that).
+  static Client connect(const std::string& address, const ConnectOptions& options = {});
+  ~Client();
+  Client(const Client&) = default;
+  Client& operator=(const Client&) = default;
+
+  // Defines a variable; defining it again with the same definition is a
+  // no-op, with another one an InvalidArgument error. `shape` (optional,
+  // one extent per dimension) declares the global domain [0, shape):
+  // regions outside it are rejected.
+  void define(const std::string& name, DType dtype, int ndim, std::span<const Index> shape = {});
+
+  // Stores a copy of `box` of version `version`: `data` holds
+  // box.volume() * dtype size bytes in `layout`. The server copies the
+  // bytes during the call; `data` may be reused when it returns.
+  void put(const std::string& var, std::uint64_t version, const Box& box, const void* data, std::size_t bytes,
+           const Layout& layout = Layout::c());
+
+  // Like put(), but the bytes stay in this process: the server only indexes
+  // them and readers read them from here. `data` must stay valid and
+  // unchanged until release() of the same (var, version, box), or until the
+  // client disconnects, which releases all of its put_local pieces.
+  void put_local(const std::string& var, std::uint64_t version, const Box& box, const void* data,
+                 std::size_t bytes, const Layout& layout = Layout::c());
+  // Withdraws a put_local piece; returns how many pieces the server dropped.
+  std::size_t release(const std::string& var, std::uint64_t version, const Box& box);
+
+  // Fills `data` (region.volume() * dtype size bytes, in `layout`) with
+  // `region` of `version`, assembled from every piece that intersects it.
+  // timeout_ms: 0 returns at once (NotFound if the region is not fully
+  // covered), negative waits until it is, positive waits that long and then
+  // fails with Timeout. Partial coverage is never returned.
+  void get(const std::string& var, std::uint64_t version, const Box& region, void* data, std::size_t bytes,
+           std::int64_t timeout_ms, const Layout& layout = Layout::c());
+  // The same for the newest version covering `region`; returns that version.
+  std::uint64_t get_latest(const std::string& var, const Box& region, void* data, std::size_t bytes,
+                           std::int64_t timeout_ms, const Layout& layout = Layout::c());
+
+  // The newest version of `var`, if any.
+  std::optional<std::uint64_t> latest(const std::string& var);
+  // Deletes a version (NotFound if absent).
+  void remove(const std::string& var, std::uint64_t version);
+  std::vector<VariableInfo> list();
+  ServerStats stat();
+  // Asks the server to shut down.
+  void stop_server();
+
+  // This client's own address (readers reach its put_local data there).
+  std::string address() const;
+
+ private:
+  Client() = default;
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace cove

@@ -1,0 +1,66 @@
+// A Cove staging server: holds a shared, versioned space of N-dimensional
+// array pieces in memory and answers clients' put, get and metadata
+// requests.
+//
+// A Server object runs the service inside this process until stop() or
+// destruction: worker threads handle requests, a timer thread answers gets
+// whose timeout passes. The `cove-server` program (a later step) wraps it.
+//
+// Ownership: a Server is a handle; copies share one service, which stops
+// when the last copy goes. Blocking: the constructor returns once the
+// server is listening; stop() returns once it has shut down.
+// Thread-safety: all member functions may be called from any thread.
+// Errors: the constructor throws InvalidArgument for a bad option (naming
+// it) and Unavailable / AlreadyExists when it cannot listen at the address.
+#pragma once
+
+#include <cove/export.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace cove {
+
+struct ServerOptions {
+  // Where to listen. "inproc://NAME" serves clients in this process.
+  std::string listen = "inproc://cove";
+  // Bytes of array data the server may hold; 0 means no limit. A put that
+  // would exceed it fails with NoMemory and the server keeps what it had.
+  std::uint64_t memory_budget = 0;
+  // Versions kept per variable; older ones are evicted. 0 keeps all.
+  int max_versions = 0;
+  // Threads handling requests (each may wait on a client transfer).
+  int workers = 2;
+};
+
+struct ServerStats {
+  std::uint64_t variables = 0, versions = 0, pieces = 0;
+  std::uint64_t owned_bytes = 0;  // array bytes held in server memory
+  std::uint64_t local_bytes = 0;  // bytes indexed here but left in writers' memory (put_local)
+  std::uint64_t memory_budget = 0;
+  std::uint64_t requests = 0;   // requests answered
+  std::uint64_t bytes_in = 0;   // bytes read from writers by puts
+};
+
+class COVE_EXPORT Server {
+ public:
+  explicit Server(const ServerOptions& options);
+  ~Server();
+  Server(const Server&) = default;
+  Server& operator=(const Server&) = default;
+
+  // The address clients connect to.
+  std::string address() const;
+  ServerStats stats() const;
+  // Stops serving: pending requests are answered with Unavailable. Idempotent.
+  void stop();
+  // Blocks until the server has stopped (by stop() or a client's Stop request).
+  void wait();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace cove

@@ -1,0 +1,287 @@
+// The in-process transport: endpoints in one process find each other in a
+// registry by name; calls are queued to the callee's own thread, and
+// one-sided reads and writes are memcpy within bounds-checked regions.
+// Used by unit tests and by a server embedded in its client's process.
+#include "net/transport.hpp"
+
+#include "core/fail.hpp"
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <atomic>
+#include <thread>
+
+namespace cove::net {
+
+using detail::fail;
+
+namespace {
+
+constexpr const char* kScheme = "inproc://";
+
+class InprocEndpoint;
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, std::weak_ptr<InprocEndpoint>> by_name;
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+struct InprocPeer final : PeerHandle {
+  std::weak_ptr<InprocEndpoint> target;
+  std::string name;
+  std::string address() const override { return name.empty() ? "" : kScheme + name; }
+};
+
+// Key of an exposed region: its id in the exposing endpoint's table.
+struct Key {
+  std::uint64_t region;
+  std::uint64_t owner;  // the exposing endpoint's serial, so a key cannot be used against another endpoint
+};
+
+// The regions an endpoint exposes. Reads and writes hold the table shared
+// while they copy, and a region leaves it (exclusively) before its memory can
+// be freed: a peer touching a withdrawn region gets an error, never freed memory.
+struct RegionTable {
+  struct Entry {
+    std::byte* base;
+    std::uint64_t length;
+  };
+  std::shared_mutex mutex;
+  std::map<std::uint64_t, Entry> regions;
+  std::uint64_t next = 1;
+};
+
+class InprocRegion final : public MemoryRegion {
+ public:
+  InprocRegion(std::shared_ptr<RegionTable> table, void* data, std::size_t n, std::uint64_t owner)
+      : table_(std::move(table)), size_(n) {
+    std::unique_lock lock(table_->mutex);
+    key_.region = table_->next++;
+    key_.owner = owner;
+    table_->regions[key_.region] = {static_cast<std::byte*>(data), n};
+  }
+  ~InprocRegion() override {
+    std::unique_lock lock(table_->mutex);
+    table_->regions.erase(key_.region);
+  }
+  std::span<const std::byte> key() const override { return {reinterpret_cast<const std::byte*>(&key_), sizeof key_}; }
+  std::size_t size() const override { return size_; }
+
+ private:
+  std::shared_ptr<RegionTable> table_;
+  Key key_;
+  std::size_t size_;
+};
+
+class InprocRequest final : public Request {
+ public:
+  InprocRequest(Bytes message, Peer from, std::shared_ptr<std::promise<Bytes>> answer)
+      : message_(std::move(message)), peer_(std::move(from)), answer_(std::move(answer)) {}
+  ~InprocRequest() override {
+    if (answer_) answer_->set_exception(std::make_exception_ptr(Error(Code::Internal, "request dropped unanswered")));
+  }
+  std::span<const std::byte> message() const override { return message_; }
+  const Peer& peer() const override { return peer_; }
+  void reply(Bytes message) override {
+    if (!answer_) fail(Code::Internal, "request answered twice");
+    answer_->set_value(std::move(message));
+    answer_.reset();
+  }
+
+ private:
+  Bytes message_;
+  Peer peer_;
+  std::shared_ptr<std::promise<Bytes>> answer_;
+};
+
+class InprocEndpoint final : public Endpoint, public std::enable_shared_from_this<InprocEndpoint> {
+ public:
+  InprocEndpoint(std::string name, std::uint64_t serial) : name_(std::move(name)), serial_(serial) {}
+  ~InprocEndpoint() override { stop(); }
+
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      queue_.clear();  // their destructors fail the callers' futures
+    }
+    wake_.notify_all();
+    if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id()) worker_.join();
+  }
+
+  std::string address() const override { return kScheme + name_; }
+
+  void serve(RequestHandler handler) override {
+    std::lock_guard lock(mutex_);
+    if (handler_) fail(Code::InvalidArgument, "endpoint ", address(), " is already serving");
+    handler_ = std::move(handler);
+    worker_ = std::thread([this] { run(); });
+  }
+
+  Peer connect(const std::string& address, Deadline deadline) override {
+    if (address.rfind(kScheme, 0) != 0)
+      fail(Code::InvalidArgument, "address '", address, "' is not an in-process address (inproc://NAME)");
+    const std::string name = address.substr(std::strlen(kScheme));
+    for (;;) {
+      {
+        std::lock_guard lock(registry().mutex);
+        auto it = registry().by_name.find(name);
+        if (it != registry().by_name.end())
+          if (auto target = it->second.lock()) {
+            auto peer = std::make_shared<InprocPeer>();
+            peer->target = target;
+            peer->name = name;
+            return peer;
+          }
+      }
+      if (Clock::now() >= deadline) fail(Code::Unavailable, "no endpoint at ", address);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
+  Bytes call(const Peer& peer, Bytes request, Deadline deadline) override {
+    auto target = lock_target(peer);
+    auto answer = std::make_shared<std::promise<Bytes>>();
+    auto result = answer->get_future();
+    auto from = std::make_shared<InprocPeer>();
+    from->target = weak_from_this();
+    from->name = name_;
+    target->deliver(std::make_shared<InprocRequest>(std::move(request), std::move(from), std::move(answer)));
+    target.reset();  // do not keep the callee alive while waiting
+    if (deadline != kNoDeadline && result.wait_until(deadline) != std::future_status::ready)
+      fail(Code::Timeout, "no answer from ", peer->address(), " before the deadline");
+    try {
+      return result.get();
+    } catch (const Error& e) {
+      fail(Code::Unavailable, peer->address(), " went away before answering (", e.what(), ")");
+    }
+  }
+
+  std::unique_ptr<MemoryRegion> expose(void* data, std::size_t bytes) override {
+    return std::make_unique<InprocRegion>(regions_, data, bytes, serial_);
+  }
+
+  void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops, Deadline) override {
+    auto target = lock_target(peer);
+    target->access(key, ops, [](std::byte* remote, const RemoteOp& op) { std::memcpy(op.local, remote, op.bytes); });
+  }
+
+  void write(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops, Deadline) override {
+    auto target = lock_target(peer);
+    target->access(key, ops, [](std::byte* remote, const RemoteOp& op) { std::memcpy(remote, op.local, op.bytes); });
+  }
+
+  template <typename Copy>
+  void access(std::span<const std::byte> key, std::span<const RemoteOp> ops, Copy copy) {
+    Key k;
+    if (key.size() != sizeof k) fail(Code::InvalidArgument, "memory key of ", key.size(), " bytes is malformed");
+    std::memcpy(&k, key.data(), sizeof k);
+    if (k.owner != serial_) fail(Code::InvalidArgument, "memory key was not issued by ", address());
+    std::shared_lock lock(regions_->mutex);
+    auto it = regions_->regions.find(k.region);
+    if (it == regions_->regions.end())
+      fail(Code::NotFound, "memory region ", k.region, " of ", address(), " has been withdrawn");
+    const auto& r = it->second;
+    for (const auto& op : ops)
+      if (op.offset > r.length || op.bytes > r.length - op.offset)
+        fail(Code::InvalidArgument, "remote access [", op.offset, ", +", op.bytes, ") is outside the ", r.length,
+             "-byte region");
+    for (const auto& op : ops) copy(r.base + op.offset, op);
+  }
+
+  void deliver(std::shared_ptr<Request> r) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_ || !handler_) return;  // r's destructor fails the caller
+      queue_.push_back(std::move(r));
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  static std::shared_ptr<InprocEndpoint> lock_target(const Peer& peer) {
+    auto* p = dynamic_cast<const InprocPeer*>(peer.get());
+    if (!p) fail(Code::InvalidArgument, "peer does not belong to the in-process transport");
+    auto target = p->target.lock();
+    if (!target) fail(Code::Unavailable, "in-process peer ", p->address(), " is gone");
+    return target;
+  }
+
+  void run() {
+    for (;;) {
+      std::shared_ptr<Request> r;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        r = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      handler_(std::move(r));
+    }
+  }
+
+  std::string name_;
+  std::uint64_t serial_;
+  std::shared_ptr<RegionTable> regions_ = std::make_shared<RegionTable>();
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Request>> queue_;
+  RequestHandler handler_;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+// Unregisters the name when the endpoint is destroyed by its owner.
+class InprocOwner final : public Endpoint {
+ public:
+  explicit InprocOwner(std::shared_ptr<InprocEndpoint> ep) : ep_(std::move(ep)) {}
+  ~InprocOwner() override {
+    {
+      std::lock_guard lock(registry().mutex);
+      auto it = registry().by_name.find(name_of(*ep_));
+      if (it != registry().by_name.end() && it->second.lock() == ep_) registry().by_name.erase(it);
+    }
+    ep_->stop();
+  }
+  std::string address() const override { return ep_->address(); }
+  void serve(RequestHandler h) override { ep_->serve(std::move(h)); }
+  Peer connect(const std::string& a, Deadline d) override { return ep_->connect(a, d); }
+  Bytes call(const Peer& p, Bytes r, Deadline d) override { return ep_->call(p, std::move(r), d); }
+  std::unique_ptr<MemoryRegion> expose(void* data, std::size_t n) override { return ep_->expose(data, n); }
+  void read(const Peer& p, std::span<const std::byte> k, std::span<const RemoteOp> ops, Deadline d) override {
+    ep_->read(p, k, ops, d);
+  }
+  void write(const Peer& p, std::span<const std::byte> k, std::span<const RemoteOp> ops, Deadline d) override {
+    ep_->write(p, k, ops, d);
+  }
+
+ private:
+  static std::string name_of(const InprocEndpoint& ep) { return ep.address().substr(std::strlen(kScheme)); }
+  std::shared_ptr<InprocEndpoint> ep_;
+};
+
+}  // namespace
+
+std::unique_ptr<Endpoint> make_inproc_endpoint(const std::string& name) {
+  static std::atomic<std::uint64_t> serial{1};
+  if (name.empty() || name.find('/') != std::string::npos)
+    fail(Code::InvalidArgument, "in-process endpoint name '", name, "' must be non-empty and contain no '/'");
+  auto ep = std::make_shared<InprocEndpoint>(name, serial++);
+  std::lock_guard lock(registry().mutex);
+  auto& slot = registry().by_name[name];
+  if (slot.lock()) fail(Code::AlreadyExists, "an in-process endpoint named '", name, "' exists");
+  slot = ep;
+  return std::make_unique<InprocOwner>(ep);
+}
+
+}  // namespace cove::net

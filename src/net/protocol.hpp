@@ -1,0 +1,56 @@
+// Internal: the requests a Cove client sends to a staging server.
+//
+// Each request is a wire message (wire.hpp) whose type is one of Op; the
+// reply has the same type and request id, status Ok and the body described
+// here, or an error status and a body holding one string (the message).
+#pragma once
+
+#include "net/transport.hpp"
+#include "net/wire.hpp"
+
+#include <cstdint>
+
+namespace cove::net {
+
+enum class Op : std::uint16_t {
+  // name, dtype (str), ndim (u8), has_shape (u8), [shape (box)]  ->  (empty)
+  Define = 1,
+  // var, version (u64), box, layout (str), dtype (str), bytes (u64), key (blob)  ->  (empty)
+  // The server reads the bytes from the client's exposed memory.
+  Put = 2,
+  // var, version, box, layout, dtype, bytes, owner address (str), key (blob)  ->  (empty)
+  // The bytes stay in the owner's memory; readers read them from there.
+  PutLocal = 3,
+  // var, version, box, owner address  ->  removed (u32)
+  Release = 4,
+  // var, version (u64), latest (u8), region (box), timeout_ms (i64)
+  //   ->  version (u64), dtype (str), count (u32), count x [box, layout (str), owner (str), key (blob)]
+  // owner "" means the answering server. Answered when the pieces cover the
+  // region, or with Timeout / NotFound as the timeout says.
+  Query = 5,
+  // var  ->  version (u64); NotFound when there is none
+  Latest = 6,
+  // var, version  ->  (empty)
+  Delete = 7,
+  // (empty)  ->  count (u32) x [name, dtype, ndim (u8), has_shape (u8), [shape],
+  //                               nversions (u32) x [version (u64), npieces (u32) x [box, bytes (u64), owner]]]
+  List = 8,
+  // (empty)  ->  variables, versions, pieces, owned_bytes, local_bytes, budget, requests, bytes_in, bytes_out (u64 each)
+  Stat = 9,
+  // owner address  ->  released (u32): a writer leaving; its put_local pieces go
+  Disconnect = 10,
+  // (empty)  ->  (empty); the server shuts down after answering
+  Stop = 11,
+};
+
+inline constexpr std::uint16_t kLastOp = static_cast<std::uint16_t>(Op::Stop);
+
+const char* op_name(Op op) noexcept;
+
+// An error reply carrying `message`.
+Bytes error_reply(std::uint16_t type, std::uint64_t request_id, Code code, const std::string& message);
+// Throws the error an error reply carries (any other reply passes through).
+// Returns the reply's header.
+Header check_reply(std::span<const std::byte> reply, std::uint16_t expected_type, std::uint64_t request_id);
+
+}  // namespace cove::net

@@ -1,0 +1,401 @@
+#include <cove/server.hpp>
+
+#include "core/fail.hpp"
+#include "net/protocol.hpp"
+#include "net/transport.hpp"
+#include "store/store.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <mutex>
+#include <thread>
+
+namespace cove {
+
+using detail::fail;
+using net::Op;
+
+namespace {
+
+// A query that could not be answered yet: answered when a put covers its
+// region, or with Timeout at its deadline.
+struct Waiter {
+  std::shared_ptr<net::Request> request;
+  std::uint64_t request_id;
+  std::string var;
+  std::uint64_t version;
+  bool latest;
+  Box region;
+  net::Deadline deadline;
+};
+
+std::unique_ptr<net::Endpoint> listen_at(const std::string& address) {
+  if (address.rfind("inproc://", 0) == 0) return net::make_inproc_endpoint(address.substr(9));
+  fail(Code::InvalidArgument, "listen address '", address, "' has an unknown scheme; expected inproc://NAME");
+}
+
+}  // namespace
+
+struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
+  explicit Impl(const ServerOptions& o) : options(o), store(o.memory_budget, o.max_versions) {
+    if (o.workers < 1 || o.workers > 256)
+      fail(Code::InvalidArgument, "ServerOptions.workers = ", o.workers, " must be 1..256");
+    endpoint = listen_at(o.listen);
+    address = endpoint->address();
+    for (int i = 0; i < o.workers; ++i) workers.emplace_back([this] { work(); });
+    timer = std::thread([this] { expire_waiters(); });
+    endpoint->serve([this](std::shared_ptr<net::Request> r) { enqueue(std::move(r)); });
+  }
+
+  ~Impl() { stop(); }
+
+  void stop() {
+    {
+      std::unique_lock lock(mutex);
+      if (stopped) {  // someone else is stopping it: wait for them, unless we are one of its threads
+        if (!is_own_thread()) done_cv.wait(lock, [&] { return done; });
+        return;
+      }
+      stopped = true;
+      for (auto& w : waiters)
+        w.request->reply(net::error_reply(static_cast<std::uint16_t>(Op::Query), w.request_id, Code::Unavailable,
+                                          "the server is shutting down"));
+      waiters.clear();
+    }
+    wake.notify_all();
+    timer_wake.notify_all();
+    for (auto& w : workers)
+      if (w.get_id() != std::this_thread::get_id()) w.join();
+    if (timer.joinable()) timer.join();
+    endpoint.reset();  // fails requests still queued in the transport
+    std::lock_guard lock(mutex);
+    queue.clear();
+    done = true;
+    done_cv.notify_all();
+  }
+
+  bool is_own_thread() const {
+    const auto me = std::this_thread::get_id();
+    if (timer.get_id() == me) return true;
+    for (const auto& w : workers)
+      if (w.get_id() == me) return true;
+    return false;
+  }
+
+  void wait() {
+    std::unique_lock lock(mutex);
+    done_cv.wait(lock, [&] { return done; });
+  }
+
+  void enqueue(std::shared_ptr<net::Request> r) {
+    {
+      std::lock_guard lock(mutex);
+      if (stopped) return;  // dropping it fails the caller
+      queue.push_back(std::move(r));
+    }
+    wake.notify_one();
+  }
+
+  void work() {
+    for (;;) {
+      std::shared_ptr<net::Request> r;
+      {
+        std::unique_lock lock(mutex);
+        wake.wait(lock, [&] { return stopped || !queue.empty(); });
+        if (stopped) return;
+        r = std::move(queue.front());
+        queue.pop_front();
+      }
+      handle(std::move(r));
+    }
+  }
+
+  // Every request gets exactly one reply: the handler's, or an error reply
+  // built from the exception it threw. Nothing stored changes on an error.
+  void handle(std::shared_ptr<net::Request> r) {
+    std::uint16_t type = 0;
+    std::uint64_t id = 0;
+    try {
+      const net::Header h = net::read_header(r->message());
+      type = h.type;
+      id = h.request_id;
+      if (type < 1 || type > net::kLastOp) fail(Code::Protocol, "unknown request type ", type);
+      net::WireReader in(r->message());
+      net::WireWriter out(type, id);
+      const bool answered = dispatch(static_cast<Op>(type), id, in, out, r);
+      if (!answered) {
+        ++requests;
+        r->reply(std::move(out).finish());
+      }
+    } catch (const Error& e) {
+      ++requests;
+      r->reply(net::error_reply(type, id, e.code(), e.what()));
+    } catch (const std::exception& e) {
+      ++requests;
+      r->reply(net::error_reply(type, id, Code::Internal, e.what()));
+    }
+  }
+
+  // Fills `out` and returns false, or returns true when it has answered (or
+  // parked) the request itself.
+  bool dispatch(Op op, std::uint64_t id, net::WireReader& in, net::WireWriter& out,
+                const std::shared_ptr<net::Request>& r) {
+    switch (op) {
+      case Op::Define: {
+        store::VariableDef def;
+        def.name = in.str();
+        def.dtype = DType::parse(in.str());
+        def.ndim = in.u8();
+        if (in.u8()) def.shape = in.box();
+        in.expect_end();
+        std::lock_guard lock(mutex);
+        store.define(def);
+        return false;
+      }
+      case Op::Put:
+      case Op::PutLocal:
+        put(op, in, r);
+        return false;
+      case Op::Release: {
+        const std::string var = in.str();
+        const std::uint64_t version = in.u64();
+        const Box box = in.box();
+        const std::string owner = in.str();
+        in.expect_end();
+        std::vector<std::unique_ptr<store::Piece>> gone;
+        {
+          std::lock_guard lock(mutex);
+          gone = store.remove_pieces(var, version, box, owner);
+        }
+        out.u32(static_cast<std::uint32_t>(gone.size()));
+        return false;
+      }
+      case Op::Query: {
+        Waiter w{r, id, in.str(), in.u64(), in.u8() != 0, in.box(), {}};
+        const std::int64_t timeout_ms = in.i64();
+        in.expect_end();
+        w.deadline = net::deadline_in(timeout_ms);
+        std::lock_guard lock(mutex);
+        if (store.find(w.var)) store.check_piece(w.var, w.region);  // a bad region fails now, not when a put arrives
+        if (try_answer(w)) return true;
+        if (timeout_ms == 0) {
+          if (!store.find(w.var)) fail(Code::NotFound, "variable '", w.var, "' is not defined");
+          if (w.latest) fail(Code::NotFound, "variable '", w.var, "' has no version covering ", w.region.to_string());
+          fail(Code::NotFound, "version ", w.version, " of variable '", w.var, "' does not cover ",
+               w.region.to_string(), " (yet)");
+        }
+        waiters.push_back(std::move(w));
+        timer_wake.notify_all();
+        return true;
+      }
+      case Op::Latest: {
+        const std::string var = in.str();
+        in.expect_end();
+        std::lock_guard lock(mutex);
+        if (!store.find(var)) fail(Code::NotFound, "variable '", var, "' is not defined");
+        auto v = store.latest(var);
+        if (!v) fail(Code::NotFound, "variable '", var, "' has no versions");
+        out.u64(*v);
+        return false;
+      }
+      case Op::Delete: {
+        const std::string var = in.str();
+        const std::uint64_t version = in.u64();
+        in.expect_end();
+        std::vector<std::unique_ptr<store::Piece>> gone;
+        std::lock_guard lock(mutex);
+        gone = store.remove_version(var, version);
+        return false;
+      }
+      case Op::List: {
+        in.expect_end();
+        std::lock_guard lock(mutex);
+        const auto vars = store.list();
+        out.u32(static_cast<std::uint32_t>(vars.size()));
+        for (const auto& v : vars) {
+          out.str(v.def->name).str(v.def->dtype.name()).u8(static_cast<std::uint8_t>(v.def->ndim));
+          out.u8(v.def->shape ? 1 : 0);
+          if (v.def->shape) out.box(*v.def->shape);
+          out.u32(static_cast<std::uint32_t>(v.versions.size()));
+          for (const auto& ver : v.versions) {
+            out.u64(ver.version).u32(static_cast<std::uint32_t>(ver.pieces.size()));
+            for (const auto* p : ver.pieces) out.box(p->box).u64(p->bytes).str(p->owner);
+          }
+        }
+        return false;
+      }
+      case Op::Stat: {
+        in.expect_end();
+        const ServerStats s = stats();
+        out.u64(s.variables).u64(s.versions).u64(s.pieces).u64(s.owned_bytes).u64(s.local_bytes);
+        out.u64(s.memory_budget).u64(s.requests).u64(s.bytes_in);
+        return false;
+      }
+      case Op::Disconnect: {
+        const std::string owner = in.str();
+        in.expect_end();
+        std::vector<std::unique_ptr<store::Piece>> gone;
+        {
+          std::lock_guard lock(mutex);
+          gone = store.remove_owner(owner);
+        }
+        out.u32(static_cast<std::uint32_t>(gone.size()));
+        return false;
+      }
+      case Op::Stop: {
+        in.expect_end();
+        ++requests;
+        r->reply(std::move(out).finish());
+        std::thread([self = shared_from_this()] { self->stop(); }).detach();
+        return true;
+      }
+    }
+    fail(Code::Protocol, "unknown request type ", static_cast<int>(op));
+  }
+
+  void put(Op op, net::WireReader& in, const std::shared_ptr<net::Request>& r) {
+    auto piece = std::make_unique<store::Piece>();
+    const std::string var = in.str();
+    const std::uint64_t version = in.u64();
+    piece->box = in.box();
+    piece->layout = Layout::parse(in.str());
+    const DType dtype = DType::parse(in.str());
+    piece->bytes = in.u64();
+    if (op == Op::PutLocal) {
+      piece->owner = in.str();
+      if (piece->owner.empty()) fail(Code::InvalidArgument, "put_local without the writer's address");
+    }
+    const auto key = in.bytes();
+    piece->key.assign(key.begin(), key.end());
+    in.expect_end();
+    {
+      std::lock_guard lock(mutex);
+      const store::VariableDef& def = store.check_piece(var, piece->box);
+      if (!(def.dtype == dtype))
+        fail(Code::InvalidArgument, "variable '", var, "' has dtype ", def.dtype.name(), " but the put sends ",
+             dtype.name());
+      piece->layout.axis_order(def.ndim);  // a permutation of another rank is an error
+      const auto need = static_cast<std::uint64_t>(piece->box.volume()) * def.dtype.size();
+      if (piece->bytes != need)
+        fail(Code::InvalidArgument, "put of ", piece->box.to_string(), " in '", var, "' sends ", piece->bytes,
+             " bytes; the region holds ", need);
+      if (op == Op::Put) store.reserve(piece->bytes);
+    }
+    if (op == Op::Put) {
+      try {
+        piece->data.reset(new std::byte[piece->bytes]);
+        const net::RemoteOp read{0, piece->data.get(), piece->bytes};
+        endpoint->read(r->peer(), piece->key, {&read, 1}, net::kNoDeadline);
+        piece->region = endpoint->expose(piece->data.get(), piece->bytes);
+        const auto k = piece->region->key();
+        piece->key.assign(k.begin(), k.end());
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        store.unreserve(piece->bytes);  // the partial piece is dropped; nothing else changed
+        throw;
+      }
+      bytes_in += piece->bytes;
+    }
+    std::vector<std::unique_ptr<store::Piece>> evicted;
+    std::lock_guard lock(mutex);
+    store.add(var, version, std::move(piece), evicted);
+    answer_waiters(var);
+  }
+
+  // Answers `w` if the store now covers its region, or with the error that
+  // checking it raised. Caller holds the mutex.
+  bool try_answer(const Waiter& w) {
+    try {
+      return try_cover(w);
+    } catch (const Error& e) {
+      ++requests;
+      w.request->reply(net::error_reply(static_cast<std::uint16_t>(Op::Query), w.request_id, e.code(), e.what()));
+      return true;
+    }
+  }
+
+  bool try_cover(const Waiter& w) {
+    std::uint64_t version = w.version;
+    if (w.latest) {
+      auto v = store.latest(w.var);
+      if (!v) return false;
+      version = *v;
+    }
+    auto pieces = store.covering(w.var, version, w.region);
+    if (!pieces) return false;
+    net::WireWriter out(static_cast<std::uint16_t>(Op::Query), w.request_id);
+    out.u64(version).str(store.find(w.var)->dtype.name()).u32(static_cast<std::uint32_t>(pieces->size()));
+    for (const store::Piece* p : *pieces) out.box(p->box).str(p->layout.to_string()).str(p->owner).bytes(p->key);
+    ++requests;
+    w.request->reply(std::move(out).finish());
+    return true;
+  }
+
+  void answer_waiters(const std::string& var) {
+    for (auto it = waiters.begin(); it != waiters.end();)
+      it = (it->var == var && try_answer(*it)) ? waiters.erase(it) : std::next(it);
+  }
+
+  void expire_waiters() {
+    std::unique_lock lock(mutex);
+    while (!stopped) {
+      net::Deadline next = net::kNoDeadline;
+      const auto now = net::Clock::now();
+      for (auto it = waiters.begin(); it != waiters.end();) {
+        if (it->deadline <= now) {
+          ++requests;
+          it->request->reply(net::error_reply(static_cast<std::uint16_t>(Op::Query), it->request_id, Code::Timeout,
+                                              "variable '" + it->var + "': region " + it->region.to_string() +
+                                                  " was not covered before the timeout"));
+          it = waiters.erase(it);
+        } else {
+          next = std::min(next, it->deadline);
+          ++it;
+        }
+      }
+      if (next == net::kNoDeadline)
+        timer_wake.wait(lock);
+      else
+        timer_wake.wait_until(lock, next);
+    }
+  }
+
+  ServerStats stats() {
+    std::lock_guard lock(mutex);
+    const store::StoreStats s = store.stats();
+    ServerStats out;
+    out.variables = s.variables;
+    out.versions = s.versions;
+    out.pieces = s.pieces;
+    out.owned_bytes = s.owned_bytes;
+    out.local_bytes = s.local_bytes;
+    out.memory_budget = s.budget;
+    out.requests = requests;
+    out.bytes_in = bytes_in;
+    return out;
+  }
+
+  ServerOptions options;
+  std::string address;
+  store::Store store;
+  std::unique_ptr<net::Endpoint> endpoint;
+  std::mutex mutex;
+  std::condition_variable wake, timer_wake, done_cv;
+  std::deque<std::shared_ptr<net::Request>> queue;
+  std::list<Waiter> waiters;
+  std::vector<std::thread> workers;
+  std::thread timer;
+  bool stopped = false, done = false;
+  std::atomic<std::uint64_t> requests{0}, bytes_in{0};
+};
+
+Server::Server(const ServerOptions& options) : impl_(std::make_shared<Impl>(options)) {}
+Server::~Server() = default;
+std::string Server::address() const { return impl_->address; }
+ServerStats Server::stats() const { return impl_->stats(); }
+void Server::stop() { impl_->stop(); }
+void Server::wait() { impl_->wait(); }
+
+}  // namespace cove

@@ -1,0 +1,200 @@
+#include "store/store.hpp"
+
+#include "core/fail.hpp"
+
+namespace cove::store {
+
+using detail::fail;
+
+Store::Store(std::uint64_t memory_budget, int max_versions) : budget_(memory_budget), max_versions_(max_versions) {
+  if (max_versions < 0) fail(Code::InvalidArgument, "max_versions = ", max_versions, " must be >= 0 (0: keep all)");
+}
+
+void Store::define(const VariableDef& def) {
+  if (def.name.empty() || def.name.size() > 255)
+    fail(Code::InvalidArgument, "variable name '", def.name, "' must have 1 to 255 characters");
+  if (def.ndim < 1 || def.ndim > kMaxDims)
+    fail(Code::InvalidArgument, "variable '", def.name, "': ndim = ", def.ndim, " must be 1..", kMaxDims);
+  if (def.shape) {
+    validate_box(*def.shape, "global shape");
+    if (def.shape->ndim != def.ndim)
+      fail(Code::InvalidArgument, "variable '", def.name, "': global shape has ", def.shape->ndim,
+           " dimensions but ndim = ", def.ndim);
+  }
+  auto it = vars_.find(def.name);
+  if (it == vars_.end()) {
+    vars_.emplace(def.name, Variable{def, {}});
+    return;
+  }
+  const VariableDef& old = it->second.def;
+  if (!(old.dtype == def.dtype))
+    fail(Code::InvalidArgument, "variable '", def.name, "' is defined with dtype ", old.dtype.name(), ", not ",
+         def.dtype.name());
+  if (old.ndim != def.ndim)
+    fail(Code::InvalidArgument, "variable '", def.name, "' is defined with ndim ", old.ndim, ", not ", def.ndim);
+  if (old.shape.has_value() != def.shape.has_value() || (old.shape && !(*old.shape == *def.shape)))
+    fail(Code::InvalidArgument, "variable '", def.name, "' is defined with global shape ",
+         old.shape ? old.shape->to_string() : "none", ", not ", def.shape ? def.shape->to_string() : "none");
+}
+
+const VariableDef* Store::find(const std::string& name) const {
+  auto it = vars_.find(name);
+  return it == vars_.end() ? nullptr : &it->second.def;
+}
+
+Store::Variable& Store::variable(const std::string& name) {
+  auto it = vars_.find(name);
+  if (it == vars_.end()) fail(Code::NotFound, "variable '", name, "' is not defined");
+  return it->second;
+}
+const Store::Variable& Store::variable(const std::string& name) const {
+  return const_cast<Store*>(this)->variable(name);
+}
+
+const VariableDef& Store::check_piece(const std::string& var, const Box& box) const {
+  const VariableDef& def = variable(var).def;
+  if (box.ndim != def.ndim)
+    fail(Code::InvalidArgument, "variable '", var, "' has ", def.ndim, " dimensions but the region ", box.to_string(),
+         " has ", box.ndim);
+  validate_box(box, "region");
+  if (box.empty()) fail(Code::InvalidArgument, "region ", box.to_string(), " of variable '", var, "' is empty");
+  if (def.shape && !def.shape->contains(box))
+    fail(Code::InvalidArgument, "region ", box.to_string(), " is outside the global shape ", def.shape->to_string(),
+         " of variable '", var, "'");
+  return def;
+}
+
+void Store::reserve(std::uint64_t bytes) {
+  if (budget_ && owned_ + reserved_ + bytes > budget_)
+    fail(Code::NoMemory, "storing ", bytes, " more bytes would exceed the memory budget of ", budget_, " bytes (",
+         owned_ + reserved_, " in use)");
+  reserved_ += bytes;
+}
+
+void Store::unreserve(std::uint64_t bytes) { reserved_ -= std::min(bytes, reserved_); }
+
+std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::unique_ptr<Piece> piece,
+                         std::vector<std::unique_ptr<Piece>>& evicted) {
+  Variable& v = variable(var);
+  auto [it, fresh] = v.versions.try_emplace(version, v.def.ndim);
+  Version& ver = it->second;
+  piece->id = next_id_++;
+  if (piece->owner.empty()) {
+    unreserve(piece->bytes);
+    owned_ += piece->bytes;
+  } else {
+    local_ += piece->bytes;
+  }
+  ver.index.insert(piece->box, piece->id);
+  const std::uint64_t id = piece->id;
+  ver.pieces.emplace(id, std::move(piece));
+  if (fresh && max_versions_ > 0)
+    while (v.versions.size() > static_cast<std::size_t>(max_versions_)) {
+      Version& oldest = v.versions.begin()->second;
+      while (!oldest.pieces.empty()) drop_piece(oldest, oldest.pieces.begin(), evicted);
+      v.versions.erase(v.versions.begin());
+    }
+  return id;
+}
+
+void Store::drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece>>::iterator it,
+                       std::vector<std::unique_ptr<Piece>>& out) {
+  Piece& p = *it->second;
+  v.index.remove(p.box, p.id);
+  (p.owner.empty() ? owned_ : local_) -= p.bytes;
+  out.push_back(std::move(it->second));
+  v.pieces.erase(it);
+}
+
+std::optional<std::vector<const Piece*>> Store::covering(const std::string& var, std::uint64_t version,
+                                                         const Box& region) const {
+  auto vit = vars_.find(var);
+  if (vit == vars_.end()) return std::nullopt;
+  auto it = vit->second.versions.find(version);
+  if (it == vit->second.versions.end()) return std::nullopt;
+  const Version& ver = it->second;
+  std::vector<const Piece*> found;
+  std::vector<Box> boxes;
+  ver.index.query(region, [&](const Box& b, std::uint64_t id) {
+    found.push_back(ver.pieces.at(id).get());
+    boxes.push_back(b);
+  });
+  if (!covers(boxes, region)) return std::nullopt;
+  return found;
+}
+
+std::optional<std::uint64_t> Store::latest(const std::string& var) const {
+  auto it = vars_.find(var);
+  if (it == vars_.end() || it->second.versions.empty()) return std::nullopt;
+  return it->second.versions.rbegin()->first;
+}
+
+std::vector<std::unique_ptr<Piece>> Store::remove_version(const std::string& var, std::uint64_t version) {
+  Variable& v = variable(var);
+  auto it = v.versions.find(version);
+  if (it == v.versions.end()) fail(Code::NotFound, "variable '", var, "' has no version ", version);
+  std::vector<std::unique_ptr<Piece>> out;
+  while (!it->second.pieces.empty()) drop_piece(it->second, it->second.pieces.begin(), out);
+  v.versions.erase(it);
+  return out;
+}
+
+std::vector<std::unique_ptr<Piece>> Store::remove_pieces(const std::string& var, std::uint64_t version,
+                                                         const Box& box, const std::string& owner) {
+  Variable& v = variable(var);
+  auto it = v.versions.find(version);
+  std::vector<std::unique_ptr<Piece>> out;
+  if (it == v.versions.end()) return out;
+  Version& ver = it->second;
+  for (auto p = ver.pieces.begin(); p != ver.pieces.end();) {
+    auto next = std::next(p);
+    if (p->second->owner == owner && p->second->box == box) drop_piece(ver, p, out);
+    p = next;
+  }
+  if (ver.pieces.empty()) v.versions.erase(it);
+  return out;
+}
+
+std::vector<std::unique_ptr<Piece>> Store::remove_owner(const std::string& owner) {
+  std::vector<std::unique_ptr<Piece>> out;
+  if (owner.empty()) return out;
+  for (auto& [name, v] : vars_)
+    for (auto it = v.versions.begin(); it != v.versions.end();) {
+      for (auto p = it->second.pieces.begin(); p != it->second.pieces.end();) {
+        auto next = std::next(p);
+        if (p->second->owner == owner) drop_piece(it->second, p, out);
+        p = next;
+      }
+      it = it->second.pieces.empty() ? v.versions.erase(it) : std::next(it);
+    }
+  return out;
+}
+
+std::vector<Store::VariableListing> Store::list() const {
+  std::vector<VariableListing> out;
+  for (const auto& [name, v] : vars_) {
+    VariableListing l{&v.def, {}};
+    for (const auto& [num, ver] : v.versions) {
+      VersionListing vl{num, {}};
+      for (const auto& [id, p] : ver.pieces) vl.pieces.push_back(p.get());
+      l.versions.push_back(std::move(vl));
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+StoreStats Store::stats() const {
+  StoreStats s;
+  s.variables = vars_.size();
+  for (const auto& [name, v] : vars_) {
+    s.versions += v.versions.size();
+    for (const auto& [num, ver] : v.versions) s.pieces += ver.pieces.size();
+  }
+  s.owned_bytes = owned_;
+  s.local_bytes = local_;
+  s.budget = budget_;
+  return s;
+}
+
+}  // namespace cove::store

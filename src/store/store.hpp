@@ -1,0 +1,126 @@
+// Internal: the server's versioned object store.
+//
+// Variables (name, dtype, rank, optional global shape) hold versions; a
+// version holds pieces, each a box of the array in some layout, either
+// owned by this server (bytes in server memory, exposed for one-sided
+// reads) or left in a writer's memory (put_local: the writer's address and
+// memory key). A spatial index per version finds the pieces meeting a
+// region. Owned bytes count against a memory budget; when a variable holds
+// more than max_versions versions the oldest go.
+//
+// Thread-safety: none; the server serialises access.
+// Errors: InvalidArgument for a piece that does not match its variable's
+// definition (naming the field), NotFound for unknown variables or versions,
+// NoMemory when an owned piece would exceed the budget (nothing changes).
+#pragma once
+
+#include <cove/box.hpp>
+#include <cove/dtype.hpp>
+#include <cove/layout.hpp>
+#include <cove/spatial_index.hpp>
+
+#include "net/transport.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cove::store {
+
+struct VariableDef {
+  std::string name;
+  DType dtype;
+  int ndim = 0;
+  std::optional<Box> shape;  // the declared global domain, if any
+};
+
+struct Piece {
+  std::uint64_t id = 0;
+  Box box;
+  Layout layout;
+  std::uint64_t bytes = 0;
+  std::string owner;  // "" when this server holds the bytes, else the writer's address
+  net::Bytes key;     // memory key for one-sided reads of the bytes
+  // Owned pieces only:
+  std::unique_ptr<std::byte[]> data;
+  std::unique_ptr<net::MemoryRegion> region;
+};
+
+struct StoreStats {
+  std::uint64_t variables = 0, versions = 0, pieces = 0;
+  std::uint64_t owned_bytes = 0, local_bytes = 0;  // held here / left in writers' memory
+  std::uint64_t budget = 0;                        // 0: unlimited
+};
+
+class Store {
+ public:
+  Store(std::uint64_t memory_budget, int max_versions);
+
+  // Defines a variable, or checks that an existing one has the same
+  // definition (InvalidArgument naming the differing field otherwise).
+  void define(const VariableDef& def);
+  const VariableDef* find(const std::string& name) const;
+
+  // Checks a piece against its variable: known variable, rank, region inside
+  // the declared shape, non-empty. Throws as documented above.
+  const VariableDef& check_piece(const std::string& var, const Box& box) const;
+  // Reserves budget for `bytes` owned bytes (NoMemory if over); release with unreserve().
+  void reserve(std::uint64_t bytes);
+  void unreserve(std::uint64_t bytes);
+
+  // Adds a piece (owned bytes must have been reserved) and returns its id.
+  // Evicts the variable's oldest versions beyond max_versions; returns the
+  // pieces evicted so the caller can drop them outside its lock.
+  std::uint64_t add(const std::string& var, std::uint64_t version, std::unique_ptr<Piece> piece,
+                    std::vector<std::unique_ptr<Piece>>& evicted);
+
+  // The pieces of (var, version) meeting `region`, if together they cover it.
+  std::optional<std::vector<const Piece*>> covering(const std::string& var, std::uint64_t version,
+                                                    const Box& region) const;
+  std::optional<std::uint64_t> latest(const std::string& var) const;
+
+  // Removes a version, or the pieces of `owner` with box `box` in a version.
+  std::vector<std::unique_ptr<Piece>> remove_version(const std::string& var, std::uint64_t version);
+  std::vector<std::unique_ptr<Piece>> remove_pieces(const std::string& var, std::uint64_t version, const Box& box,
+                                                    const std::string& owner);
+  // Removes every piece left in `owner`'s memory (a writer disconnecting).
+  std::vector<std::unique_ptr<Piece>> remove_owner(const std::string& owner);
+
+  struct VersionListing {
+    std::uint64_t version;
+    std::vector<const Piece*> pieces;
+  };
+  struct VariableListing {
+    const VariableDef* def;
+    std::vector<VersionListing> versions;
+  };
+  std::vector<VariableListing> list() const;
+  StoreStats stats() const;
+
+ private:
+  struct Version {
+    explicit Version(int ndim) : index(ndim) {}
+    std::map<std::uint64_t, std::unique_ptr<Piece>> pieces;  // by id
+    SpatialIndex index;
+  };
+  struct Variable {
+    VariableDef def;
+    std::map<std::uint64_t, Version> versions;
+  };
+
+  Variable& variable(const std::string& name);
+  const Variable& variable(const std::string& name) const;
+  void drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece>>::iterator it,
+                  std::vector<std::unique_ptr<Piece>>& out);
+
+  std::uint64_t budget_;
+  int max_versions_;
+  std::uint64_t owned_ = 0, reserved_ = 0, local_ = 0;
+  std::uint64_t next_id_ = 1;
+  std::map<std::string, Variable> vars_;
+};
+
+}  // namespace cove::store

@@ -1,0 +1,318 @@
+// The staging service end to end over the in-process transport: n writers
+// to m readers with different decompositions, put and put_local, waits and
+// timeouts, bad input, budget, eviction. Every element read is checked
+// against a value that encodes its global index.
+#include <cove/client.hpp>
+#include <cove/decomposition.hpp>
+#include <cove/error.hpp>
+#include <cove/server.hpp>
+
+#include "net/protocol.hpp"
+#include "net/transport.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <numeric>
+#include <thread>
+
+namespace {
+
+using cove::Box;
+using cove::Client;
+using cove::Code;
+using cove::DType;
+using cove::DTypeKind;
+using cove::Index;
+using cove::Layout;
+using V = std::vector<Index>;
+
+std::string unique_name(const char* base) {
+  static std::atomic<int> n{0};
+  return std::string("inproc://") + base + "-" + std::to_string(++n);
+}
+
+// Values of `box` of a global array of shape `shape`: element x holds its C-order global linear index.
+std::vector<double> encoded(const Box& box, const V& shape, const Layout& layout = Layout::c()) {
+  std::vector<double> out(static_cast<std::size_t>(box.volume()));
+  const auto strides = layout.strides(box);
+  std::vector<Index> x(box.lo.begin(), box.lo.begin() + box.ndim);
+  if (box.empty()) return out;
+  for (;;) {
+    Index global = 0, local = 0;
+    for (int d = 0; d < box.ndim; ++d) {
+      global = global * shape[d] + x[d];
+      local += (x[d] - box.lo[d]) * strides[d];
+    }
+    out[static_cast<std::size_t>(local)] = static_cast<double>(global);
+    int d = box.ndim - 1;
+    for (; d >= 0; --d) {
+      if (++x[d] < box.hi[d]) break;
+      x[d] = box.lo[d];
+    }
+    if (d < 0) return out;
+  }
+}
+
+Code code_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const cove::Error& e) {
+    return e.code();
+  }
+  return Code::Ok;
+}
+
+struct Staging : ::testing::Test {
+  cove::ServerOptions options() {
+    cove::ServerOptions o;
+    o.listen = unique_name("server");
+    return o;
+  }
+};
+
+struct Exchange {
+  int ndim, writers, readers;
+  bool local;
+};
+
+class NToM : public ::testing::TestWithParam<Exchange> {};
+
+TEST_P(NToM, EveryReaderGetsExactlyItsRegion) {
+  const auto [ndim, nw, nr, local] = GetParam();
+  cove::ServerOptions o;
+  o.listen = unique_name("ntom");
+  cove::Server server(o);
+  const V shape_by_rank[] = {{}, {97}, {23, 17}, {11, 9, 13}, {5, 6, 4, 7}};
+  const V& shape = shape_by_rank[ndim];
+  const Box domain = Box::from_shape(shape);
+  // Writers decompose one way, readers another (and read in F order).
+  const cove::BlockDecomposition wdec(domain, nw), rdec(domain, cove::dims_create(nr, ndim));
+  std::vector<Client> writers;
+  std::vector<std::vector<double>> data(static_cast<std::size_t>(nw));
+  for (int w = 0; w < nw; ++w) {
+    writers.push_back(Client::connect(server.address()));
+    writers.back().define("field", DType(DTypeKind::Float64), ndim, shape);
+  }
+  for (std::uint64_t version : {1u, 2u}) {
+    for (int w = 0; w < nw; ++w) {
+      const Box b = wdec.block(w);
+      data[w] = encoded(b, shape);
+      for (auto& v : data[w]) v += 1000000.0 * static_cast<double>(version);
+      if (local) {
+        writers[w].put_local("field", version, b, data[w].data(), data[w].size() * 8);
+      } else {
+        writers[w].put("field", version, b, data[w].data(), data[w].size() * 8);
+      }
+    }
+    for (int r = 0; r < nr; ++r) {
+      Client reader = Client::connect(server.address());
+      const Box b = rdec.block(r);
+      for (const Layout& layout : {Layout::c(), Layout::f()}) {
+        std::vector<double> got(static_cast<std::size_t>(b.volume()), -1);
+        reader.get("field", version, b, got.data(), got.size() * 8, 0, layout);
+        auto want = encoded(b, shape, layout);
+        for (auto& v : want) v += 1000000.0 * static_cast<double>(version);
+        ASSERT_EQ(got, want) << "reader " << r << " of " << nr << ", layout " << layout.to_string();
+      }
+    }
+    if (local) {  // the next version reuses the buffers
+      for (int w = 0; w < nw; ++w) EXPECT_EQ(writers[w].release("field", version, wdec.block(w)), 1u);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Inproc, NToM,
+                         ::testing::Values(Exchange{1, 1, 1, false}, Exchange{1, 4, 3, false}, Exchange{2, 2, 3, false},
+                                           Exchange{3, 4, 2, false}, Exchange{4, 2, 3, false}, Exchange{3, 4, 3, true},
+                                           Exchange{2, 1, 2, true}, Exchange{4, 4, 1, true}));
+
+TEST_F(Staging, WaitsAndTimeouts) {
+  cove::Server server(options());
+  Client writer = Client::connect(server.address()), reader = Client::connect(server.address());
+  const V shape{8, 8};
+  writer.define("t", DType(DTypeKind::Float64), 2, shape);
+  const Box all = Box::from_shape(shape), left = Box::from_start_count(V{0, 0}, V{8, 4}),
+            right = Box::from_start_count(V{0, 4}, V{8, 4});
+  std::vector<double> buf(64);
+  // Nothing yet: timeout 0 answers at once, a positive timeout times out.
+  EXPECT_EQ(code_of([&] { reader.get("t", 1, all, buf.data(), 512, 0); }), Code::NotFound);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(code_of([&] { reader.get("t", 1, all, buf.data(), 512, 50); }), Code::Timeout);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(50));
+  // Half covered is not covered.
+  const auto l = encoded(left, shape), r = encoded(right, shape);
+  writer.put("t", 1, left, l.data(), l.size() * 8);
+  EXPECT_EQ(code_of([&] { reader.get("t", 1, all, buf.data(), 512, 0); }), Code::NotFound);
+  EXPECT_EQ(code_of([&] { reader.get("t", 1, all, buf.data(), 512, 30); }), Code::Timeout);
+  // A reader waiting without limit is answered when the rest arrives.
+  auto waiting = std::async(std::launch::async, [&] {
+    std::vector<double> got(64);
+    reader.get("t", 1, all, got.data(), 512, -1);
+    return got;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  writer.put("t", 1, right, r.data(), r.size() * 8);
+  EXPECT_EQ(waiting.get(), encoded(all, shape));
+  // The newest version, and a reader that starts before its writer.
+  auto early = std::async(std::launch::async, [&] {
+    std::vector<double> got(64);
+    const auto v = reader.get_latest("t", all, got.data(), 512, 5000);
+    return std::make_pair(v, got);
+  });
+  EXPECT_EQ(reader.latest("t"), std::optional<std::uint64_t>(1));
+  EXPECT_EQ(early.get().first, 1u);
+  auto second = std::async(std::launch::async, [&] {
+    std::vector<double> got(64);
+    reader.get("t", 7, all, got.data(), 512, 5000);
+    return got;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto a = encoded(all, shape);
+  writer.put("t", 7, all, a.data(), a.size() * 8);
+  EXPECT_EQ(second.get(), a);
+  EXPECT_EQ(reader.latest("t"), std::optional<std::uint64_t>(7));
+}
+
+TEST_F(Staging, BadInputIsRejectedAndStoredDataStaysIntact) {
+  auto o = options();
+  o.memory_budget = 300;
+  cove::Server server(o);
+  Client c = Client::connect(server.address());
+  const V shape{10, 10};
+  c.define("a", DType(DTypeKind::Float64), 2, shape);
+  const Box q = Box::from_start_count(V{0, 0}, V{5, 5});
+  const auto good = encoded(q, shape);
+  c.put("a", 1, q, good.data(), good.size() * 8);
+  auto expect = [&](Code code, const std::string& needle, const std::function<void()>& fn) {
+    try {
+      fn();
+      ADD_FAILURE() << "no error; expected " << cove::code_name(code);
+    } catch (const cove::Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  std::vector<double> buf(100);
+  expect(Code::InvalidArgument, "dtype <f8, not <f4", [&] { c.define("a", DType(DTypeKind::Float32), 2, shape); });
+  expect(Code::InvalidArgument, "ndim 2, not 3", [&] { c.define("a", DType(DTypeKind::Float64), 3); });
+  const Box outside = Box::from_start_count(V{8, 8}, V{5, 5});
+  expect(Code::InvalidArgument, "outside the global shape", [&] { c.put("a", 1, outside, buf.data(), 200); });
+  const Box three = Box::from_start_count(V{0, 0, 0}, V{1, 1, 1});
+  expect(Code::InvalidArgument, "has 2 dimensions", [&] { c.put("a", 1, three, buf.data(), 8); });
+  const Box empty = Box::from_start_count(V{0, 0}, V{0, 3});
+  expect(Code::InvalidArgument, "is empty", [&] { c.put("a", 1, empty, buf.data(), 0); });
+  expect(Code::InvalidArgument, "does not match region", [&] { c.put("a", 1, q, buf.data(), 100); });
+  expect(Code::NotFound, "'nope' is not defined", [&] { c.get("nope", 1, q, buf.data(), 200, 0); });
+  expect(Code::InvalidArgument, "outside the global shape", [&] { c.get("a", 1, outside, buf.data(), 200, 0); });
+  // Over budget: 200 bytes are held, 200 more would make 400 > 300.
+  const Box other = Box::from_start_count(V{5, 5}, V{5, 5});
+  expect(Code::NoMemory, "memory budget of 300 bytes", [&] { c.put("a", 2, other, buf.data(), 200); });
+  // Everything stored before is intact and readable.
+  std::vector<double> got(25);
+  c.get("a", 1, q, got.data(), 200, 0);
+  EXPECT_EQ(got, good);
+  const auto s = c.stat();
+  EXPECT_EQ(s.owned_bytes, 200u);
+  EXPECT_EQ(s.pieces, 1u);
+  EXPECT_EQ(s.versions, 1u);
+}
+
+TEST_F(Staging, MalformedMessagesGetErrorRepliesAndServingGoesOn) {
+  cove::Server server(options());
+  auto ep = cove::net::make_inproc_endpoint("raw-sender-" + std::to_string(::getpid()));
+  auto peer = ep->connect(server.address(), cove::net::deadline_in(1000));
+  auto send = [&](cove::net::Bytes m) {
+    auto reply = ep->call(peer, std::move(m), cove::net::deadline_in(5000));
+    return cove::net::read_header(reply).status;
+  };
+  EXPECT_EQ(send({std::byte{1}, std::byte{2}, std::byte{3}}), Code::Protocol);  // shorter than a header
+  cove::net::WireWriter w(static_cast<std::uint16_t>(cove::net::Op::Define), 1);
+  w.str("x").str("<f8");  // truncated: ndim and shape missing
+  EXPECT_EQ(send(std::move(w).finish()), Code::Protocol);
+  cove::net::WireWriter u(999, 2);
+  EXPECT_EQ(send(std::move(u).finish()), Code::Protocol);
+  cove::net::WireWriter junk(static_cast<std::uint16_t>(cove::net::Op::Stat), 3);
+  junk.u64(1);  // trailing bytes
+  EXPECT_EQ(send(std::move(junk).finish()), Code::Protocol);
+  // Still serving.
+  Client c = Client::connect(server.address());
+  c.define("ok", DType(DTypeKind::Int32), 1);
+  EXPECT_EQ(c.list().size(), 1u);
+}
+
+TEST_F(Staging, EvictionDeleteAndListing) {
+  auto o = options();
+  o.max_versions = 2;
+  cove::Server server(o);
+  Client c = Client::connect(server.address());
+  c.define("v", DType(DTypeKind::Int64), 1, V{4});
+  const Box all = Box::from_shape(V{4});
+  std::vector<std::int64_t> d{1, 2, 3, 4};
+  for (std::uint64_t v = 1; v <= 4; ++v) c.put("v", v, all, d.data(), 32);
+  auto listing = c.list();
+  ASSERT_EQ(listing.size(), 1u);
+  ASSERT_EQ(listing[0].versions.size(), 2u);
+  EXPECT_EQ(listing[0].versions[0].version, 3u);
+  EXPECT_EQ(listing[0].versions[1].version, 4u);
+  EXPECT_EQ(listing[0].dtype, DType(DTypeKind::Int64));
+  EXPECT_EQ(c.stat().owned_bytes, 64u);
+  std::vector<std::int64_t> got(4);
+  EXPECT_EQ(code_of([&] { c.get("v", 1, all, got.data(), 32, 0); }), Code::NotFound);
+  c.remove("v", 3);
+  EXPECT_EQ(code_of([&] { c.remove("v", 3); }), Code::NotFound);
+  EXPECT_EQ(c.stat().owned_bytes, 32u);
+  c.remove("v", 4);
+  EXPECT_EQ(c.stat().owned_bytes, 0u);
+  EXPECT_EQ(c.latest("v"), std::nullopt);
+}
+
+TEST_F(Staging, PutLocalIsReleasedOnDisconnect) {
+  cove::Server server(options());
+  Client reader = Client::connect(server.address());
+  const Box all = Box::from_shape(V{3, 3});
+  std::vector<float> d(9, 1.5f), got(9);
+  {
+    Client writer = Client::connect(server.address());
+    writer.define("p", DType(DTypeKind::Float32), 2);
+    writer.put_local("p", 1, all, d.data(), 36);
+    EXPECT_EQ(reader.stat().local_bytes, 36u);
+    EXPECT_EQ(reader.stat().owned_bytes, 0u);
+    reader.get("p", 1, all, got.data(), 36, 0);
+    EXPECT_EQ(got, d);
+  }
+  EXPECT_EQ(reader.stat().local_bytes, 0u);
+  EXPECT_EQ(code_of([&] { reader.get("p", 1, all, got.data(), 36, 0); }), Code::NotFound);
+}
+
+TEST_F(Staging, ClientBeforeAnyServerFailsAfterItsTimeout) {
+  cove::ConnectOptions co;
+  co.timeout_ms = 50;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    Client::connect(unique_name("nobody"), co);
+    ADD_FAILURE();
+  } catch (const cove::Error& e) {
+    EXPECT_EQ(e.code(), Code::Unavailable);
+    EXPECT_NE(std::string(e.what()).find("no Cove server at"), std::string::npos) << e.what();
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(50));
+}
+
+TEST_F(Staging, ReaderWaitingWhileTheServerStopsGetsAnError) {
+  auto server = std::make_unique<cove::Server>(options());
+  Client c = Client::connect(server->address());
+  c.define("w", DType(DTypeKind::UInt8), 1);
+  std::vector<std::uint8_t> buf(4);
+  auto waiting = std::async(std::launch::async, [&] {
+    return code_of([&] { c.get("w", 1, Box::from_shape(V{4}), buf.data(), 4, -1); });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  server->stop();
+  EXPECT_EQ(waiting.get(), Code::Unavailable);
+}
+
+}  // namespace
