@@ -23,7 +23,8 @@
 namespace cove {
 
 struct ServerOptions {
-  // Where to listen. "inproc://NAME" serves clients in this process.
+  // The transport: "ucx" (clients in other processes; UCX_TLS picks the
+  // wires) or "inproc://NAME" (clients in this process only).
   std::string listen = "inproc://cove";
   // Bytes of array data the server may hold; 0 means no limit. A put that
   // would exceed it fails with NoMemory and the server keeps what it had.

@@ -272,6 +272,12 @@ class InprocOwner final : public Endpoint {
 
 }  // namespace
 
+std::unique_ptr<Endpoint> make_endpoint(const std::string& transport) {
+  if (transport.rfind(kScheme, 0) == 0) return make_inproc_endpoint(transport.substr(std::strlen(kScheme)));
+  if (transport == "ucx") return make_ucx_endpoint();
+  fail(Code::InvalidArgument, "transport '", transport, "' is unknown; expected inproc://NAME or ucx");
+}
+
 std::unique_ptr<Endpoint> make_inproc_endpoint(const std::string& name) {
   static std::atomic<std::uint64_t> serial{1};
   if (name.empty() || name.find('/') != std::string::npos)

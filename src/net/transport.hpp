@@ -12,7 +12,7 @@
 // travels inside them.
 //
 // Backends: in-process (inproc.cpp; addresses "inproc://NAME") and UCX
-// (addresses "ucx://HOST:PORT").
+// (ucx.cpp; addresses "ucx:" + hex worker address).
 //
 // Errors: Unavailable when a peer cannot be reached or goes away, Timeout
 // when a deadline passes, InvalidArgument for a key or range that does not
@@ -96,5 +96,14 @@ class Endpoint {
 // An in-process endpoint named `name` (address "inproc://name"); names are
 // unique within the process while their endpoint lives.
 std::unique_ptr<Endpoint> make_inproc_endpoint(const std::string& name);
+
+// A UCX endpoint; its address() is "ucx:" + the hex of its worker address.
+// UCX_TLS and the other UCX_* environment variables select the transports.
+// Throws Unsupported when Cove was built without UCX.
+std::unique_ptr<Endpoint> make_ucx_endpoint();
+
+// A new endpoint for a transport: "inproc://NAME" (NAME must be free) or
+// "ucx" (a UCX endpoint, whose address is chosen by UCX).
+std::unique_ptr<Endpoint> make_endpoint(const std::string& transport);
 
 }  // namespace cove::net

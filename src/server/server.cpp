@@ -31,18 +31,13 @@ struct Waiter {
   net::Deadline deadline;
 };
 
-std::unique_ptr<net::Endpoint> listen_at(const std::string& address) {
-  if (address.rfind("inproc://", 0) == 0) return net::make_inproc_endpoint(address.substr(9));
-  fail(Code::InvalidArgument, "listen address '", address, "' has an unknown scheme; expected inproc://NAME");
-}
-
 }  // namespace
 
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   explicit Impl(const ServerOptions& o) : options(o), store(o.memory_budget, o.max_versions) {
     if (o.workers < 1 || o.workers > 256)
       fail(Code::InvalidArgument, "ServerOptions.workers = ", o.workers, " must be 1..256");
-    endpoint = listen_at(o.listen);
+    endpoint = net::make_endpoint(o.listen);
     address = endpoint->address();
     for (int i = 0; i < o.workers; ++i) workers.emplace_back([this] { work(); });
     timer = std::thread([this] { expire_waiters(); });
@@ -69,6 +64,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     for (auto& w : workers)
       if (w.get_id() != std::this_thread::get_id()) w.join();
     if (timer.joinable()) timer.join();
+    {
+      std::lock_guard lock(mutex);
+      store.clear();  // its exposed regions must go before the endpoint that exposed them
+    }
     endpoint.reset();  // fails requests still queued in the transport
     std::lock_guard lock(mutex);
     queue.clear();

@@ -170,6 +170,15 @@ std::vector<std::unique_ptr<Piece>> Store::remove_owner(const std::string& owner
   return out;
 }
 
+std::vector<std::unique_ptr<Piece>> Store::clear() {
+  std::vector<std::unique_ptr<Piece>> out;
+  for (auto& [name, v] : vars_)
+    for (auto& [num, ver] : v.versions)
+      while (!ver.pieces.empty()) drop_piece(ver, ver.pieces.begin(), out);
+  vars_.clear();
+  return out;
+}
+
 std::vector<Store::VariableListing> Store::list() const {
   std::vector<VariableListing> out;
   for (const auto& [name, v] : vars_) {

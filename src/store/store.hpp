@@ -97,6 +97,10 @@ class Store {
     const VariableDef* def;
     std::vector<VersionListing> versions;
   };
+  // Removes everything (the server shutting down: exposed regions must go
+  // before the endpoint that exposed them).
+  std::vector<std::unique_ptr<Piece>> clear();
+
   std::vector<VariableListing> list() const;
   StoreStats stats() const;
 
