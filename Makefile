@@ -30,7 +30,7 @@ test-asan: setup
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCOVE_SANITIZE=address,undefined -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=ON
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ctest -j $(JOBS) --output-on-failure -L 'unit|example'
+	cd $(ASAN_BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ctest -j $(JOBS) --output-on-failure -L 'unit|example'
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -13,7 +13,6 @@
 // its own address; the receiver makes its own endpoint back (with error
 // handling) and uses it for replies and one-sided access.
 #include "net/transport.hpp"
-#include "net/wire.hpp"
 
 #include "core/fail.hpp"
 
@@ -241,10 +240,13 @@ class UcxEndpoint final : public Endpoint {
     }
   }
 
+  // Replies are matched by a call id carried in the active-message header
+  // and echoed back, never by parsing the message: even a garbage request
+  // gets its (error) answer to the right caller.
   Bytes call(const Peer& peer, Bytes request, Deadline deadline) override {
     auto* p = as_ucx(peer);
     if (p->failed) fail(Code::Unavailable, "peer ", p->address(), " has failed");
-    const std::uint64_t id = read_header(request).request_id;
+    const std::uint64_t id = next_call_++;
     std::future<Bytes> answer;
     {
       std::lock_guard lock(pending_mutex_);
@@ -253,11 +255,11 @@ class UcxEndpoint final : public Endpoint {
       answer = slot.promise.get_future();
     }
     auto shared = std::make_shared<Bytes>(std::move(request));
-    run([&] { send_am(p->ep, kAmRequest, shared, true); });
+    run([&] { send_am(p->ep, kAmRequest, shared, true, id); });
     if (deadline != kNoDeadline && answer.wait_until(deadline) != std::future_status::ready) {
       std::lock_guard lock(pending_mutex_);
       pending_.erase(id);
-      fail(Code::Timeout, "no answer from ", p->address(), " before the deadline");
+      fail(Code::Timeout, "no answer from ", p->address().substr(0, 48), " before the deadline");
     }
     return answer.get();
   }
@@ -497,17 +499,24 @@ class UcxEndpoint final : public Endpoint {
     done.get();
   }
 
-  void send_am(ucp_ep_h ep, unsigned id, const std::shared_ptr<Bytes>& message, bool want_reply) {
+  // Sends `message` with `call_id` as the active-message header.
+  void send_am(ucp_ep_h ep, unsigned id, const std::shared_ptr<Bytes>& message, bool want_reply,
+               std::uint64_t call_id = 0) {
+    struct Keep {
+      std::shared_ptr<Bytes> message;
+      std::uint64_t header;
+    };
+    auto* keep = new Keep{message, call_id};  // both live until the send completes
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     param.flags = want_reply ? UCP_AM_SEND_FLAG_REPLY : 0;
     param.cb.send = [](void* request, ucs_status_t, void* user_data) {
-      delete static_cast<std::shared_ptr<Bytes>*>(user_data);
+      delete static_cast<Keep*>(user_data);
       ucp_request_free(request);
     };
-    auto* keep = new std::shared_ptr<Bytes>(message);  // the bytes live until the send completes
     param.user_data = keep;
-    ucs_status_ptr_t r = ucp_am_send_nbx(ep, id, nullptr, 0, message->data(), message->size(), &param);
+    ucs_status_ptr_t r =
+        ucp_am_send_nbx(ep, id, &keep->header, sizeof keep->header, message->data(), message->size(), &param);
     if (!UCS_PTR_IS_PTR(r)) delete keep;  // done (or failed: the peer's error handler reports it)
   }
 
@@ -600,48 +609,52 @@ class UcxEndpoint final : public Endpoint {
 
   // Active-message receipt: small messages arrive with their data; large
   // ones by rendezvous, fetched here before delivery.
-  static ucs_status_t receive(UcxEndpoint* self, bool is_request, void* data, std::size_t length,
-                              const ucp_am_recv_param_t* param) {
+  static ucs_status_t receive(UcxEndpoint* self, bool is_request, const void* header, std::size_t header_length,
+                              void* data, std::size_t length, const ucp_am_recv_param_t* param) {
     ucp_ep_h from = (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ? param->reply_ep : nullptr;
+    std::uint64_t call = 0;
+    if (header_length != sizeof call) return UCS_OK;  // not one of ours
+    std::memcpy(&call, header, sizeof call);
     auto message = std::make_shared<Bytes>(length);
     if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
       std::memcpy(message->data(), data, length);
-      self->deliver(is_request, std::move(*message), from);
+      self->deliver(is_request, call, std::move(*message), from);
       return UCS_OK;
     }
     struct Fetch {
       UcxEndpoint* self;
       bool is_request;
+      std::uint64_t call;
       std::shared_ptr<Bytes> message;
       ucp_ep_h from;
     };
-    auto* fetch = new Fetch{self, is_request, message, from};
+    auto* fetch = new Fetch{self, is_request, call, message, from};
     ucp_request_param_t rp{};
     rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     rp.cb.recv_am = [](void* request, ucs_status_t status, std::size_t, void* user_data) {
       auto* f = static_cast<Fetch*>(user_data);
-      if (status == UCS_OK) f->self->deliver(f->is_request, std::move(*f->message), f->from);
+      if (status == UCS_OK) f->self->deliver(f->is_request, f->call, std::move(*f->message), f->from);
       delete f;
       ucp_request_free(request);
     };
     rp.user_data = fetch;
     ucs_status_ptr_t r = ucp_am_recv_data_nbx(self->worker_, data, message->data(), length, &rp);
     if (!UCS_PTR_IS_PTR(r)) {
-      if (UCS_PTR_STATUS(r) == UCS_OK) self->deliver(is_request, std::move(*message), from);
+      if (UCS_PTR_STATUS(r) == UCS_OK) self->deliver(is_request, call, std::move(*message), from);
       delete fetch;
     }
     return UCS_OK;
   }
-  static ucs_status_t on_request(void* arg, const void*, std::size_t, void* data, std::size_t length,
-                                 const ucp_am_recv_param_t* param) {
-    return receive(static_cast<UcxEndpoint*>(arg), true, data, length, param);
+  static ucs_status_t on_request(void* arg, const void* header, std::size_t header_length, void* data,
+                                 std::size_t length, const ucp_am_recv_param_t* param) {
+    return receive(static_cast<UcxEndpoint*>(arg), true, header, header_length, data, length, param);
   }
-  static ucs_status_t on_reply(void* arg, const void*, std::size_t, void* data, std::size_t length,
-                               const ucp_am_recv_param_t* param) {
-    return receive(static_cast<UcxEndpoint*>(arg), false, data, length, param);
+  static ucs_status_t on_reply(void* arg, const void* header, std::size_t header_length, void* data,
+                               std::size_t length, const ucp_am_recv_param_t* param) {
+    return receive(static_cast<UcxEndpoint*>(arg), false, header, header_length, data, length, param);
   }
 
-  void deliver(bool is_request, Bytes message, ucp_ep_h from);
+  void deliver(bool is_request, std::uint64_t call, Bytes message, ucp_ep_h from);
 
   static UcxPeer* as_ucx(const Peer& peer) {
     auto* p = dynamic_cast<UcxPeer*>(peer.get());
@@ -677,6 +690,7 @@ class UcxEndpoint final : public Endpoint {
   std::map<ucp_ep_h, std::shared_ptr<UcxPeer>> by_reply_ep_;   // UCX reply endpoint -> the peer who said hello
   std::map<std::uint64_t, std::promise<void>> hellos_;         // under pending_mutex_
   std::atomic<std::uint64_t> next_hello_{1};
+  std::atomic<std::uint64_t> next_call_{1};
   RequestHandler handler_;                             // set on the progress thread
 };
 
@@ -684,7 +698,8 @@ UcxRegion::~UcxRegion() { ep_->unmap(memh_); }
 
 class UcxRequest final : public Request {
  public:
-  UcxRequest(UcxEndpoint* ep, Bytes message, Peer peer) : ep_(ep), message_(std::move(message)), peer_(std::move(peer)) {}
+  UcxRequest(UcxEndpoint* ep, std::uint64_t call, Bytes message, Peer peer)
+      : ep_(ep), call_(call), message_(std::move(message)), peer_(std::move(peer)) {}
   std::span<const std::byte> message() const override { return message_; }
   const Peer& peer() const override { return peer_; }
   // Never blocks: the server answers while holding its own lock.
@@ -692,28 +707,23 @@ class UcxRequest final : public Request {
     auto* p = static_cast<UcxPeer*>(peer_.get());
     if (p->failed) return;  // nobody left to answer
     auto shared = std::make_shared<Bytes>(std::move(message));
-    ep_->post([ep = ep_, peer = peer_, shared] {
+    ep_->post([ep = ep_, peer = peer_, shared, call = call_] {
       auto* up = static_cast<UcxPeer*>(peer.get());
-      if (!up->failed) ep->send_am(up->ep, kAmReply, shared, false);
+      if (!up->failed) ep->send_am(up->ep, kAmReply, shared, false, call);
     });
   }
 
  private:
   UcxEndpoint* ep_;
+  std::uint64_t call_;
   Bytes message_;
   Peer peer_;
 };
 
-void UcxEndpoint::deliver(bool is_request, Bytes message, ucp_ep_h from) {
+void UcxEndpoint::deliver(bool is_request, std::uint64_t call, Bytes message, ucp_ep_h from) {
   if (!is_request) {
-    std::uint64_t id = 0;
-    try {
-      id = read_header(message).request_id;
-    } catch (const Error&) {
-      return;  // not an answer to anything we asked
-    }
     std::lock_guard lock(pending_mutex_);
-    auto it = pending_.find(id);
+    auto it = pending_.find(call);
     if (it == pending_.end()) return;  // its caller gave up
     it->second.promise.set_value(std::move(message));
     pending_.erase(it);
@@ -722,7 +732,7 @@ void UcxEndpoint::deliver(bool is_request, Bytes message, ucp_ep_h from) {
   if (!handler_ || !from) return;
   auto it = by_reply_ep_.find(from);
   if (it == by_reply_ep_.end()) return;  // a request from a peer that never said hello
-  handler_(std::make_shared<UcxRequest>(this, std::move(message), it->second));
+  handler_(std::make_shared<UcxRequest>(this, call, std::move(message), it->second));
 }
 
 }  // namespace
