@@ -9,6 +9,7 @@ packages=(
   googletest libgtest-dev libbenchmark-dev             # tests and benchmarks
   openmpi-bin libopenmpi-dev                           # MPI: server groups, coupled jobs
   libucx-dev                                           # UCX: the real transport
+  libtomlplusplus-dev                                  # TOML: server configuration, connection files
   python3
 )
 

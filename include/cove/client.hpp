@@ -59,9 +59,12 @@ struct VariableInfo {
 
 class COVE_EXPORT Client {
  public:
-  // Connects to the server at `address` ("inproc://NAME"), waiting up to
-  // options.timeout_ms for it to appear (Unavailable after that).
-  static Client connect(const std::string& address, const ConnectOptions& options = {});
+  // Connects to a server. `target` is a server address ("ucx:...",
+  // "inproc://NAME"), or the path of a connection file written by
+  // cove-server, or empty to use the COVE_CONNECT environment variable.
+  // Waits up to options.timeout_ms for the connection file and the server
+  // to appear (Unavailable after that).
+  static Client connect(const std::string& target = "", const ConnectOptions& options = {});
   ~Client();
   Client(const Client&) = default;
   Client& operator=(const Client&) = default;

@@ -4,8 +4,10 @@
 #include "core/fail.hpp"
 #include "net/protocol.hpp"
 #include "net/transport.hpp"
+#include "server/config.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -199,7 +201,16 @@ struct Client::Impl {
   }
 };
 
-Client Client::connect(const std::string& address, const ConnectOptions& options) {
+Client Client::connect(const std::string& target, const ConnectOptions& options) {
+  std::string address = target;
+  if (address.empty()) {
+    const char* env = std::getenv("COVE_CONNECT");
+    if (!env || !*env)
+      fail(Code::InvalidArgument, "no server given: pass an address or a connection file, or set COVE_CONNECT");
+    address = env;
+  }
+  if (address.rfind("inproc://", 0) != 0 && address.rfind("ucx:", 0) != 0)
+    address = config::read_connection_file(address, options.timeout_ms).front();
   Client c;
   c.impl_ = std::make_shared<Impl>();
   c.impl_->endpoint = open_endpoint(address);

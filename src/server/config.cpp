@@ -1,0 +1,155 @@
+#include "server/config.hpp"
+
+#include "core/fail.hpp"
+
+#include <toml++/toml.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace cove::config {
+
+using detail::fail;
+
+std::uint64_t parse_bytes(const std::string& text, const std::string& what) {
+  std::size_t pos = 0;
+  unsigned long long n = 0;
+  try {
+    n = std::stoull(text, &pos);
+  } catch (...) {
+    fail(Code::InvalidArgument, what, " = '", text, "' is not a size (e.g. 1073741824, \"512MiB\", \"8GiB\")");
+  }
+  const std::string unit = text.substr(pos);
+  std::uint64_t scale = 1;
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "KiB")
+    scale = 1ull << 10;
+  else if (unit == "MiB")
+    scale = 1ull << 20;
+  else if (unit == "GiB")
+    scale = 1ull << 30;
+  else if (unit == "TiB")
+    scale = 1ull << 40;
+  else
+    fail(Code::InvalidArgument, what, " = '", text, "' has unit '", unit, "'; use B, KiB, MiB, GiB or TiB");
+  std::uint64_t bytes;
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(n), scale, &bytes))
+    fail(Code::InvalidArgument, what, " = '", text, "' does not fit 64 bits");
+  return bytes;
+}
+
+void validate_log_level(const std::string& level) {
+  if (level != "error" && level != "warn" && level != "info" && level != "debug")
+    fail(Code::InvalidArgument, "log_level = '", level, "'; expected error, warn, info or debug");
+}
+
+ServerConfig load_server_config(const std::string& path) {
+  toml::table doc;
+  try {
+    doc = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream where;
+    where << e.source().begin;
+    fail(Code::InvalidArgument, "configuration ", path, ": ", e.description(), " at ", where.str());
+  }
+  ServerConfig c;
+  for (const auto& [section, node] : doc)
+    if (section.str() != "server")
+      fail(Code::InvalidArgument, "configuration ", path, ": unknown section or key '", section.str(), "'");
+  const toml::table* server = doc["server"].as_table();
+  if (!server) return c;
+  auto key = [&](const char* k) { return std::string("configuration ") + path + ": server." + k; };
+  for (const auto& [k, v] : *server) {
+    const std::string name(k.str());
+    if (name == "transport") {
+      auto s = v.value<std::string>();
+      if (!s) fail(Code::InvalidArgument, key("transport"), " must be a string");
+      if (*s != "ucx" && s->rfind("inproc://", 0) != 0)
+        fail(Code::InvalidArgument, key("transport"), " = '", *s, "'; expected \"ucx\" or \"inproc://NAME\"");
+      c.options.listen = *s;
+    } else if (name == "connection_file") {
+      auto s = v.value<std::string>();
+      if (!s || s->empty()) fail(Code::InvalidArgument, key("connection_file"), " must be a non-empty string");
+      c.connection_file = *s;
+    } else if (name == "memory_budget") {
+      if (auto i = v.value<std::int64_t>()) {
+        if (*i < 0) fail(Code::InvalidArgument, key("memory_budget"), " = ", *i, " is negative");
+        c.options.memory_budget = static_cast<std::uint64_t>(*i);
+      } else if (auto s = v.value<std::string>()) {
+        c.options.memory_budget = parse_bytes(*s, key("memory_budget"));
+      } else {
+        fail(Code::InvalidArgument, key("memory_budget"), " must be an integer or a string such as \"8GiB\"");
+      }
+    } else if (name == "max_versions") {
+      auto i = v.value<std::int64_t>();
+      if (!i || *i < 0 || *i > 1'000'000)
+        fail(Code::InvalidArgument, key("max_versions"), " must be an integer in 0..1000000");
+      c.options.max_versions = static_cast<int>(*i);
+    } else if (name == "workers") {
+      auto i = v.value<std::int64_t>();
+      if (!i || *i < 1 || *i > 256) fail(Code::InvalidArgument, key("workers"), " must be an integer in 1..256");
+      c.options.workers = static_cast<int>(*i);
+    } else if (name == "log_level") {
+      auto s = v.value<std::string>();
+      if (!s) fail(Code::InvalidArgument, key("log_level"), " must be a string");
+      validate_log_level(*s);
+      c.log_level = *s;
+    } else {
+      fail(Code::InvalidArgument, "configuration ", path, ": unknown key server.", name);
+    }
+  }
+  return c;
+}
+
+void write_connection_file(const std::string& path, const std::vector<std::string>& servers) {
+  toml::array list;
+  for (const auto& s : servers) list.push_back(s);
+  toml::table doc{{"version", 1}, {"servers", list}};
+  std::ostringstream text;
+  text << "# Cove connection file: clients find the staging servers here.\n" << doc << "\n";
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) fail(Code::Unavailable, "cannot write connection file ", tmp, ": ", std::strerror(errno));
+  const std::string s = text.str();
+  const bool ok = ::write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    fail(Code::Unavailable, "cannot write connection file ", path, ": ", std::strerror(errno));
+  }
+}
+
+std::vector<std::string> read_connection_file(const std::string& path, std::int64_t timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max<std::int64_t>(0, timeout_ms));
+  while (::access(path.c_str(), R_OK) != 0) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      fail(Code::Unavailable, "no connection file at ", path, " after ", timeout_ms,
+           " ms: is a Cove server running with this connection_file?");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  toml::table doc;
+  try {
+    doc = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    fail(Code::Protocol, "connection file ", path, " is malformed: ", e.description());
+  }
+  if (doc["version"].value_or<std::int64_t>(0) != 1)
+    fail(Code::Protocol, "connection file ", path, " has an unsupported version");
+  std::vector<std::string> servers;
+  if (const toml::array* a = doc["servers"].as_array())
+    for (const auto& s : *a)
+      if (auto v = s.value<std::string>()) servers.push_back(*v);
+  if (servers.empty()) fail(Code::Protocol, "connection file ", path, " lists no servers");
+  return servers;
+}
+
+}  // namespace cove::config

@@ -1,0 +1,39 @@
+// Internal: the server's TOML configuration and the connection file.
+//
+// Configuration (every key optional; unknown keys are errors):
+//   [server]
+//   transport       = "ucx"        # "ucx", or "inproc://NAME" (same process only)
+//   connection_file = "cove.conn"  # written by rank 0, mode 0600, atomically
+//   memory_budget   = "8GiB"       # bytes (integer) or "N[KMGT]iB"; 0: no limit
+//   max_versions    = 0            # versions kept per variable; 0: all
+//   workers         = 2            # request-handling threads per server
+//   log_level       = "info"       # "error", "warn", "info" or "debug"
+//
+// Connection file (TOML): version = 1, servers = ["ADDRESS", ...].
+#pragma once
+
+#include <cove/server.hpp>
+
+#include <string>
+#include <vector>
+
+namespace cove::config {
+
+struct ServerConfig {
+  ServerOptions options;  // options.listen holds the transport
+  std::string connection_file = "cove.conn";
+  std::string log_level = "info";
+};
+
+// Reads and validates a configuration file; errors name the file, key and value.
+ServerConfig load_server_config(const std::string& path);
+// "8GiB", "512MiB", "1024" -> bytes; InvalidArgument naming `what` otherwise.
+std::uint64_t parse_bytes(const std::string& text, const std::string& what);
+void validate_log_level(const std::string& level);
+
+// Writes the connection file atomically (temporary file + rename), mode 0600.
+void write_connection_file(const std::string& path, const std::vector<std::string>& servers);
+// Reads a connection file, waiting up to timeout_ms for it to appear.
+std::vector<std::string> read_connection_file(const std::string& path, std::int64_t timeout_ms);
+
+}  // namespace cove::config

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# CTest fixture helper: start or stop a cove-server for the integration tests.
+#   server.sh start DIR [cove-server options...]   starts it, waits for DIR/cove.conn
+#   server.sh stop DIR                             cove stop, then waits for the PID; kills it if it lingers
+# Only the PID recorded in DIR/server.pid is ever signalled.
+set -euo pipefail
+cmd=$1 dir=$2
+shift 2
+bin=$(dirname "$0")
+case "$cmd" in
+  start)
+    rm -rf "$dir" && mkdir -p "$dir"
+    "$COVE_BIN"/cove-server --connection-file "$dir/cove.conn" "$@" > "$dir/server.log" 2>&1 &
+    echo $! > "$dir/server.pid"
+    for _ in $(seq 200); do
+      [ -f "$dir/cove.conn" ] && exit 0
+      kill -0 "$(cat "$dir/server.pid")" 2>/dev/null || { cat "$dir/server.log"; exit 1; }
+      sleep 0.05
+    done
+    echo "server did not write $dir/cove.conn"; cat "$dir/server.log"; exit 1 ;;
+  stop)
+    pid=$(cat "$dir/server.pid" 2>/dev/null || true)
+    "$COVE_BIN"/cove stop --connect "$dir/cove.conn" > /dev/null 2>&1 || true
+    for _ in $(seq 100); do
+      [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && break
+      sleep 0.05
+    done
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid"; sleep 1; kill -KILL "$pid" 2>/dev/null || true; fi
+    rm -rf "$dir" ;;
+  *) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
+esac

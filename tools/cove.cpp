@@ -1,0 +1,173 @@
+// The `cove` command: run a staging server and look at a running one.
+//
+//   cove serve [--config FILE] [--connection-file PATH] [--memory-budget SIZE]
+//              [--max-versions N] [--workers N] [--log-level LEVEL]
+//   cove ls    [--connect TARGET]     variables, versions, pieces, bytes
+//   cove stat  [--connect TARGET]     memory, objects, requests, bytes moved
+//   cove stop  [--connect TARGET]     shut the server down
+//
+// `cove-server` is `cove serve`. TARGET is a connection file or an address;
+// without --connect, COVE_CONNECT is used. Exit status: 0 on success, 1 on
+// an error (printed as "cove: <code>: <message>"), 2 on bad usage.
+#include <cove/client.hpp>
+#include <cove/error.hpp>
+#include <cove/server.hpp>
+
+#include "server/config.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <pthread.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void usage(const char* why) {
+  std::fprintf(stderr,
+               "cove: %s\n"
+               "usage: cove serve [--config FILE] [--connection-file PATH] [--memory-budget SIZE]\n"
+               "                  [--max-versions N] [--workers N] [--log-level LEVEL]\n"
+               "       cove ls|stat|stop [--connect CONNECTION_FILE_OR_ADDRESS]\n",
+               why);
+  std::exit(2);
+}
+
+// --key value pairs after the subcommand.
+std::map<std::string, std::string> parse_flags(int argc, char** argv, int first,
+                                               const std::vector<std::string>& allowed) {
+  std::map<std::string, std::string> flags;
+  for (int i = first; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--", 0) != 0 || i + 1 >= argc) usage(("unexpected argument '" + a + "'").c_str());
+    const std::string key = a.substr(2);
+    bool known = false;
+    for (const auto& k : allowed) known |= k == key;
+    if (!known) usage(("unknown option '" + a + "'").c_str());
+    flags[key] = argv[++i];
+  }
+  return flags;
+}
+
+int to_int(const std::string& text, const char* what) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end || v < 0 || v > 1'000'000)
+    throw cove::Error(cove::Code::InvalidArgument, std::string(what) + " = '" + text + "' is not a count");
+  return static_cast<int>(v);
+}
+
+int serve(int argc, char** argv, int first) {
+  auto flags = parse_flags(argc, argv, first,
+                           {"config", "connection-file", "memory-budget", "max-versions", "workers", "log-level"});
+  cove::config::ServerConfig cfg;
+  if (flags.count("config")) cfg = cove::config::load_server_config(flags["config"]);
+  if (cfg.options.listen.rfind("inproc://", 0) == 0) cfg.options.listen = "ucx";  // a server process serves others
+  if (flags.count("connection-file")) cfg.connection_file = flags["connection-file"];
+  if (flags.count("memory-budget"))
+    cfg.options.memory_budget = cove::config::parse_bytes(flags["memory-budget"], "--memory-budget");
+  if (flags.count("max-versions")) cfg.options.max_versions = to_int(flags["max-versions"], "--max-versions");
+  if (flags.count("workers")) cfg.options.workers = to_int(flags["workers"], "--workers");
+  if (flags.count("log-level")) {
+    cove::config::validate_log_level(flags["log-level"]);
+    cfg.log_level = flags["log-level"];
+  }
+  // SIGTERM and SIGINT are taken by one thread (sigwait), so that no server
+  // thread is interrupted and shutdown runs in ordinary code.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  cove::Server server(cfg.options);
+  cove::config::write_connection_file(cfg.connection_file, {server.address()});
+  if (cfg.log_level != "error" && cfg.log_level != "warn")
+    std::fprintf(stderr, "cove-server %d: serving; connection file %s\n", static_cast<int>(::getpid()),
+                 cfg.connection_file.c_str());
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (sig != 0) server.stop();
+  });
+  server.wait();
+  ::unlink(cfg.connection_file.c_str());
+  // Wake the signal thread if the server stopped for another reason (cove stop).
+  pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
+  if (cfg.log_level == "info" || cfg.log_level == "debug")
+    std::fprintf(stderr, "cove-server %d: stopped\n", static_cast<int>(::getpid()));
+  return 0;
+}
+
+std::string human_bytes(std::uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+int ls(cove::Client& c) {
+  const auto vars = c.list();
+  if (vars.empty()) std::printf("(no variables)\n");
+  for (const auto& v : vars) {
+    std::printf("%s  %s  ndim %d  shape %s\n", v.name.c_str(), v.dtype.name().c_str(), v.ndim,
+                v.shape ? v.shape->to_string().c_str() : "(none)");
+    for (const auto& ver : v.versions) {
+      std::uint64_t held = 0, local = 0;
+      for (const auto& p : ver.pieces) (p.owner.empty() ? held : local) += p.bytes;
+      std::printf("  version %llu: %zu pieces, %s on the server, %s in writers' memory\n",
+                  static_cast<unsigned long long>(ver.version), ver.pieces.size(), human_bytes(held).c_str(),
+                  human_bytes(local).c_str());
+      for (const auto& p : ver.pieces)
+        std::printf("    %s  %s  %s\n", p.box.to_string().c_str(), human_bytes(p.bytes).c_str(),
+                    p.owner.empty() ? "server" : "writer");
+    }
+  }
+  return 0;
+}
+
+int stat(cove::Client& c) {
+  const auto s = c.stat();
+  std::printf("variables      %llu\nversions       %llu\npieces         %llu\n", (unsigned long long)s.variables,
+              (unsigned long long)s.versions, (unsigned long long)s.pieces);
+  std::printf("memory held    %s (budget %s)\nwriter memory  %s\n", human_bytes(s.owned_bytes).c_str(),
+              s.memory_budget ? human_bytes(s.memory_budget).c_str() : "unlimited", human_bytes(s.local_bytes).c_str());
+  std::printf("requests       %llu\nbytes put      %s\n", (unsigned long long)s.requests, human_bytes(s.bytes_in).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string self = argv[0];
+    if (self.size() >= 11 && self.compare(self.size() - 11, 11, "cove-server") == 0) return serve(argc, argv, 1);
+    if (argc < 2) usage("no command given");
+    const std::string cmd = argv[1];
+    if (cmd == "serve") return serve(argc, argv, 2);
+    if (cmd != "ls" && cmd != "stat" && cmd != "stop") usage(("unknown command '" + cmd + "'").c_str());
+    auto flags = parse_flags(argc, argv, 2, {"connect"});
+    cove::ConnectOptions co;
+    co.timeout_ms = 5000;
+    cove::Client c = cove::Client::connect(flags.count("connect") ? flags["connect"] : "", co);
+    if (cmd == "ls") return ls(c);
+    if (cmd == "stat") return stat(c);
+    c.stop_server();
+    std::printf("server stopped\n");
+    return 0;
+  } catch (const cove::Error& e) {
+    std::fprintf(stderr, "cove: %s\n", e.what());
+    return 1;
+  }
+}
