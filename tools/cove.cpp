@@ -118,32 +118,41 @@ std::string human_bytes(std::uint64_t b) {
 }
 
 int ls(cove::Client& c) {
+  const auto servers = c.servers();
+  auto name_of = [&](const std::string& holder) {
+    for (std::size_t i = 0; i < servers.size(); ++i)
+      if (servers[i] == holder) return "server " + std::to_string(i);
+    return std::string("writer ") + holder.substr(0, 16) + "...";
+  };
   const auto vars = c.list();
   if (vars.empty()) std::printf("(no variables)\n");
   for (const auto& v : vars) {
     std::printf("%s  %s  ndim %d  shape %s\n", v.name.c_str(), v.dtype.name().c_str(), v.ndim,
                 v.shape ? v.shape->to_string().c_str() : "(none)");
     for (const auto& ver : v.versions) {
-      std::uint64_t held = 0, local = 0;
-      for (const auto& p : ver.pieces) (p.owner.empty() ? held : local) += p.bytes;
-      std::printf("  version %llu: %zu pieces, %s on the server, %s in writers' memory\n",
-                  static_cast<unsigned long long>(ver.version), ver.pieces.size(), human_bytes(held).c_str(),
-                  human_bytes(local).c_str());
-      for (const auto& p : ver.pieces)
-        std::printf("    %s  %s  %s\n", p.box.to_string().c_str(), human_bytes(p.bytes).c_str(),
-                    p.owner.empty() ? "server" : "writer");
+      std::map<std::string, std::pair<std::size_t, std::uint64_t>> by_holder;  // pieces, bytes
+      for (const auto& p : ver.pieces) {
+        auto& h = by_holder[name_of(p.holder)];
+        h.first++;
+        h.second += p.bytes;
+      }
+      std::printf("  version %llu: %zu pieces\n", static_cast<unsigned long long>(ver.version), ver.pieces.size());
+      for (const auto& [holder, n] : by_holder)
+        std::printf("    %-28s %4zu pieces  %s\n", holder.c_str(), n.first, human_bytes(n.second).c_str());
     }
   }
   return 0;
 }
 
 int stat(cove::Client& c) {
-  const auto s = c.stat();
-  std::printf("variables      %llu\nversions       %llu\npieces         %llu\n", (unsigned long long)s.variables,
-              (unsigned long long)s.versions, (unsigned long long)s.pieces);
-  std::printf("memory held    %s (budget %s)\nwriter memory  %s\n", human_bytes(s.owned_bytes).c_str(),
-              s.memory_budget ? human_bytes(s.memory_budget).c_str() : "unlimited", human_bytes(s.local_bytes).c_str());
-  std::printf("requests       %llu\nbytes put      %s\n", (unsigned long long)s.requests, human_bytes(s.bytes_in).c_str());
+  int i = 0;
+  std::printf("%-8s %9s %8s %8s %12s %12s %12s %10s %12s\n", "server", "variables", "versions", "pieces", "memory",
+              "budget", "writers'", "requests", "bytes put");
+  for (const auto& [address, s] : c.stat_each())
+    std::printf("%-8d %9llu %8llu %8llu %12s %12s %12s %10llu %12s\n", i++, (unsigned long long)s.variables,
+                (unsigned long long)s.versions, (unsigned long long)s.pieces, human_bytes(s.owned_bytes).c_str(),
+                s.memory_budget ? human_bytes(s.memory_budget).c_str() : "unlimited",
+                human_bytes(s.local_bytes).c_str(), (unsigned long long)s.requests, human_bytes(s.bytes_in).c_str());
   return 0;
 }
 

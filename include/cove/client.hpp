@@ -41,7 +41,8 @@ struct ConnectOptions {
 struct PieceInfo {
   Box box;
   std::uint64_t bytes;
-  std::string owner;  // "" when the server holds the bytes, else the writer's address (put_local)
+  std::string holder;  // address of the process whose memory holds the bytes
+  bool on_server;      // true: a staging server (put); false: a writer (put_local)
 };
 
 struct VersionInfo {
@@ -59,9 +60,10 @@ struct VariableInfo {
 
 class COVE_EXPORT Client {
  public:
-  // Connects to a server. `target` is a server address ("ucx:...",
-  // "inproc://NAME"), or the path of a connection file written by
-  // cove-server, or empty to use the COVE_CONNECT environment variable.
+  // Connects to a server group. `target` is the path of a connection file
+  // written by cove-server, or server addresses ("ucx:...",
+  // "inproc://NAME") separated by commas, or empty to use the COVE_CONNECT
+  // environment variable.
   // Waits up to options.timeout_ms for the connection file and the server
   // to appear (Unavailable after that).
   static Client connect(const std::string& target = "", const ConnectOptions& options = {});
@@ -105,10 +107,15 @@ class COVE_EXPORT Client {
   std::optional<std::uint64_t> latest(const std::string& var);
   // Deletes a version (NotFound if absent).
   void remove(const std::string& var, std::uint64_t version);
+  // Every variable with its versions and pieces, across all servers.
   std::vector<VariableInfo> list();
+  // Totals over all servers, and each server's own figures.
   ServerStats stat();
-  // Asks the server to shut down.
+  std::vector<std::pair<std::string, ServerStats>> stat_each();
+  // Asks every server to shut down.
   void stop_server();
+  // The servers' addresses.
+  std::vector<std::string> servers() const;
 
   // This client's own address (readers reach its put_local data there).
   std::string address() const;

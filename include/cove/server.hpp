@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace cove {
 
@@ -53,6 +54,13 @@ class COVE_EXPORT Server {
 
   // The address clients connect to.
   std::string address() const;
+  // Makes this server member `rank` of a group whose members have the
+  // given addresses (addresses[rank] must be this server's): the index of
+  // every variable with a global shape is then split across the group
+  // along a Hilbert curve, and data stays on the server that received it.
+  // Call on every member, before clients connect. InvalidArgument if
+  // addresses[rank] is not this server.
+  void join_group(const std::vector<std::string>& addresses, int rank);
   ServerStats stats() const;
   // Stops serving: pending requests are answered with Unavailable. Idempotent.
   void stop();

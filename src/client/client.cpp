@@ -5,11 +5,14 @@
 #include "net/protocol.hpp"
 #include "net/transport.hpp"
 #include "server/config.hpp"
+#include "store/shard_map.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 #include <unistd.h>
 
@@ -20,7 +23,7 @@ using net::Op;
 
 namespace {
 
-// The client's own endpoint, in the server's transport (readers reach its
+// The client's own endpoint, in the servers' transport (readers reach its
 // put_local data there).
 std::unique_ptr<net::Endpoint> open_endpoint(const std::string& server_address) {
   static std::atomic<std::uint64_t> counter{0};
@@ -29,6 +32,21 @@ std::unique_ptr<net::Endpoint> open_endpoint(const std::string& server_address) 
   if (server_address.rfind("ucx:", 0) == 0) return net::make_endpoint("ucx");
   fail(Code::InvalidArgument, "server address '", server_address.substr(0, 48),
        "' has an unknown scheme; expected inproc://NAME or ucx:...");
+}
+
+bool is_address(const std::string& s) { return s.rfind("inproc://", 0) == 0 || s.rfind("ucx:", 0) == 0; }
+
+std::vector<std::string> split_addresses(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const auto comma = s.find(',', start);
+    const std::string a = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!a.empty()) out.push_back(a);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
 }
 
 void check_buffer(const Box& region, DType dtype, const void* data, std::size_t bytes, const char* what) {
@@ -42,129 +60,209 @@ void check_buffer(const Box& region, DType dtype, const void* data, std::size_t 
 struct QueryPiece {
   Box box;
   Layout layout;
-  std::string owner;
+  std::string holder;  // resolved address
   net::Bytes key;
 };
+
+struct VarInfo {
+  DType dtype;
+  std::optional<Box> shape;
+};
+
+// Milliseconds left before `deadline`, for a wait that started with `timeout_ms`.
+std::int64_t remaining_ms(std::int64_t timeout_ms, net::Deadline deadline) {
+  if (timeout_ms <= 0) return timeout_ms;
+  // Rounded up: a wait must never end before the caller asked.
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - net::Clock::now()).count();
+  return std::max<std::int64_t>(1, left);
+}
 
 }  // namespace
 
 struct Client::Impl {
   std::unique_ptr<net::Endpoint> endpoint;
-  std::string server_address;
-  net::Peer server;
+  std::vector<std::string> addresses;  // the servers, in group order
+  std::vector<net::Peer> servers;
   std::atomic<std::uint64_t> next_id{1};
   std::mutex mutex;
-  std::map<std::string, DType> dtypes;                       // variables this client defined or saw
-  std::map<std::string, net::Peer> peers;                    // writers read from, by address
+  std::map<std::string, VarInfo> vars;                   // definitions seen
+  std::map<std::string, store::ShardMap> maps;           // by variable
+  std::map<std::string, net::Peer> peers;                // everyone read from, by address
   std::map<std::tuple<std::string, std::uint64_t, std::string>, std::unique_ptr<net::MemoryRegion>> local;
 
   ~Impl() {
-    if (!server || local.empty()) return;
-    try {  // release our put_local pieces before our memory goes
-      net::WireWriter w(static_cast<std::uint16_t>(Op::Disconnect), next_id++);
-      w.str(endpoint->address());
-      call(Op::Disconnect, std::move(w), net::deadline_in(5000));
-    } catch (...) {
-      // The server may be gone already; there is nothing left to release then.
-    }
+    if (servers.empty() || local.empty()) return;
+    // Release our put_local pieces before our memory goes. The servers may be
+    // gone already; there is nothing left to release then.
+    for (std::size_t s = 0; s < servers.size(); ++s) try {
+        auto w = begin(Op::Disconnect);
+        w.str(endpoint->address());
+        call(s, Op::Disconnect, std::move(w), net::deadline_in(5000));
+      } catch (...) {
+      }
   }
 
-  net::Bytes call(Op op, net::WireWriter&& w, net::Deadline deadline) {
+  net::WireWriter begin(Op op) { return net::WireWriter(static_cast<std::uint16_t>(op), next_id++); }
+
+  net::Bytes call(std::size_t server, Op op, net::WireWriter&& w, net::Deadline deadline) {
     net::Bytes request = std::move(w).finish();
     const net::Header h = net::read_header(request);
-    net::Bytes reply = endpoint->call(server, std::move(request), deadline);
+    net::Bytes reply = endpoint->call(servers[server], std::move(request), deadline);
     net::check_reply(reply, static_cast<std::uint16_t>(op), h.request_id);
     return reply;
   }
-  net::WireWriter begin(Op op) { return net::WireWriter(static_cast<std::uint16_t>(op), next_id++); }
-
-  DType dtype_of(const std::string& var) {
-    {
-      std::lock_guard lock(mutex);
-      auto it = dtypes.find(var);
-      if (it != dtypes.end()) return it->second;
+  // The same request to every server; returns the replies in server order.
+  template <typename Fill>
+  std::vector<net::Bytes> call_all(Op op, Fill fill, net::Deadline deadline) {
+    std::vector<net::Bytes> replies;
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      auto w = begin(op);
+      fill(w);
+      replies.push_back(call(s, op, std::move(w), deadline));
     }
-    auto w = begin(Op::List);
-    net::Bytes reply = call(Op::List, std::move(w), net::deadline_in(30000));
-    net::WireReader r(reply);
-    std::lock_guard lock(mutex);
-    for (std::uint32_t n = r.u32(); n > 0; --n) {
-      const std::string name = r.str();
-      dtypes[name] = DType::parse(r.str());
-      r.u8();
-      if (r.u8()) r.box();
-      for (std::uint32_t v = r.u32(); v > 0; --v) {
-        r.u64();
-        for (std::uint32_t p = r.u32(); p > 0; --p) {
-          r.box();
-          r.u64();
-          r.str();
-        }
-      }
-    }
-    auto it = dtypes.find(var);
-    if (it == dtypes.end()) fail(Code::NotFound, "variable '", var, "' is not defined");
-    return it->second;
+    return replies;
   }
 
-  net::Peer peer_for(const std::string& owner) {
-    if (owner.empty()) return server;
+  void remember(const std::string& name, const VarInfo& info) {
+    std::lock_guard lock(mutex);
+    vars[name] = info;
+    maps.erase(name);
+    maps.emplace(name, store::ShardMap(info.shape, static_cast<int>(servers.size()), name));
+  }
+
+  VarInfo var_info(const std::string& var) {
     {
       std::lock_guard lock(mutex);
-      auto it = peers.find(owner);
+      auto it = vars.find(var);
+      if (it != vars.end()) return it->second;
+    }
+    for (const auto& v : list_server(0))
+      if (v.name == var) {
+        remember(var, {v.dtype, v.shape});
+        return {v.dtype, v.shape};
+      }
+    fail(Code::NotFound, "variable '", var, "' is not defined");
+  }
+
+  // The checks the server makes too, made here first so that a bad region
+  // is reported as such rather than by the shard map.
+  static void check_region(const std::string& var, const VarInfo& info, const Box& box) {
+    if (!info.shape) return;
+    if (box.ndim != info.shape->ndim)
+      fail(Code::InvalidArgument, "variable '", var, "' has ", info.shape->ndim, " dimensions but the region ",
+           box.to_string(), " has ", box.ndim);
+    if (!info.shape->contains(box))
+      fail(Code::InvalidArgument, "region ", box.to_string(), " is outside the global shape ",
+           info.shape->to_string(), " of variable '", var, "'");
+  }
+
+  const store::ShardMap& shard_map(const std::string& var) {
+    var_info(var);
+    std::lock_guard lock(mutex);
+    return maps.at(var);
+  }
+
+  net::Peer peer_for(const std::string& address) {
+    for (std::size_t s = 0; s < addresses.size(); ++s)
+      if (addresses[s] == address) return servers[s];
+    {
+      std::lock_guard lock(mutex);
+      auto it = peers.find(address);
       if (it != peers.end()) return it->second;
     }
-    net::Peer p = endpoint->connect(owner, net::deadline_in(10000));
+    net::Peer p = endpoint->connect(address, net::deadline_in(10000));
     std::lock_guard lock(mutex);
-    return peers.emplace(owner, p).first->second;
+    return peers.emplace(address, p).first->second;
   }
 
   void send_put(Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
                 std::size_t bytes, const Layout& layout) {
     validate_box(box, "box");
-    const DType dtype = dtype_of(var);
-    check_buffer(box, dtype, data, bytes, op == Op::Put ? "put" : "put_local");
+    const VarInfo info = var_info(var);
+    check_buffer(box, info.dtype, data, bytes, op == Op::Put ? "put" : "put_local");
+    check_region(var, info, box);
+    // The data goes to the first server that indexes part of it.
+    const std::size_t home = static_cast<std::size_t>(shard_map(var).shards_for(box).front());
     auto region = endpoint->expose(const_cast<void*>(data), bytes);  // only ever read by peers
     auto w = begin(op);
-    w.str(var).u64(version).box(box).str(layout.to_string()).str(dtype.name()).u64(bytes);
+    w.str(var).u64(version).box(box).str(layout.to_string()).str(info.dtype.name()).u64(bytes);
     if (op == Op::PutLocal) w.str(endpoint->address());
     w.bytes(region->key());
-    call(op, std::move(w), net::kNoDeadline);
+    call(home, op, std::move(w), net::kNoDeadline);
     if (op == Op::PutLocal) {
       std::lock_guard lock(mutex);
       local[{var, version, box.to_string()}] = std::move(region);
     }
   }
 
+  struct Answer {
+    std::uint64_t version;
+    std::vector<QueryPiece> pieces;
+  };
+
+  Answer query(std::size_t server, const std::string& var, std::uint64_t version, bool latest, const Box& region,
+               std::int64_t timeout_ms, const DType& dtype) {
+    auto w = begin(Op::Query);
+    w.str(var).u64(version).u8(latest ? 1 : 0).box(region).i64(timeout_ms);
+    const net::Deadline deadline = timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + 30000);
+    net::Bytes reply = call(server, Op::Query, std::move(w), deadline);
+    net::WireReader r(reply);
+    Answer a;
+    a.version = r.u64();
+    const DType stored = DType::parse(r.str());
+    if (!(stored == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", stored.name());
+    a.pieces.resize(r.u32());
+    for (auto& p : a.pieces) {
+      p.box = r.box();
+      p.layout = Layout::parse(r.str());
+      p.holder = r.str();
+      if (p.holder.empty()) p.holder = addresses[server];
+      const auto k = r.bytes();
+      p.key.assign(k.begin(), k.end());
+    }
+    r.expect_end();
+    return a;
+  }
+
+  // Asks every shard that indexes part of `region` for its pieces; for
+  // `latest`, the newest version all of them cover.
+  Answer gather(const std::string& var, std::uint64_t version, bool latest, const Box& region,
+                std::int64_t timeout_ms, const DType& dtype) {
+    const std::vector<int> shards = shard_map(var).shards_for(region);
+    const net::Deadline deadline = net::deadline_in(timeout_ms);
+    std::vector<Answer> answers;
+    for (int s : shards)
+      answers.push_back(query(static_cast<std::size_t>(s), var, version, latest, region,
+                              remaining_ms(timeout_ms, deadline), dtype));
+    if (latest) {
+      std::uint64_t v = answers.front().version;
+      for (const auto& a : answers) v = std::min(v, a.version);
+      for (std::size_t i = 0; i < shards.size(); ++i)
+        if (answers[i].version != v) answers[i] = query(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype);
+    }
+    Answer all{answers.front().version, {}};
+    std::set<std::pair<std::string, net::Bytes>> seen;  // a piece indexed by two shards comes twice
+    for (auto& a : answers)
+      for (auto& p : a.pieces)
+        if (seen.insert({p.holder, p.key}).second) all.pieces.push_back(std::move(p));
+    return all;
+  }
+
   std::uint64_t get(const std::string& var, std::uint64_t version, bool latest, const Box& region, void* data,
                     std::size_t bytes, std::int64_t timeout_ms, const Layout& layout) {
     validate_box(region, "region");
     layout.axis_order(region.ndim);
-    const DType dtype = dtype_of(var);
+    const VarInfo info = var_info(var);
+    check_region(var, info, region);
+    const DType dtype = info.dtype;
     check_buffer(region, dtype, data, bytes, "get");
     // A piece may be deleted or evicted between the answer and our read; the
     // read then fails with NotFound and the query is asked again.
     for (int attempt = 0;; ++attempt) {
-      auto w = begin(Op::Query);
-      w.str(var).u64(version).u8(latest ? 1 : 0).box(region).i64(timeout_ms);
-      const net::Deadline deadline = timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + 30000);
-      net::Bytes reply = call(Op::Query, std::move(w), deadline);
-      net::WireReader r(reply);
-      const std::uint64_t got = r.u64();
-      const DType stored = DType::parse(r.str());
-      if (!(stored == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", stored.name());
-      std::vector<QueryPiece> pieces(r.u32());
-      for (auto& p : pieces) {
-        p.box = r.box();
-        p.layout = Layout::parse(r.str());
-        p.owner = r.str();
-        const auto k = r.bytes();
-        p.key.assign(k.begin(), k.end());
-      }
-      r.expect_end();
+      Answer a = gather(var, version, latest, region, timeout_ms, dtype);
       try {
-        for (const auto& p : pieces) read_piece(p, region, data, bytes, layout, dtype.size());
-        return got;
+        for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
+        return a.version;
       } catch (const Error& e) {
         if (e.code() != Code::NotFound || attempt == 2) throw;
       }
@@ -178,7 +276,7 @@ struct Client::Impl {
                   std::size_t elem) {
     const Box part = p.box.intersection(region);
     if (part.empty()) return;
-    const net::Peer peer = peer_for(p.owner);
+    const net::Peer peer = peer_for(p.holder);
     auto* dst = static_cast<std::byte*>(data);
     std::vector<net::RemoteOp> ops;
     const bool direct = for_each_common_run(p.box, p.layout, region, layout, part, elem,
@@ -199,26 +297,57 @@ struct Client::Impl {
     endpoint->read(peer, p.key, ops, net::kNoDeadline);
     copy_region({packed.data(), packed.size(), part, p.layout}, {data, bytes, region, layout}, part, elem);
   }
+
+  std::vector<VariableInfo> list_server(std::size_t s) {
+    net::Bytes reply = call(s, Op::List, begin(Op::List), net::deadline_in(30000));
+    net::WireReader r(reply);
+    std::vector<VariableInfo> out(r.u32());
+    for (auto& v : out) {
+      v.name = r.str();
+      v.dtype = DType::parse(r.str());
+      v.ndim = r.u8();
+      if (r.u8()) v.shape = r.box();
+      v.versions.resize(r.u32());
+      for (auto& ver : v.versions) {
+        ver.version = r.u64();
+        ver.pieces.resize(r.u32());
+        for (auto& p : ver.pieces) {
+          p.box = r.box();
+          p.bytes = r.u64();
+          p.holder = r.str();
+          if (p.holder.empty()) p.holder = addresses[s];
+          p.on_server = std::find(addresses.begin(), addresses.end(), p.holder) != addresses.end();
+        }
+      }
+    }
+    r.expect_end();
+    return out;
+  }
 };
 
 Client Client::connect(const std::string& target, const ConnectOptions& options) {
-  std::string address = target;
-  if (address.empty()) {
+  std::string where = target;
+  if (where.empty()) {
     const char* env = std::getenv("COVE_CONNECT");
     if (!env || !*env)
       fail(Code::InvalidArgument, "no server given: pass an address or a connection file, or set COVE_CONNECT");
-    address = env;
+    where = env;
   }
-  if (address.rfind("inproc://", 0) != 0 && address.rfind("ucx:", 0) != 0)
-    address = config::read_connection_file(address, options.timeout_ms).front();
+  const std::vector<std::string> addresses =
+      is_address(where) ? split_addresses(where) : config::read_connection_file(where, options.timeout_ms);
+  if (addresses.empty()) fail(Code::InvalidArgument, "no server address in '", where, "'");
   Client c;
   c.impl_ = std::make_shared<Impl>();
-  c.impl_->endpoint = open_endpoint(address);
-  c.impl_->server_address = address;
-  try {
-    c.impl_->server = c.impl_->endpoint->connect(address, net::deadline_in(options.timeout_ms));
-  } catch (const Error& e) {
-    fail(Code::Unavailable, "no Cove server at ", address, " within ", options.timeout_ms, " ms (", e.what(), ")");
+  c.impl_->endpoint = open_endpoint(addresses.front());
+  c.impl_->addresses = addresses;
+  const net::Deadline deadline = net::deadline_in(options.timeout_ms);
+  for (const auto& a : addresses) {
+    try {
+      c.impl_->servers.push_back(c.impl_->endpoint->connect(a, deadline));
+    } catch (const Error& e) {
+      fail(Code::Unavailable, "no Cove server at ", a.substr(0, 48), " within ", options.timeout_ms, " ms (",
+           e.what(), ")");
+    }
   }
   return c;
 }
@@ -226,20 +355,23 @@ Client Client::connect(const std::string& target, const ConnectOptions& options)
 Client::~Client() = default;
 
 std::string Client::address() const { return impl_->endpoint->address(); }
+std::vector<std::string> Client::servers() const { return impl_->addresses; }
 
 void Client::define(const std::string& name, DType dtype, int ndim, std::span<const Index> shape) {
-  auto w = impl_->begin(Op::Define);
-  w.str(name).str(dtype.name()).u8(static_cast<std::uint8_t>(std::clamp(ndim, 0, 255)));
-  if (shape.empty()) {
-    w.u8(0);
-  } else {
+  std::optional<Box> box;
+  if (!shape.empty()) {
     if (shape.size() != static_cast<std::size_t>(ndim))
       fail(Code::InvalidArgument, "shape has ", shape.size(), " extents but ndim = ", ndim);
-    w.u8(1).box(Box::from_shape(shape));
+    box = Box::from_shape(shape);
   }
-  impl_->call(Op::Define, std::move(w), net::deadline_in(30000));
-  std::lock_guard lock(impl_->mutex);
-  impl_->dtypes[name] = dtype;
+  impl_->call_all(
+      Op::Define,
+      [&](net::WireWriter& w) {
+        w.str(name).str(dtype.name()).u8(static_cast<std::uint8_t>(std::clamp(ndim, 0, 255))).u8(box ? 1 : 0);
+        if (box) w.box(*box);
+      },
+      net::deadline_in(30000));
+  impl_->remember(name, {dtype, box});
 }
 
 void Client::put(const std::string& var, std::uint64_t version, const Box& box, const void* data, std::size_t bytes,
@@ -253,11 +385,11 @@ void Client::put_local(const std::string& var, std::uint64_t version, const Box&
 }
 
 std::size_t Client::release(const std::string& var, std::uint64_t version, const Box& box) {
-  auto w = impl_->begin(Op::Release);
-  w.str(var).u64(version).box(box).str(impl_->endpoint->address());
-  net::Bytes reply = impl_->call(Op::Release, std::move(w), net::deadline_in(30000));
-  net::WireReader r(reply);
-  const std::uint32_t n = r.u32();
+  std::size_t n = 0;
+  for (const auto& reply : impl_->call_all(
+           Op::Release, [&](net::WireWriter& w) { w.str(var).u64(version).box(box).str(impl_->endpoint->address()); },
+           net::deadline_in(30000)))
+    n += net::WireReader(reply).u32();
   std::lock_guard lock(impl_->mutex);
   impl_->local.erase({var, version, box.to_string()});
   return n;
@@ -274,64 +406,102 @@ std::uint64_t Client::get_latest(const std::string& var, const Box& region, void
 }
 
 std::optional<std::uint64_t> Client::latest(const std::string& var) {
-  auto w = impl_->begin(Op::Latest);
-  w.str(var);
-  try {
-    net::Bytes reply = impl_->call(Op::Latest, std::move(w), net::deadline_in(30000));
-    return net::WireReader(reply).u64();
-  } catch (const Error& e) {
-    if (e.code() == Code::NotFound && std::string(e.what()).find("has no versions") != std::string::npos)
-      return std::nullopt;
-    throw;
+  std::optional<std::uint64_t> newest;
+  for (std::size_t s = 0; s < impl_->servers.size(); ++s) {
+    auto w = impl_->begin(Op::Latest);
+    w.str(var);
+    try {
+      net::Bytes reply = impl_->call(s, Op::Latest, std::move(w), net::deadline_in(30000));
+      const std::uint64_t v = net::WireReader(reply).u64();
+      newest = newest ? std::max(*newest, v) : v;
+    } catch (const Error& e) {
+      if (e.code() != Code::NotFound || std::string(e.what()).find("has no versions") == std::string::npos) throw;
+    }
   }
+  return newest;
 }
 
 void Client::remove(const std::string& var, std::uint64_t version) {
-  auto w = impl_->begin(Op::Delete);
-  w.str(var).u64(version);
-  impl_->call(Op::Delete, std::move(w), net::deadline_in(30000));
+  bool found = false;
+  for (std::size_t s = 0; s < impl_->servers.size(); ++s) {
+    auto w = impl_->begin(Op::Delete);
+    w.str(var).u64(version);
+    try {
+      impl_->call(s, Op::Delete, std::move(w), net::deadline_in(30000));
+      found = true;
+    } catch (const Error& e) {
+      if (e.code() != Code::NotFound) throw;
+      if (std::string(e.what()).find("is not defined") != std::string::npos) throw;
+    }
+  }
+  if (!found) fail(Code::NotFound, "variable '", var, "' has no version ", version);
 }
 
 std::vector<VariableInfo> Client::list() {
-  net::Bytes reply = impl_->call(Op::List, impl_->begin(Op::List), net::deadline_in(30000));
-  net::WireReader r(reply);
-  std::vector<VariableInfo> out(r.u32());
-  for (auto& v : out) {
-    v.name = r.str();
-    v.dtype = DType::parse(r.str());
-    v.ndim = r.u8();
-    if (r.u8()) v.shape = r.box();
-    v.versions.resize(r.u32());
-    for (auto& ver : v.versions) {
-      ver.version = r.u64();
-      ver.pieces.resize(r.u32());
-      for (auto& p : ver.pieces) {
-        p.box = r.box();
-        p.bytes = r.u64();
-        p.owner = r.str();
+  std::vector<VariableInfo> merged;
+  for (std::size_t s = 0; s < impl_->servers.size(); ++s)
+    for (auto& v : impl_->list_server(s)) {
+      auto it = std::find_if(merged.begin(), merged.end(), [&](const VariableInfo& m) { return m.name == v.name; });
+      if (it == merged.end()) {
+        merged.push_back(std::move(v));
+        continue;
+      }
+      for (auto& ver : v.versions) {
+        auto vi = std::find_if(it->versions.begin(), it->versions.end(),
+                               [&](const VersionInfo& m) { return m.version == ver.version; });
+        if (vi == it->versions.end()) {
+          it->versions.push_back(std::move(ver));
+          continue;
+        }
+        for (auto& p : ver.pieces)  // a piece indexed by several servers is listed once
+          if (std::none_of(vi->pieces.begin(), vi->pieces.end(),
+                           [&](const PieceInfo& q) { return q.box == p.box && q.holder == p.holder; }))
+            vi->pieces.push_back(std::move(p));
       }
     }
+  for (auto& v : merged)
+    std::sort(v.versions.begin(), v.versions.end(),
+              [](const VersionInfo& a, const VersionInfo& b) { return a.version < b.version; });
+  return merged;
+}
+
+std::vector<std::pair<std::string, ServerStats>> Client::stat_each() {
+  std::vector<std::pair<std::string, ServerStats>> out;
+  for (std::size_t s = 0; s < impl_->servers.size(); ++s) {
+    net::Bytes reply = impl_->call(s, Op::Stat, impl_->begin(Op::Stat), net::deadline_in(30000));
+    net::WireReader r(reply);
+    ServerStats st;
+    st.variables = r.u64();
+    st.versions = r.u64();
+    st.pieces = r.u64();
+    st.owned_bytes = r.u64();
+    st.local_bytes = r.u64();
+    st.memory_budget = r.u64();
+    st.requests = r.u64();
+    st.bytes_in = r.u64();
+    r.expect_end();
+    out.emplace_back(impl_->addresses[s], st);
   }
-  r.expect_end();
   return out;
 }
 
 ServerStats Client::stat() {
-  net::Bytes reply = impl_->call(Op::Stat, impl_->begin(Op::Stat), net::deadline_in(30000));
-  net::WireReader r(reply);
-  ServerStats s;
-  s.variables = r.u64();
-  s.versions = r.u64();
-  s.pieces = r.u64();
-  s.owned_bytes = r.u64();
-  s.local_bytes = r.u64();
-  s.memory_budget = r.u64();
-  s.requests = r.u64();
-  s.bytes_in = r.u64();
-  r.expect_end();
-  return s;
+  ServerStats total;
+  for (const auto& [address, s] : stat_each()) {
+    total.variables = std::max(total.variables, s.variables);
+    total.versions = std::max(total.versions, s.versions);
+    total.pieces += s.pieces;
+    total.owned_bytes += s.owned_bytes;
+    total.local_bytes += s.local_bytes;
+    total.memory_budget += s.memory_budget;
+    total.requests += s.requests;
+    total.bytes_in += s.bytes_in;
+  }
+  return total;
 }
 
-void Client::stop_server() { impl_->call(Op::Stop, impl_->begin(Op::Stop), net::deadline_in(30000)); }
+void Client::stop_server() {
+  impl_->call_all(Op::Stop, [](net::WireWriter&) {}, net::deadline_in(30000));
+}
 
 }  // namespace cove

@@ -17,6 +17,7 @@ const char* op_name(Op op) noexcept {
     case Op::Stat: return "stat";
     case Op::Disconnect: return "disconnect";
     case Op::Stop: return "stop";
+    case Op::IndexAdd: return "index_add";
   }
   return "unknown";
 }

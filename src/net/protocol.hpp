@@ -25,8 +25,10 @@ enum class Op : std::uint16_t {
   Release = 4,
   // var, version (u64), latest (u8), region (box), timeout_ms (i64)
   //   ->  version (u64), dtype (str), count (u32), count x [box, layout (str), owner (str), key (blob)]
-  // owner "" means the answering server. Answered when the pieces cover the
-  // region, or with Timeout / NotFound as the timeout says.
+  // owner "" means the answering server. A server answers for the part of
+  // the region its index shard holds, when pieces cover that part, or with
+  // Timeout / NotFound as the timeout says. With latest set, it answers with
+  // the newest version covering its part.
   Query = 5,
   // var  ->  version (u64); NotFound when there is none
   Latest = 6,
@@ -41,9 +43,12 @@ enum class Op : std::uint16_t {
   Disconnect = 10,
   // (empty)  ->  (empty); the server shuts down after answering
   Stop = 11,
+  // Server to server: var, version, box, layout, dtype, bytes, holder address (str), key
+  //   ->  (empty). Adds an index entry for a piece another server or a writer holds.
+  IndexAdd = 12,
 };
 
-inline constexpr std::uint16_t kLastOp = static_cast<std::uint16_t>(Op::Stop);
+inline constexpr std::uint16_t kLastOp = static_cast<std::uint16_t>(Op::IndexAdd);
 
 const char* op_name(Op op) noexcept;
 

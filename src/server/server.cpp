@@ -3,12 +3,15 @@
 #include "core/fail.hpp"
 #include "net/protocol.hpp"
 #include "net/transport.hpp"
+#include "store/shard_map.hpp"
 #include "store/store.hpp"
 
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <algorithm>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -39,6 +42,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       fail(Code::InvalidArgument, "ServerOptions.workers = ", o.workers, " must be 1..256");
     endpoint = net::make_endpoint(o.listen);
     address = endpoint->address();
+    group = {address};
     for (int i = 0; i < o.workers; ++i) workers.emplace_back([this] { work(); });
     timer = std::thread([this] { expire_waiters(); });
     endpoint->serve([this](std::shared_ptr<net::Request> r) { enqueue(std::move(r)); });
@@ -67,6 +71,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     {
       std::lock_guard lock(mutex);
       store.clear();  // its exposed regions must go before the endpoint that exposed them
+      server_peers.clear();
     }
     endpoint.reset();  // fails requests still queued in the transport
     std::lock_guard lock(mutex);
@@ -89,6 +94,17 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   }
 
   void enqueue(std::shared_ptr<net::Request> r) {
+    // Index entries from other servers are applied at once, on the
+    // transport's thread: they never wait on anything, and a worker that is
+    // itself forwarding to that server must not wait behind them.
+    try {
+      if (net::read_header(r->message()).type == static_cast<std::uint16_t>(Op::IndexAdd)) {
+        handle(std::move(r));
+        return;
+      }
+    } catch (const Error&) {
+      // Malformed: a worker answers it with the error.
+    }
     {
       std::lock_guard lock(mutex);
       if (stopped) return;  // dropping it fails the caller
@@ -243,6 +259,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         out.u32(static_cast<std::uint32_t>(gone.size()));
         return false;
       }
+      case Op::IndexAdd:
+        index_add(in);
+        return false;
       case Op::Stop: {
         in.expect_end();
         ++requests;
@@ -269,6 +288,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     const auto key = in.bytes();
     piece->key.assign(key.begin(), key.end());
     in.expect_end();
+    std::vector<int> shards;
     {
       std::lock_guard lock(mutex);
       const store::VariableDef& def = store.check_piece(var, piece->box);
@@ -280,8 +300,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       if (piece->bytes != need)
         fail(Code::InvalidArgument, "put of ", piece->box.to_string(), " in '", var, "' sends ", piece->bytes,
              " bytes; the region holds ", need);
+      shards = shard_map(def).shards_for(piece->box);
       if (op == Op::Put) store.reserve(piece->bytes);
     }
+    const bool mine = std::find(shards.begin(), shards.end(), my_rank) != shards.end();
     if (op == Op::Put) {
       try {
         piece->data.reset(new std::byte[piece->bytes]);
@@ -296,11 +318,20 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         throw;
       }
       bytes_in += piece->bytes;
+      piece->indexed = mine;  // held here either way; indexed here if this shard covers part of it
     }
+    // What the other shards need, copied: once stored, the piece may be
+    // evicted by a concurrent put of a newer version.
+    const IndexEntry entry{piece->box, piece->layout, piece->bytes, piece->key,
+                           op == Op::Put ? address : piece->owner};
     std::vector<std::unique_ptr<store::Piece>> evicted;
-    std::lock_guard lock(mutex);
-    store.add(var, version, std::move(piece), evicted);
-    answer_waiters(var);
+    if (op == Op::Put || mine) {
+      std::lock_guard lock(mutex);
+      store.add(var, version, std::move(piece), evicted);
+      answer_waiters(var);
+    }
+    // The other shards learn of it after it is stored here, so a reader they answer finds it.
+    forward(shards, var, version, entry, dtype);
   }
 
   // Answers `w` if the store now covers its region, or with the error that
@@ -316,20 +347,91 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   }
 
   bool try_cover(const Waiter& w) {
+    const store::VariableDef* def = store.find(w.var);
+    if (!def) return false;
+    const std::vector<Box> parts = shard_map(*def).parts_of(my_rank, w.region);
+    std::optional<std::vector<const store::Piece*>> pieces;
     std::uint64_t version = w.version;
     if (w.latest) {
-      auto v = store.latest(w.var);
-      if (!v) return false;
-      version = *v;
+      for (std::uint64_t v : store.versions_newest_first(w.var))
+        if ((pieces = store.covering(w.var, v, parts))) {
+          version = v;
+          break;
+        }
+    } else {
+      pieces = store.covering(w.var, version, parts);
     }
-    auto pieces = store.covering(w.var, version, w.region);
     if (!pieces) return false;
     net::WireWriter out(static_cast<std::uint16_t>(Op::Query), w.request_id);
-    out.u64(version).str(store.find(w.var)->dtype.name()).u32(static_cast<std::uint32_t>(pieces->size()));
+    out.u64(version).str(def->dtype.name()).u32(static_cast<std::uint32_t>(pieces->size()));
     for (const store::Piece* p : *pieces) out.box(p->box).str(p->layout.to_string()).str(p->owner).bytes(p->key);
     ++requests;
     w.request->reply(std::move(out).finish());
     return true;
+  }
+
+  // The shard map of a variable for the current group. Caller holds the mutex.
+  const store::ShardMap& shard_map(const store::VariableDef& def) {
+    auto it = shard_maps.find(def.name);
+    if (it == shard_maps.end())
+      it = shard_maps.emplace(def.name, store::ShardMap(def.shape, static_cast<int>(group.size()), def.name)).first;
+    return it->second;
+  }
+
+  // Adds an index entry for a piece held elsewhere (forwarded by another server).
+  void index_add(net::WireReader& in) {
+    auto piece = std::make_unique<store::Piece>();
+    const std::string var = in.str();
+    const std::uint64_t version = in.u64();
+    piece->box = in.box();
+    piece->layout = Layout::parse(in.str());
+    const DType dtype = DType::parse(in.str());
+    piece->bytes = in.u64();
+    piece->owner = in.str();
+    const auto key = in.bytes();
+    piece->key.assign(key.begin(), key.end());
+    in.expect_end();
+    if (piece->owner.empty()) fail(Code::Protocol, "index entry without the holder's address");
+    std::vector<std::unique_ptr<store::Piece>> evicted;
+    std::lock_guard lock(mutex);
+    const store::VariableDef& def = store.check_piece(var, piece->box);
+    if (!(def.dtype == dtype)) fail(Code::InvalidArgument, "index entry for '", var, "' has dtype ", dtype.name());
+    store.add(var, version, std::move(piece), evicted);
+    answer_waiters(var);
+  }
+
+  net::Peer server_peer(const std::string& address) {
+    {
+      std::lock_guard lock(mutex);
+      auto it = server_peers.find(address);
+      if (it != server_peers.end()) return it->second;
+    }
+    net::Peer p = endpoint->connect(address, net::deadline_in(30000));
+    std::lock_guard lock(mutex);
+    return server_peers.emplace(address, p).first->second;
+  }
+
+  struct IndexEntry {
+    Box box;
+    Layout layout;
+    std::uint64_t bytes;
+    net::Bytes key;
+    std::string holder;
+  };
+
+  // Sends an index entry for a piece to the other shards that index part of it.
+  void forward(const std::vector<int>& shards, const std::string& var, std::uint64_t version, const IndexEntry& e,
+               const DType& dtype) {
+    for (int s : shards) {
+      if (s == my_rank) continue;
+      net::WireWriter w(static_cast<std::uint16_t>(Op::IndexAdd), next_forward++);
+      w.str(var).u64(version).box(e.box).str(e.layout.to_string()).str(dtype.name()).u64(e.bytes).str(e.holder);
+      w.bytes(e.key);
+      net::Bytes request = std::move(w).finish();
+      const std::uint64_t id = net::read_header(request).request_id;
+      net::Bytes reply = endpoint->call(server_peer(group[s]), std::move(request), net::deadline_in(30000));
+      net::check_reply(reply, static_cast<std::uint16_t>(Op::IndexAdd), id);
+    }
   }
 
   void answer_waiters(const std::string& var) {
@@ -384,6 +486,11 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::condition_variable wake, timer_wake, done_cv;
   std::deque<std::shared_ptr<net::Request>> queue;
   std::list<Waiter> waiters;
+  std::vector<std::string> group;  // every server's address; ours at my_rank
+  int my_rank = 0;
+  std::map<std::string, store::ShardMap> shard_maps;  // by variable, for the current group
+  std::map<std::string, net::Peer> server_peers;
+  std::atomic<std::uint64_t> next_forward{1};
   std::vector<std::thread> workers;
   std::thread timer;
   bool stopped = false, done = false;
@@ -393,6 +500,16 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
 Server::Server(const ServerOptions& options) : impl_(std::make_shared<Impl>(options)) {}
 Server::~Server() = default;
 std::string Server::address() const { return impl_->address; }
+
+void Server::join_group(const std::vector<std::string>& addresses, int rank) {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= addresses.size() || addresses[rank] != impl_->address)
+    fail(Code::InvalidArgument, "join_group: member ", rank, " of ", addresses.size(),
+         " is not this server's address");
+  std::lock_guard lock(impl_->mutex);
+  impl_->group = addresses;
+  impl_->my_rank = rank;
+  impl_->shard_maps.clear();
+}
 ServerStats Server::stats() const { return impl_->stats(); }
 void Server::stop() { impl_->stop(); }
 void Server::wait() { impl_->wait(); }

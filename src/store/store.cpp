@@ -2,6 +2,8 @@
 
 #include "core/fail.hpp"
 
+#include <algorithm>
+
 namespace cove::store {
 
 using detail::fail;
@@ -85,7 +87,7 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
   } else {
     local_ += piece->bytes;
   }
-  ver.index.insert(piece->box, piece->id);
+  if (piece->indexed) ver.index.insert(piece->box, piece->id);
   const std::uint64_t id = piece->id;
   ver.pieces.emplace(id, std::move(piece));
   if (fresh && max_versions_ > 0)
@@ -100,26 +102,32 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
 void Store::drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece>>::iterator it,
                        std::vector<std::unique_ptr<Piece>>& out) {
   Piece& p = *it->second;
-  v.index.remove(p.box, p.id);
+  if (p.indexed) v.index.remove(p.box, p.id);
   (p.owner.empty() ? owned_ : local_) -= p.bytes;
   out.push_back(std::move(it->second));
   v.pieces.erase(it);
 }
 
 std::optional<std::vector<const Piece*>> Store::covering(const std::string& var, std::uint64_t version,
-                                                         const Box& region) const {
+                                                         std::span<const Box> parts) const {
   auto vit = vars_.find(var);
   if (vit == vars_.end()) return std::nullopt;
   auto it = vit->second.versions.find(version);
   if (it == vit->second.versions.end()) return std::nullopt;
   const Version& ver = it->second;
   std::vector<const Piece*> found;
-  std::vector<Box> boxes;
-  ver.index.query(region, [&](const Box& b, std::uint64_t id) {
-    found.push_back(ver.pieces.at(id).get());
-    boxes.push_back(b);
-  });
-  if (!covers(boxes, region)) return std::nullopt;
+  std::vector<std::uint64_t> seen;
+  for (const Box& part : parts) {
+    std::vector<Box> boxes;
+    ver.index.query(part, [&](const Box& b, std::uint64_t id) {
+      boxes.push_back(b);
+      if (std::find(seen.begin(), seen.end(), id) == seen.end()) {
+        seen.push_back(id);
+        found.push_back(ver.pieces.at(id).get());
+      }
+    });
+    if (!covers(boxes, part)) return std::nullopt;
+  }
   return found;
 }
 
@@ -127,6 +135,14 @@ std::optional<std::uint64_t> Store::latest(const std::string& var) const {
   auto it = vars_.find(var);
   if (it == vars_.end() || it->second.versions.empty()) return std::nullopt;
   return it->second.versions.rbegin()->first;
+}
+
+std::vector<std::uint64_t> Store::versions_newest_first(const std::string& var) const {
+  std::vector<std::uint64_t> out;
+  auto it = vars_.find(var);
+  if (it != vars_.end())
+    for (auto v = it->second.versions.rbegin(); v != it->second.versions.rend(); ++v) out.push_back(v->first);
+  return out;
 }
 
 std::vector<std::unique_ptr<Piece>> Store::remove_version(const std::string& var, std::uint64_t version) {

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,9 @@ struct Piece {
   Box box;
   Layout layout;
   std::uint64_t bytes = 0;
-  std::string owner;  // "" when this server holds the bytes, else the writer's address
+  std::string owner;  // "" when this server holds the bytes, else the holder's address (writer or server)
   net::Bytes key;     // memory key for one-sided reads of the bytes
+  bool indexed = true;  // false: bytes held here for readers, indexed by other servers
   // Owned pieces only:
   std::unique_ptr<std::byte[]> data;
   std::unique_ptr<net::MemoryRegion> region;
@@ -77,10 +79,13 @@ class Store {
   std::uint64_t add(const std::string& var, std::uint64_t version, std::unique_ptr<Piece> piece,
                     std::vector<std::unique_ptr<Piece>>& evicted);
 
-  // The pieces of (var, version) meeting `region`, if together they cover it.
+  // The indexed pieces of (var, version) meeting any of `parts`, if
+  // together they cover every part.
   std::optional<std::vector<const Piece*>> covering(const std::string& var, std::uint64_t version,
-                                                    const Box& region) const;
+                                                    std::span<const Box> parts) const;
   std::optional<std::uint64_t> latest(const std::string& var) const;
+  // The variable's versions, newest first (empty for an unknown variable).
+  std::vector<std::uint64_t> versions_newest_first(const std::string& var) const;
 
   // Removes a version, or the pieces of `owner` with box `box` in a version.
   std::vector<std::unique_ptr<Piece>> remove_version(const std::string& var, std::uint64_t version);

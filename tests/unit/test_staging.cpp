@@ -98,15 +98,34 @@ struct Staging : ::testing::Test {
 struct Exchange {
   int ndim, writers, readers;
   bool local;
+  int servers = 1;
+};
+
+// A group of `n` servers, joined so that indexes are sharded across them.
+struct Group {
+  std::vector<cove::Server> servers;
+  explicit Group(int n) {
+    std::vector<std::string> addresses;
+    for (int i = 0; i < n; ++i) {
+      cove::ServerOptions o;
+      o.listen = unique_name("group");
+      servers.emplace_back(o);
+      addresses.push_back(servers.back().address());
+    }
+    for (int i = 0; i < n; ++i) servers[i].join_group(addresses, i);
+  }
+  std::string addresses() const {
+    std::string all;
+    for (const auto& s : servers) all += (all.empty() ? "" : ",") + s.address();
+    return all;
+  }
 };
 
 class NToM : public ::testing::TestWithParam<Exchange> {};
 
 TEST_P(NToM, EveryReaderGetsExactlyItsRegion) {
-  const auto [ndim, nw, nr, local] = GetParam();
-  cove::ServerOptions o;
-  o.listen = unique_name("ntom");
-  cove::Server server(o);
+  const auto [ndim, nw, nr, local, nservers] = GetParam();
+  Group group(nservers);
   const V shape_by_rank[] = {{}, {97}, {23, 17}, {11, 9, 13}, {5, 6, 4, 7}};
   const V& shape = shape_by_rank[ndim];
   const Box domain = Box::from_shape(shape);
@@ -115,7 +134,7 @@ TEST_P(NToM, EveryReaderGetsExactlyItsRegion) {
   std::vector<Client> writers;
   std::vector<std::vector<double>> data(static_cast<std::size_t>(nw));
   for (int w = 0; w < nw; ++w) {
-    writers.push_back(Client::connect(server.address()));
+    writers.push_back(Client::connect(group.addresses()));
     writers.back().define("field", DType(DTypeKind::Float64), ndim, shape);
   }
   for (std::uint64_t version : {1u, 2u}) {
@@ -130,7 +149,7 @@ TEST_P(NToM, EveryReaderGetsExactlyItsRegion) {
       }
     }
     for (int r = 0; r < nr; ++r) {
-      Client reader = Client::connect(server.address());
+      Client reader = Client::connect(group.addresses());
       const Box b = rdec.block(r);
       for (const Layout& layout : {Layout::c(), Layout::f()}) {
         std::vector<double> got(static_cast<std::size_t>(b.volume()), -1);
@@ -149,7 +168,43 @@ TEST_P(NToM, EveryReaderGetsExactlyItsRegion) {
 INSTANTIATE_TEST_SUITE_P(Inproc, NToM,
                          ::testing::Values(Exchange{1, 1, 1, false}, Exchange{1, 4, 3, false}, Exchange{2, 2, 3, false},
                                            Exchange{3, 4, 2, false}, Exchange{4, 2, 3, false}, Exchange{3, 4, 3, true},
-                                           Exchange{2, 1, 2, true}, Exchange{4, 4, 1, true}));
+                                           Exchange{2, 1, 2, true}, Exchange{4, 4, 1, true},
+                                           Exchange{2, 2, 3, false, 2}, Exchange{3, 4, 3, false, 2},
+                                           Exchange{3, 4, 2, true, 2}, Exchange{1, 4, 3, false, 3}));
+
+TEST(Group, PiecesStayWhereTheyArriveAndIndexesAreSplit) {
+  Group group(2);
+  Client c = Client::connect(group.addresses());
+  const V shape{64, 64};
+  c.define("g", DType(DTypeKind::Float32), 2, shape);
+  // Many small pieces across the domain: both servers receive data and index it.
+  for (Index i = 0; i < 64; i += 16)
+    for (Index j = 0; j < 64; j += 16) {
+      const Box b = Box::from_start_count(V{i, j}, V{16, 16});
+      std::vector<float> d(256, static_cast<float>(i * 64 + j));
+      c.put("g", 1, b, d.data(), d.size() * 4);
+    }
+  const auto each = c.stat_each();
+  ASSERT_EQ(each.size(), 2u);
+  EXPECT_GT(each[0].second.owned_bytes, 0u);
+  EXPECT_GT(each[1].second.owned_bytes, 0u);
+  EXPECT_EQ(each[0].second.owned_bytes + each[1].second.owned_bytes, 64u * 64u * 4u);
+  // A region across the middle is assembled from pieces on both servers.
+  const Box mid = Box::from_start_count(V{8, 8}, V{48, 48});
+  std::vector<float> got(48 * 48);
+  c.get("g", 1, mid, got.data(), got.size() * 4, 0);
+  for (Index i = 0; i < 48; ++i)
+    for (Index j = 0; j < 48; ++j) {
+      const Index gi = i + 8, gj = j + 8;
+      ASSERT_EQ(got[i * 48 + j], static_cast<float>((gi / 16 * 16) * 64 + gj / 16 * 16));
+    }
+  // Listing merges the servers; every piece appears once.
+  const auto vars = c.list();
+  ASSERT_EQ(vars.size(), 1u);
+  EXPECT_EQ(vars[0].versions.at(0).pieces.size(), 16u);
+  c.remove("g", 1);
+  EXPECT_EQ(c.stat().owned_bytes, 0u);
+}
 
 TEST_F(Staging, WaitsAndTimeouts) {
   cove::Server server(options());

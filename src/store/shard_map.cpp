@@ -1,0 +1,45 @@
+#include "store/shard_map.hpp"
+
+#include "core/fail.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace cove::store {
+
+ShardMap::ShardMap(const std::optional<Box>& shape, int servers, const std::string& name) : servers_(servers) {
+  if (servers < 1) detail::fail(Code::InvalidArgument, "a server group needs at least one server, not ", servers);
+  if (servers == 1 || !shape || shape->empty()) {
+    whole_ = static_cast<int>(std::hash<std::string>{}(name) % static_cast<std::size_t>(servers));
+    return;
+  }
+  // As many blocks as asked for, but never more than cells along a dimension.
+  auto grid = dims_create(static_cast<Index>(servers) * kBlocksPerServer, shape->ndim);
+  std::vector<int> by_length(shape->ndim);
+  for (int d = 0; d < shape->ndim; ++d) by_length[d] = d;
+  std::stable_sort(by_length.begin(), by_length.end(),
+                   [&](int a, int b) { return shape->count(a) > shape->count(b); });
+  std::vector<Index> g(shape->ndim);
+  for (int i = 0; i < shape->ndim; ++i) g[by_length[i]] = std::min(grid[i], shape->count(by_length[i]));
+  blocks_.emplace(*shape, g);
+  owner_ = owners_along_curve(hilbert_order(g), servers);
+}
+
+std::vector<int> ShardMap::shards_for(const Box& region) const {
+  if (whole_ >= 0) return {whole_};
+  std::vector<int> out;
+  for (Index b : blocks_->blocks_intersecting(region)) out.push_back(owner_[b]);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<Box> ShardMap::parts_of(int shard, const Box& region) const {
+  if (whole_ >= 0) return shard == whole_ ? std::vector<Box>{region} : std::vector<Box>{};
+  std::vector<Box> out;
+  for (Index b : blocks_->blocks_intersecting(region))
+    if (owner_[b] == shard) out.push_back(blocks_->block(b).intersection(region));
+  return out;
+}
+
+}  // namespace cove::store
