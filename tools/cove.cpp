@@ -15,8 +15,13 @@
 
 #include "server/config.hpp"
 
+#ifdef COVE_HAVE_MPI
+#include <mpi.h>
+#endif
+
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <pthread.h>
@@ -61,6 +66,55 @@ int to_int(const std::string& text, const char* what) {
   return static_cast<int>(v);
 }
 
+// Under mpiexec every rank runs a server; rank 0 writes the connection file
+// with all of their addresses, and each server joins the group.
+struct Group {
+  int rank = 0, size = 1;
+  bool mpi = false;
+
+  Group() {
+#ifdef COVE_HAVE_MPI
+    if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK")) {
+      MPI_Init(nullptr, nullptr);
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      mpi = true;
+    }
+#endif
+  }
+  ~Group() {
+#ifdef COVE_HAVE_MPI
+    if (mpi) MPI_Finalize();
+#endif
+  }
+
+  std::vector<std::string> addresses(const std::string& mine) const {
+    if (size == 1) return {mine};
+#ifdef COVE_HAVE_MPI
+    const int len = static_cast<int>(mine.size());
+    std::vector<int> lens(size), offsets(size);
+    MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    int total = 0;
+    for (int i = 0; i < size; ++i) {
+      offsets[i] = total;
+      total += lens[i];
+    }
+    std::string all(static_cast<std::size_t>(total), '\0');
+    MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD);
+    std::vector<std::string> out;
+    for (int i = 0; i < size; ++i) out.push_back(all.substr(offsets[i], lens[i]));
+    return out;
+#else
+    return {mine};
+#endif
+  }
+  void barrier() const {
+#ifdef COVE_HAVE_MPI
+    if (mpi) MPI_Barrier(MPI_COMM_WORLD);
+#endif
+  }
+};
+
 int serve(int argc, char** argv, int first) {
   auto flags = parse_flags(argc, argv, first,
                            {"config", "connection-file", "memory-budget", "max-versions", "workers", "log-level"});
@@ -84,18 +138,22 @@ int serve(int argc, char** argv, int first) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  Group group;
   cove::Server server(cfg.options);
-  cove::config::write_connection_file(cfg.connection_file, {server.address()});
+  const auto addresses = group.addresses(server.address());
+  server.join_group(addresses, group.rank);
+  group.barrier();  // every member knows the group before any client can
+  if (group.rank == 0) cove::config::write_connection_file(cfg.connection_file, addresses);
   if (cfg.log_level != "error" && cfg.log_level != "warn")
-    std::fprintf(stderr, "cove-server %d: serving; connection file %s\n", static_cast<int>(::getpid()),
-                 cfg.connection_file.c_str());
+    std::fprintf(stderr, "cove-server %d: serving as %d of %d; connection file %s\n", static_cast<int>(::getpid()),
+                 group.rank, group.size, cfg.connection_file.c_str());
   std::thread signals([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     if (sig != 0) server.stop();
   });
   server.wait();
-  ::unlink(cfg.connection_file.c_str());
+  if (group.rank == 0) ::unlink(cfg.connection_file.c_str());
   // Wake the signal thread if the server stopped for another reason (cove stop).
   pthread_kill(signals.native_handle(), SIGTERM);
   signals.join();

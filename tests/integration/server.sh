@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CTest fixture helper: start or stop a cove-server for the integration tests.
 #   server.sh start DIR [cove-server options...]   starts it, waits for DIR/cove.conn
+#     (COVE_TEST_SERVERS=N starts a group of N under mpiexec)
 #   server.sh stop DIR                             cove stop, then waits for the PID; kills it if it lingers
 # Only the PID recorded in DIR/server.pid is ever signalled.
 set -euo pipefail
@@ -10,7 +11,11 @@ bin=$(dirname "$0")
 case "$cmd" in
   start)
     rm -rf "$dir" && mkdir -p "$dir"
-    "$COVE_BIN"/cove-server --connection-file "$dir/cove.conn" "$@" > "$dir/server.log" 2>&1 &
+    launch=()
+    if [ "${COVE_TEST_SERVERS:-1}" -gt 1 ]; then
+      launch=(mpiexec --allow-run-as-root --oversubscribe -n "$COVE_TEST_SERVERS")
+    fi
+    "${launch[@]}" "$COVE_BIN"/cove-server --connection-file "$dir/cove.conn" "$@" > "$dir/server.log" 2>&1 &
     echo $! > "$dir/server.pid"
     for _ in $(seq 200); do
       [ -f "$dir/cove.conn" ] && exit 0
