@@ -25,6 +25,7 @@
 #include <cove/server.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -48,6 +49,40 @@ struct PieceInfo {
 struct VersionInfo {
   std::uint64_t version;
   std::vector<PieceInfo> pieces;
+};
+
+// A metadata blob and its version.
+struct Metadata {
+  std::uint64_t version;
+  std::vector<std::byte> data;
+};
+
+// The completion of a put_async(). Cheap to copy; copies share the put.
+class COVE_EXPORT PutHandle {
+ public:
+  // True once the put has finished (successfully or not); never blocks.
+  bool test() const;
+  // Blocks until the put has finished; throws what the put threw.
+  void wait() const;
+
+ private:
+  friend class Client;
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// A standing interest in a region of a variable; see Client::subscribe().
+// Destroying the last copy cancels it.
+class COVE_EXPORT Subscription {
+ public:
+  // Stops the callbacks; blocks until a running callback has returned
+  // (do not call it from inside the callback). Idempotent.
+  void cancel();
+
+ private:
+  friend class Client;
+  struct State;
+  std::shared_ptr<State> state_;
 };
 
 struct VariableInfo {
@@ -89,6 +124,11 @@ class COVE_EXPORT Client {
   // client disconnects, which releases all of its put_local pieces.
   void put_local(const std::string& var, std::uint64_t version, const Box& box, const void* data,
                  std::size_t bytes, const Layout& layout = Layout::c());
+  // Like put(), but returns at once; the put runs on another thread. `data`
+  // must stay valid and unchanged until the handle reports completion.
+  PutHandle put_async(const std::string& var, std::uint64_t version, const Box& box, const void* data,
+                      std::size_t bytes, const Layout& layout = Layout::c());
+
   // Withdraws a put_local piece; returns how many pieces the server dropped.
   std::size_t release(const std::string& var, std::uint64_t version, const Box& box);
 
@@ -103,6 +143,21 @@ class COVE_EXPORT Client {
   std::uint64_t get_latest(const std::string& var, const Box& region, void* data, std::size_t bytes,
                            std::int64_t timeout_ms, const Layout& layout = Layout::c());
 
+  // Calls callback(var, version) for every version newer than those present
+  // now that fully covers `region`, in increasing order, on a thread of the
+  // subscription's own. The callback must not cancel its own subscription.
+  // If waiting fails (the servers go away), the callback is called no more.
+  Subscription subscribe(const std::string& var, const Box& region,
+                         std::function<void(const std::string& var, std::uint64_t version)> callback);
+
+  // Small named blobs (at most 1 MiB) by version, e.g. step times or
+  // checksums. get_meta waits as get() does (timeout_ms 0, <0, >0).
+  void put_meta(const std::string& name, std::uint64_t version, std::span<const std::byte> data);
+  Metadata get_meta(const std::string& name, std::uint64_t version, std::int64_t timeout_ms);
+  // The first version after `after`.
+  Metadata get_meta_next(const std::string& name, std::uint64_t after, std::int64_t timeout_ms);
+  Metadata get_meta_latest(const std::string& name, std::int64_t timeout_ms);
+
   // The newest version of `var`, if any.
   std::optional<std::uint64_t> latest(const std::string& var);
   // Deletes a version (NotFound if absent).
@@ -116,6 +171,8 @@ class COVE_EXPORT Client {
   void stop_server();
   // The servers' addresses.
   std::vector<std::string> servers() const;
+  // The server addresses a target names (see connect()), without connecting.
+  static std::vector<std::string> resolve(const std::string& target, std::int64_t timeout_ms);
 
   // This client's own address (readers reach its put_local data there).
   std::string address() const;

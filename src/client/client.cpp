@@ -13,6 +13,8 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <future>
+#include <thread>
 #include <tuple>
 #include <unistd.h>
 
@@ -298,6 +300,21 @@ struct Client::Impl {
     copy_region({packed.data(), packed.size(), part, p.layout}, {data, bytes, region, layout}, part, elem);
   }
 
+  Metadata meta_get(const std::string& name, int mode, std::uint64_t version, std::int64_t timeout_ms) {
+    auto w = begin(Op::MetaGet);
+    w.str(name).u8(static_cast<std::uint8_t>(mode)).u64(version).i64(timeout_ms);
+    const net::Deadline deadline = timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + 30000);
+    const std::size_t server = std::hash<std::string>{}(name) % servers.size();
+    net::Bytes reply = call(server, Op::MetaGet, std::move(w), deadline);
+    net::WireReader r(reply);
+    Metadata m;
+    m.version = r.u64();
+    const auto blob = r.bytes();
+    m.data.assign(blob.begin(), blob.end());
+    r.expect_end();
+    return m;
+  }
+
   std::vector<VariableInfo> list_server(std::size_t s) {
     net::Bytes reply = call(s, Op::List, begin(Op::List), net::deadline_in(30000));
     net::WireReader r(reply);
@@ -325,7 +342,7 @@ struct Client::Impl {
   }
 };
 
-Client Client::connect(const std::string& target, const ConnectOptions& options) {
+std::vector<std::string> Client::resolve(const std::string& target, std::int64_t timeout_ms) {
   std::string where = target;
   if (where.empty()) {
     const char* env = std::getenv("COVE_CONNECT");
@@ -334,8 +351,13 @@ Client Client::connect(const std::string& target, const ConnectOptions& options)
     where = env;
   }
   const std::vector<std::string> addresses =
-      is_address(where) ? split_addresses(where) : config::read_connection_file(where, options.timeout_ms);
+      is_address(where) ? split_addresses(where) : config::read_connection_file(where, timeout_ms);
   if (addresses.empty()) fail(Code::InvalidArgument, "no server address in '", where, "'");
+  return addresses;
+}
+
+Client Client::connect(const std::string& target, const ConnectOptions& options) {
+  const std::vector<std::string> addresses = resolve(target, options.timeout_ms);
   Client c;
   c.impl_ = std::make_shared<Impl>();
   c.impl_->endpoint = open_endpoint(addresses.front());
@@ -502,6 +524,108 @@ ServerStats Client::stat() {
 
 void Client::stop_server() {
   impl_->call_all(Op::Stop, [](net::WireWriter&) {}, net::deadline_in(30000));
+}
+
+}  // namespace cove
+
+namespace cove {
+
+// ---- non-blocking put ----
+
+struct PutHandle::State {
+  std::shared_future<void> done;
+};
+
+bool PutHandle::test() const {
+  return state_->done.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+void PutHandle::wait() const { state_->done.get(); }
+
+PutHandle Client::put_async(const std::string& var, std::uint64_t version, const Box& box, const void* data,
+                            std::size_t bytes, const Layout& layout) {
+  PutHandle h;
+  h.state_ = std::make_shared<PutHandle::State>();
+  Client self = *this;  // keeps the connection alive while the put runs
+  h.state_->done = std::async(std::launch::async, [self, var, version, box, data, bytes, layout]() mutable {
+                     self.put(var, version, box, data, bytes, layout);
+                   }).share();
+  return h;
+}
+
+// ---- subscriptions ----
+
+struct Subscription::State {
+  std::atomic<bool> cancelled{false};
+  std::thread thread;
+  ~State() {
+    cancelled = true;
+    if (thread.joinable()) {
+      if (thread.get_id() == std::this_thread::get_id())
+        thread.detach();  // the last handle went away inside the callback
+      else
+        thread.join();
+    }
+  }
+};
+
+void Subscription::cancel() {
+  if (!state_) return;
+  state_->cancelled = true;
+  if (state_->thread.joinable() && state_->thread.get_id() != std::this_thread::get_id()) state_->thread.join();
+}
+
+Subscription Client::subscribe(const std::string& var, const Box& region,
+                               std::function<void(const std::string& var, std::uint64_t version)> callback) {
+  if (!callback) fail(Code::InvalidArgument, "subscribe needs a callback");
+  const VarInfo info = impl_->var_info(var);
+  Impl::check_region(var, info, region);
+  // Versions already there do not count: start after the newest covering one.
+  std::uint64_t next = 0;
+  try {
+    next = impl_->gather(var, 0, true, region, 0, info.dtype).version + 1;
+  } catch (const Error& e) {
+    if (e.code() != Code::NotFound) throw;
+  }
+  Subscription sub;
+  sub.state_ = std::make_shared<Subscription::State>();
+  auto* state = sub.state_.get();
+  auto impl = impl_;
+  // The thread holds the client, not the subscription: dropping the last
+  // Subscription handle cancels and joins it.
+  state->thread = std::thread([state, impl, var, region, callback = std::move(callback), next, dtype = info.dtype]() mutable {
+    while (!state->cancelled) {
+      try {
+        // Short waits, so that a cancel is noticed within about this long.
+        const std::uint64_t v = impl->gather(var, next, true, region, 200, dtype).version;
+        if (state->cancelled) break;
+        callback(var, v);
+        next = v + 1;
+      } catch (const Error& e) {
+        if (e.code() != Code::Timeout) break;
+      }
+    }
+  });
+  return sub;
+}
+
+// ---- metadata ----
+
+void Client::put_meta(const std::string& name, std::uint64_t version, std::span<const std::byte> data) {
+  if (data.size() > net::kMaxMetaBytes)
+    fail(Code::InvalidArgument, "metadata '", name, "' of ", data.size(), " bytes exceeds ", net::kMaxMetaBytes);
+  auto w = impl_->begin(Op::MetaPut);
+  w.str(name).u64(version).bytes(data);
+  impl_->call(std::hash<std::string>{}(name) % impl_->servers.size(), Op::MetaPut, std::move(w), net::deadline_in(30000));
+}
+
+Metadata Client::get_meta(const std::string& name, std::uint64_t version, std::int64_t timeout_ms) {
+  return impl_->meta_get(name, 0, version, timeout_ms);
+}
+Metadata Client::get_meta_next(const std::string& name, std::uint64_t after, std::int64_t timeout_ms) {
+  return impl_->meta_get(name, 1, after, timeout_ms);
+}
+Metadata Client::get_meta_latest(const std::string& name, std::int64_t timeout_ms) {
+  return impl_->meta_get(name, 2, 0, timeout_ms);
 }
 
 }  // namespace cove

@@ -18,6 +18,8 @@ const char* op_name(Op op) noexcept {
     case Op::Disconnect: return "disconnect";
     case Op::Stop: return "stop";
     case Op::IndexAdd: return "index_add";
+    case Op::MetaPut: return "meta_put";
+    case Op::MetaGet: return "meta_get";
   }
   return "unknown";
 }

@@ -25,6 +25,7 @@ enum class Op : std::uint16_t {
   Release = 4,
   // var, version (u64), latest (u8), region (box), timeout_ms (i64)
   //   ->  version (u64), dtype (str), count (u32), count x [box, layout (str), owner (str), key (blob)]
+  // With latest set, `version` is the oldest version that may answer (0: any).
   // owner "" means the answering server. A server answers for the part of
   // the region its index shard holds, when pieces cover that part, or with
   // Timeout / NotFound as the timeout says. With latest set, it answers with
@@ -46,9 +47,15 @@ enum class Op : std::uint16_t {
   // Server to server: var, version, box, layout, dtype, bytes, holder address (str), key
   //   ->  (empty). Adds an index entry for a piece another server or a writer holds.
   IndexAdd = 12,
+  // name, version (u64), blob  ->  (empty). Stores a metadata blob.
+  MetaPut = 13,
+  // name, mode (u8: 0 exact, 1 next after version, 2 latest), version (u64), timeout_ms (i64)
+  //   ->  version (u64), blob. Waits as Query does when there is none yet.
+  MetaGet = 14,
 };
 
-inline constexpr std::uint16_t kLastOp = static_cast<std::uint16_t>(Op::IndexAdd);
+inline constexpr std::uint16_t kLastOp = static_cast<std::uint16_t>(Op::MetaGet);
+inline constexpr std::size_t kMaxMetaBytes = std::size_t{1} << 20;
 
 const char* op_name(Op op) noexcept;
 

@@ -27,11 +27,13 @@ namespace {
 struct Waiter {
   std::shared_ptr<net::Request> request;
   std::uint64_t request_id;
-  std::string var;
+  std::string var;  // or metadata name
   std::uint64_t version;
-  bool latest;
+  bool latest;      // for metadata: mode (0 exact, 1 next, 2 latest) in meta_mode
   Box region;
   net::Deadline deadline;
+  bool meta = false;
+  int meta_mode = 0;
 };
 
 }  // namespace
@@ -59,8 +61,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       }
       stopped = true;
       for (auto& w : waiters)
-        w.request->reply(net::error_reply(static_cast<std::uint16_t>(Op::Query), w.request_id, Code::Unavailable,
-                                          "the server is shutting down"));
+        w.request->reply(net::error_reply(static_cast<std::uint16_t>(w.meta ? Op::MetaGet : Op::Query), w.request_id,
+                                          Code::Unavailable, "the server is shutting down"));
       waiters.clear();
     }
     wake.notify_all();
@@ -262,6 +264,38 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       case Op::IndexAdd:
         index_add(in);
         return false;
+      case Op::MetaPut: {
+        const std::string name = in.str();
+        const std::uint64_t version = in.u64();
+        const auto blob = in.bytes();
+        in.expect_end();
+        if (name.empty()) fail(Code::InvalidArgument, "metadata name is empty");
+        if (blob.size() > net::kMaxMetaBytes)
+          fail(Code::InvalidArgument, "metadata '", name, "' of ", blob.size(), " bytes exceeds ", net::kMaxMetaBytes);
+        std::lock_guard lock(mutex);
+        auto& versions = metadata[name];
+        versions[version].assign(blob.begin(), blob.end());
+        if (options.max_versions > 0)
+          while (versions.size() > static_cast<std::size_t>(options.max_versions)) versions.erase(versions.begin());
+        answer_waiters(name, true);
+        return false;
+      }
+      case Op::MetaGet: {
+        Waiter w{r, id, in.str(), 0, false, {}, {}};
+        w.meta = true;
+        w.meta_mode = in.u8();
+        w.version = in.u64();
+        const std::int64_t timeout_ms = in.i64();
+        in.expect_end();
+        if (w.meta_mode > 2) fail(Code::InvalidArgument, "metadata get mode ", w.meta_mode, " is not 0, 1 or 2");
+        w.deadline = net::deadline_in(timeout_ms);
+        std::lock_guard lock(mutex);
+        if (try_answer(w)) return true;
+        if (timeout_ms == 0) fail(Code::NotFound, "metadata '", w.var, "' has no such version (yet)");
+        waiters.push_back(std::move(w));
+        timer_wake.notify_all();
+        return true;
+      }
       case Op::Stop: {
         in.expect_end();
         ++requests;
@@ -338,7 +372,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   // checking it raised. Caller holds the mutex.
   bool try_answer(const Waiter& w) {
     try {
-      return try_cover(w);
+      return w.meta ? try_meta(w) : try_cover(w);
     } catch (const Error& e) {
       ++requests;
       w.request->reply(net::error_reply(static_cast<std::uint16_t>(Op::Query), w.request_id, e.code(), e.what()));
@@ -354,7 +388,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     std::uint64_t version = w.version;
     if (w.latest) {
       for (std::uint64_t v : store.versions_newest_first(w.var))
-        if ((pieces = store.covering(w.var, v, parts))) {
+        if (v >= w.version && (pieces = store.covering(w.var, v, parts))) {
           version = v;
           break;
         }
@@ -434,9 +468,29 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
   }
 
-  void answer_waiters(const std::string& var) {
+  void answer_waiters(const std::string& var, bool meta = false) {
     for (auto it = waiters.begin(); it != waiters.end();)
-      it = (it->var == var && try_answer(*it)) ? waiters.erase(it) : std::next(it);
+      it = (it->meta == meta && it->var == var && try_answer(*it)) ? waiters.erase(it) : std::next(it);
+  }
+
+  // Metadata: small named blobs by version, kept on this server.
+  bool try_meta(const Waiter& w) {
+    auto it = metadata.find(w.var);
+    if (it == metadata.end() || it->second.empty()) return false;
+    const auto& versions = it->second;
+    std::map<std::uint64_t, net::Bytes>::const_iterator found;
+    if (w.meta_mode == 0)
+      found = versions.find(w.version);
+    else if (w.meta_mode == 1)
+      found = versions.upper_bound(w.version);
+    else
+      found = std::prev(versions.end());
+    if (found == versions.end()) return false;
+    net::WireWriter out(static_cast<std::uint16_t>(Op::MetaGet), w.request_id);
+    out.u64(found->first).bytes(found->second);
+    ++requests;
+    w.request->reply(std::move(out).finish());
+    return true;
   }
 
   void expire_waiters() {
@@ -447,9 +501,11 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       for (auto it = waiters.begin(); it != waiters.end();) {
         if (it->deadline <= now) {
           ++requests;
-          it->request->reply(net::error_reply(static_cast<std::uint16_t>(Op::Query), it->request_id, Code::Timeout,
-                                              "variable '" + it->var + "': region " + it->region.to_string() +
-                                                  " was not covered before the timeout"));
+          it->request->reply(net::error_reply(
+              static_cast<std::uint16_t>(it->meta ? Op::MetaGet : Op::Query), it->request_id, Code::Timeout,
+              it->meta ? "metadata '" + it->var + "' had no such version before the timeout"
+                       : "variable '" + it->var + "': region " + it->region.to_string() +
+                             " was not covered before the timeout"));
           it = waiters.erase(it);
         } else {
           next = std::min(next, it->deadline);
@@ -490,6 +546,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   int my_rank = 0;
   std::map<std::string, store::ShardMap> shard_maps;  // by variable, for the current group
   std::map<std::string, net::Peer> server_peers;
+  std::map<std::string, std::map<std::uint64_t, net::Bytes>> metadata;  // name -> version -> blob
   std::atomic<std::uint64_t> next_forward{1};
   std::vector<std::thread> workers;
   std::thread timer;

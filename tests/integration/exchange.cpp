@@ -7,6 +7,7 @@
 //                      [--timeout-ms T] [--reader-layout C|F]
 // The server comes from COVE_CONNECT. Exit 0 when every check passed.
 #include <cove/cove.hpp>
+#include <cove/mpi.hpp>
 
 #include <mpi.h>
 
@@ -74,7 +75,7 @@ int main(int argc, char** argv) {
   const cove::Box domain = cove::Box::from_shape(shape);
   int failures = 0;
   try {
-    cove::Client client = cove::Client::connect();
+    cove::Client client = cove::connect(MPI_COMM_WORLD);
     client.define("field", cove::DType(cove::DTypeKind::Float64), ndim, shape);
     client.define("done", cove::DType(cove::DTypeKind::Int32), 1, std::vector<cove::Index>{64});
     if (role == "writer") {

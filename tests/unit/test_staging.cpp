@@ -18,7 +18,10 @@
 #include <chrono>
 #include <future>
 #include <numeric>
+#include <condition_variable>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <thread>
 
 namespace {
@@ -395,6 +398,92 @@ TEST_F(Staging, ReaderWaitingWhileTheServerStopsGetsAnError) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   server->stop();
   EXPECT_EQ(waiting.get(), Code::Unavailable);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(Staging, MetadataByVersionNextAndLatest) {
+  cove::Server server(options());
+  Client c = Client::connect(server.address());
+  auto blob = [](const std::string& s) {
+    std::vector<std::byte> b(s.size());
+    std::memcpy(b.data(), s.data(), s.size());
+    return b;
+  };
+  auto text = [](const cove::Metadata& m) { return std::string(reinterpret_cast<const char*>(m.data.data()), m.data.size()); };
+  EXPECT_EQ(code_of([&] { c.get_meta_latest("steps", 0); }), Code::NotFound);
+  EXPECT_EQ(code_of([&] { c.get_meta("steps", 1, 30); }), Code::Timeout);
+  c.put_meta("steps", 1, blob("one"));
+  c.put_meta("steps", 3, blob("three"));
+  EXPECT_EQ(text(c.get_meta("steps", 1, 0)), "one");
+  EXPECT_EQ(c.get_meta_next("steps", 1, 0).version, 3u);
+  EXPECT_EQ(text(c.get_meta_latest("steps", 0)), "three");
+  // Waiting for the next one.
+  auto next = std::async(std::launch::async, [&] { return c.get_meta_next("steps", 3, 5000); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  c.put_meta("steps", 4, blob("four"));
+  const auto m = next.get();
+  EXPECT_EQ(m.version, 4u);
+  EXPECT_EQ(text(m), "four");
+  std::vector<std::byte> big(cove::net::kMaxMetaBytes + 1);
+  EXPECT_EQ(code_of([&] { c.put_meta("big", 1, big); }), Code::InvalidArgument);
+}
+
+TEST_F(Staging, SubscriptionsFireForNewCoveringVersions) {
+  Group group(over_ucx() ? 1 : 2);
+  Client writer = Client::connect(group.addresses()), watcher = Client::connect(group.addresses());
+  const V shape{16, 16};
+  writer.define("s", DType(DTypeKind::Float64), 2, shape);
+  const Box all = Box::from_shape(shape), top = Box::from_start_count(V{0, 0}, V{8, 16}),
+            bottom = Box::from_start_count(V{8, 0}, V{8, 16});
+  const auto t = encoded(top, shape), b = encoded(bottom, shape);
+  writer.put("s", 1, all, encoded(all, shape).data(), 16 * 16 * 8);  // present before: not reported
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<std::uint64_t> seen;
+  auto sub = watcher.subscribe("s", all, [&](const std::string& var, std::uint64_t v) {
+    EXPECT_EQ(var, "s");
+    std::lock_guard lock(m);
+    seen.push_back(v);
+    cv.notify_all();
+  });
+  writer.put("s", 2, top, t.data(), t.size() * 8);  // half: not yet
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    std::lock_guard lock(m);
+    EXPECT_TRUE(seen.empty());
+  }
+  writer.put("s", 2, bottom, b.data(), b.size() * 8);
+  writer.put("s", 5, all, encoded(all, shape).data(), 16 * 16 * 8);
+  {
+    std::unique_lock lock(m);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return seen.size() >= 2; }));
+    EXPECT_EQ(seen, (std::vector<std::uint64_t>{2, 5}));
+  }
+  sub.cancel();
+  writer.put("s", 6, all, encoded(all, shape).data(), 16 * 16 * 8);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::lock_guard lock(m);
+  EXPECT_EQ(seen.size(), 2u);
+}
+
+TEST_F(Staging, NonBlockingPut) {
+  cove::Server server(options());
+  Client c = Client::connect(server.address());
+  const V shape{256, 256};
+  c.define("nb", DType(DTypeKind::Float64), 2, shape);
+  const Box all = Box::from_shape(shape);
+  const auto d = encoded(all, shape);
+  auto h = c.put_async("nb", 1, all, d.data(), d.size() * 8);
+  h.wait();
+  EXPECT_TRUE(h.test());
+  std::vector<double> got(d.size());
+  c.get("nb", 1, all, got.data(), got.size() * 8, 0);
+  EXPECT_EQ(got, d);
+  auto bad = c.put_async("nb", 1, Box::from_shape(V{300, 2}), d.data(), 300 * 2 * 8);
+  EXPECT_THROW(bad.wait(), cove::Error);
 }
 
 }  // namespace
