@@ -1,0 +1,223 @@
+// The C API over the C++ one: every entry point catches everything and
+// turns it into a status plus a per-thread message.
+#include <cove.h>
+#include <cove/client.hpp>
+#include <cove/error.hpp>
+#include <cove/server.hpp>
+
+#include <cstring>
+#include <new>
+#include <string>
+
+struct cove_server {
+  cove::Server server;
+  std::string address;
+};
+
+struct cove_client {
+  cove::Client client;
+};
+
+namespace {
+
+thread_local std::string t_error;
+
+template <typename Fn>
+cove_status guarded(Fn&& fn) noexcept {
+  try {
+    fn();
+    t_error.clear();
+    return COVE_OK;
+  } catch (const cove::Error& e) {
+    t_error = e.what();
+    return static_cast<cove_status>(e.code());
+  } catch (const std::bad_alloc&) {
+    t_error = "out of memory";
+    return COVE_NO_MEMORY;
+  } catch (const std::exception& e) {
+    t_error = e.what();
+    return COVE_INTERNAL;
+  } catch (...) {
+    t_error = "unknown error";
+    return COVE_INTERNAL;
+  }
+}
+
+void require(const void* p, const char* what) {
+  if (!p) throw cove::Error(cove::Code::InvalidArgument, std::string(what) + " is NULL");
+}
+
+cove::Box region(int ndim, const int64_t* start, const int64_t* count) {
+  require(start, "start");
+  require(count, "count");
+  if (ndim < 1 || ndim > cove::kMaxDims)
+    throw cove::Error(cove::Code::InvalidArgument, "ndim = " + std::to_string(ndim) + " is outside 1..10");
+  return cove::Box::from_start_count({start, static_cast<std::size_t>(ndim)}, {count, static_cast<std::size_t>(ndim)});
+}
+
+cove::Layout layout_of(const char* layout) { return layout ? cove::Layout::parse(layout) : cove::Layout::c(); }
+
+}  // namespace
+
+extern "C" {
+
+const char* cove_last_error(void) { return t_error.c_str(); }
+
+cove_status cove_server_start(const char* transport, uint64_t memory_budget, int max_versions, cove_server_t** out) {
+  return guarded([&] {
+    require(transport, "transport");
+    require(out, "server");
+    cove::ServerOptions o;
+    o.listen = transport;
+    o.memory_budget = memory_budget;
+    o.max_versions = max_versions;
+    auto* s = new cove_server{cove::Server(o), {}};
+    s->address = s->server.address();
+    *out = s;
+  });
+}
+
+const char* cove_server_address(const cove_server_t* server) { return server ? server->address.c_str() : ""; }
+
+cove_status cove_server_stop(cove_server_t* server) {
+  return guarded([&] {
+    if (!server) return;
+    server->server.stop();
+    delete server;
+  });
+}
+
+cove_status cove_connect(const char* target, int64_t timeout_ms, cove_client_t** out) {
+  return guarded([&] {
+    require(out, "client");
+    cove::ConnectOptions o;
+    o.timeout_ms = timeout_ms;
+    *out = new cove_client{cove::Client::connect(target ? target : "", o)};
+  });
+}
+
+cove_status cove_disconnect(cove_client_t* client) {
+  return guarded([&] { delete client; });
+}
+
+cove_status cove_define(cove_client_t* c, const char* name, const char* dtype, int ndim, const int64_t* shape) {
+  return guarded([&] {
+    require(c, "client");
+    require(name, "name");
+    require(dtype, "dtype");
+    std::span<const cove::Index> s;
+    if (shape) {
+      if (ndim < 1 || ndim > cove::kMaxDims)
+        throw cove::Error(cove::Code::InvalidArgument, "ndim = " + std::to_string(ndim) + " is outside 1..10");
+      s = {shape, static_cast<std::size_t>(ndim)};
+    }
+    c->client.define(name, cove::DType::parse(dtype), ndim, s);
+  });
+}
+
+cove_status cove_put(cove_client_t* c, const char* var, uint64_t version, int ndim, const int64_t* start,
+                     const int64_t* count, const void* data, size_t bytes, const char* layout) {
+  return guarded([&] {
+    require(c, "client");
+    require(var, "var");
+    c->client.put(var, version, region(ndim, start, count), data, bytes, layout_of(layout));
+  });
+}
+
+cove_status cove_put_local(cove_client_t* c, const char* var, uint64_t version, int ndim, const int64_t* start,
+                           const int64_t* count, const void* data, size_t bytes, const char* layout) {
+  return guarded([&] {
+    require(c, "client");
+    require(var, "var");
+    c->client.put_local(var, version, region(ndim, start, count), data, bytes, layout_of(layout));
+  });
+}
+
+cove_status cove_release(cove_client_t* c, const char* var, uint64_t version, int ndim, const int64_t* start,
+                         const int64_t* count, size_t* released) {
+  return guarded([&] {
+    require(c, "client");
+    require(var, "var");
+    const std::size_t n = c->client.release(var, version, region(ndim, start, count));
+    if (released) *released = n;
+  });
+}
+
+cove_status cove_get(cove_client_t* c, const char* var, uint64_t version, int ndim, const int64_t* start,
+                     const int64_t* count, void* data, size_t bytes, int64_t timeout_ms, const char* layout) {
+  return guarded([&] {
+    require(c, "client");
+    require(var, "var");
+    c->client.get(var, version, region(ndim, start, count), data, bytes, timeout_ms, layout_of(layout));
+  });
+}
+
+cove_status cove_get_latest(cove_client_t* c, const char* var, int ndim, const int64_t* start, const int64_t* count,
+                            void* data, size_t bytes, int64_t timeout_ms, const char* layout, uint64_t* version) {
+  return guarded([&] {
+    require(c, "client");
+    require(var, "var");
+    const auto v = c->client.get_latest(var, region(ndim, start, count), data, bytes, timeout_ms, layout_of(layout));
+    if (version) *version = v;
+  });
+}
+
+cove_status cove_latest(cove_client_t* c, const char* var, uint64_t* version) {
+  return guarded([&] {
+    require(c, "client");
+    require(var, "var");
+    require(version, "version");
+    const auto v = c->client.latest(var);
+    if (!v) throw cove::Error(cove::Code::NotFound, std::string("variable '") + var + "' has no versions");
+    *version = *v;
+  });
+}
+
+cove_status cove_remove(cove_client_t* c, const char* var, uint64_t version) {
+  return guarded([&] {
+    require(c, "client");
+    require(var, "var");
+    c->client.remove(var, version);
+  });
+}
+
+cove_status cove_put_meta(cove_client_t* c, const char* name, uint64_t version, const void* data, size_t bytes) {
+  return guarded([&] {
+    require(c, "client");
+    require(name, "name");
+    if (bytes) require(data, "data");
+    c->client.put_meta(name, version, {static_cast<const std::byte*>(data), bytes});
+  });
+}
+
+cove_status cove_get_meta(cove_client_t* c, const char* name, cove_meta_mode mode, uint64_t version,
+                          int64_t timeout_ms, void* data, size_t capacity, size_t* size, uint64_t* found_version) {
+  return guarded([&] {
+    require(c, "client");
+    require(name, "name");
+    if (capacity) require(data, "data");
+    cove::Metadata m;
+    switch (mode) {
+      case COVE_META_EXACT: m = c->client.get_meta(name, version, timeout_ms); break;
+      case COVE_META_NEXT: m = c->client.get_meta_next(name, version, timeout_ms); break;
+      case COVE_META_LATEST: m = c->client.get_meta_latest(name, timeout_ms); break;
+      default:
+        throw cove::Error(cove::Code::InvalidArgument, "metadata mode " + std::to_string(static_cast<int>(mode)) +
+                                                           " is not EXACT, NEXT or LATEST");
+    }
+    std::memcpy(data, m.data.data(), std::min(capacity, m.data.size()));
+    if (size) *size = m.data.size();
+    if (found_version) *found_version = m.version;
+  });
+}
+
+cove_status cove_stat(cove_client_t* c, cove_stats* out) {
+  return guarded([&] {
+    require(c, "client");
+    require(out, "stats");
+    const auto s = c->client.stat();
+    *out = {s.variables, s.versions, s.pieces, s.owned_bytes, s.local_bytes, s.memory_budget, s.requests, s.bytes_in};
+  });
+}
+
+}  // extern "C"
