@@ -1,6 +1,7 @@
 # The two commands of the README:
-#   make run    set up, build, and run the main job (for now: the core benchmark)
+#   make run    set up, build, and run the main job: the coupled heat-diffusion workflow
 #   make test   set up, build, and run every test, then the unit tests under ASan+UBSan
+# Also: make bench (the benchmark programs), make clean.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
@@ -17,7 +18,8 @@ build: setup
 	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	@cmake --build $(BUILD) -j $(JOBS)
 
-run: bench
+run: build
+	@bash scripts/demo.sh --build $(BUILD)
 
 bench: build
 	$(BUILD)/bench/cove-core-bench --csv $(BUILD)/core_bench.csv
