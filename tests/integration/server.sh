@@ -10,7 +10,7 @@ shift 2
 bin=$(dirname "$0")
 case "$cmd" in
   start)
-    rm -rf "$dir" && mkdir -p "$dir"
+    mkdir -p "$dir" && rm -f "$dir/cove.conn" "$dir/server.pid" "$dir/server.log"
     launch=()
     if [ "${COVE_TEST_SERVERS:-1}" -gt 1 ]; then
       launch=(mpiexec --allow-run-as-root --oversubscribe -n "$COVE_TEST_SERVERS")

@@ -1,0 +1,134 @@
+// Roles for the fault tests (tests/integration/faults.sh). Each prints what
+// it saw and exits 0 when it saw what the test expects.
+//   cove-test-fault big-put         puts 1 GiB; meant to be killed midway
+//   cove-test-fault seed            stores a small variable to check later
+//   cove-test-fault check-intact    the small variable is intact, nothing partial is held, serving goes on
+//   cove-test-fault wait-on-death   waits (20 s timeout) for data that never comes; expects a failure well before
+//   cove-test-fault garbage         sends malformed messages straight to the server; expects error replies
+//   cove-test-fault late            connects before any server exists (waits for the connection file)
+// The server comes from COVE_CONNECT.
+#include <cove/cove.hpp>
+
+#include "net/protocol.hpp"
+#include "net/transport.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+using cove::Box;
+using cove::Index;
+using V = std::vector<Index>;
+using Clock = std::chrono::steady_clock;
+
+const Box kSmall = Box::from_shape(V{32, 32});
+
+std::vector<double> small_values() {
+  std::vector<double> v(32 * 32);
+  std::iota(v.begin(), v.end(), 0.0);
+  return v;
+}
+
+int seed(cove::Client& c) {
+  c.define("small", cove::DType(cove::DTypeKind::Float64), 2, V{32, 32});
+  const auto v = small_values();
+  c.put("small", 1, kSmall, v.data(), v.size() * 8);
+  std::printf("seeded\n");
+  return 0;
+}
+
+int check_intact(cove::Client& c) {
+  std::vector<double> got(32 * 32);
+  c.get("small", 1, kSmall, got.data(), got.size() * 8, 0);
+  if (got != small_values()) {
+    std::printf("stored data changed\n");
+    return 1;
+  }
+  const auto s = c.stat();
+  if (s.owned_bytes != 32 * 32 * 8) {
+    std::printf("server holds %llu bytes; expected only the seeded %d\n", (unsigned long long)s.owned_bytes, 32 * 32 * 8);
+    return 1;
+  }
+  // And it still serves new work.
+  const auto v = small_values();
+  c.put("small", 2, kSmall, v.data(), v.size() * 8);
+  c.get("small", 2, kSmall, got.data(), got.size() * 8, 0);
+  std::printf("intact: stored data readable, no partial piece, still serving\n");
+  return got == v ? 0 : 1;
+}
+
+int big_put(cove::Client& c) {
+  const V shape{16384, 8192};  // 1 GiB of float64
+  c.define("big", cove::DType(cove::DTypeKind::Float64), 2, shape);
+  std::vector<double> data(static_cast<std::size_t>(shape[0] * shape[1]), 1.0);
+  std::printf("putting\n");
+  std::fflush(stdout);
+  c.put("big", 1, Box::from_shape(shape), data.data(), data.size() * 8);
+  std::printf("put finished (it was meant to be killed first)\n");
+  return 1;
+}
+
+int wait_on_death(cove::Client& c) {
+  c.define("never", cove::DType(cove::DTypeKind::Float64), 1, V{8});
+  std::vector<double> buf(8);
+  std::printf("waiting\n");
+  std::fflush(stdout);
+  const auto t0 = Clock::now();
+  try {
+    c.get("never", 1, Box::from_shape(V{8}), buf.data(), 64, 20000);
+  } catch (const cove::Error& e) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+    std::printf("after %lld ms: %s\n", static_cast<long long>(ms), e.what());
+    return e.code() == cove::Code::Unavailable && ms < 15000 ? 0 : 1;
+  }
+  std::printf("the get succeeded?\n");
+  return 1;
+}
+
+int garbage(const std::string& server) {
+  auto ep = cove::net::make_endpoint("ucx");
+  auto peer = ep->connect(server, cove::net::deadline_in(5000));
+  auto status_of = [&](cove::net::Bytes m) {
+    const auto reply = ep->call(peer, std::move(m), cove::net::deadline_in(5000));
+    return cove::net::read_header(reply).status;
+  };
+  int bad = 0;
+  bad += status_of({std::byte{0xde}, std::byte{0xad}}) != cove::Code::Protocol;
+  cove::net::WireWriter w(static_cast<std::uint16_t>(cove::net::Op::Query), 1);
+  w.str("small").u64(1).u8(0).u8(200);  // a box of 200 dimensions
+  bad += status_of(std::move(w).finish()) != cove::Code::Protocol;
+  cove::net::WireWriter t(static_cast<std::uint16_t>(cove::net::Op::Put), 2);
+  t.str("small");  // truncated
+  bad += status_of(std::move(t).finish()) != cove::Code::Protocol;
+  std::printf("%s\n", bad ? "a malformed message was not rejected" : "malformed messages got error replies");
+  return bad ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s big-put|seed|check-intact|wait-on-death|garbage|late\n", argv[0]);
+    return 2;
+  }
+  const std::string role = argv[1];
+  try {
+    if (role == "garbage") return garbage(cove::Client::resolve("", 10000).front());
+    cove::ConnectOptions o;
+    o.timeout_ms = role == "late" ? 30000 : 10000;
+    cove::Client c = cove::Client::connect("", o);
+    if (role == "big-put") return big_put(c);
+    if (role == "seed" || role == "late") return seed(c);
+    if (role == "check-intact") return check_intact(c);
+    if (role == "wait-on-death") return wait_on_death(c);
+  } catch (const cove::Error& e) {
+    std::printf("%s: %s\n", role.c_str(), e.what());
+    return 1;
+  }
+  return 2;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Fault tests against a real cove-server process (UCX over TCP, which
+# detects failed peers). Every process started here is stopped by its PID.
+#   faults.sh DIR killed-writer|server-dies|late-client|garbage
+set -euo pipefail
+dir=$1 case=$2
+here=$(dirname "$0")
+fault=$COVE_TEST_BIN/cove-test-fault
+export COVE_CONNECT=$dir/cove.conn
+started=()
+cleanup() {
+  for p in "${started[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
+  "$here"/server.sh stop "$dir"
+}
+trap cleanup EXIT
+
+# Waits until FILE contains TEXT (a process announcing it has started something).
+wait_for() {
+  for _ in $(seq 600); do grep -q "$2" "$1" 2> /dev/null && return 0; sleep 0.01; done
+  echo "timed out waiting for '$2' in $1"; cat "$1"; return 1
+}
+
+case "$case" in
+  killed-writer)
+    "$here"/server.sh start "$dir"
+    "$fault" seed
+    "$fault" big-put > "$dir/writer.out" 2>&1 &
+    writer=$!; started+=("$writer")
+    wait_for "$dir/writer.out" putting
+    sleep 0.1
+    kill -KILL "$writer"
+    wait "$writer" 2> /dev/null || true
+    grep -q "put finished" "$dir/writer.out" && { echo "the put finished before the kill: test did not test"; exit 1; }
+    sleep 0.5  # the server notices the dead writer
+    "$fault" check-intact ;;
+  server-dies)
+    "$here"/server.sh start "$dir"
+    "$fault" wait-on-death > "$dir/reader.out" 2>&1 &
+    reader=$!; started+=("$reader")
+    wait_for "$dir/reader.out" waiting
+    sleep 0.3
+    kill -KILL "$(cat "$dir/server.pid")"
+    status=0
+    wait "$reader" || status=$?
+    cat "$dir/reader.out"
+    exit $status ;;
+  late-client)
+    rm -rf "$dir" && mkdir -p "$dir"
+    "$fault" late > "$dir/late.out" 2>&1 &
+    client=$!; started+=("$client")
+    sleep 1
+    "$here"/server.sh start "$dir"
+    status=0
+    wait "$client" || status=$?
+    cat "$dir/late.out"
+    exit $status ;;
+  garbage)
+    "$here"/server.sh start "$dir"
+    "$fault" seed
+    "$fault" garbage
+    "$fault" check-intact ;;
+  *) echo "unknown case $case" >&2; exit 2 ;;
+esac
