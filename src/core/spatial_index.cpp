@@ -36,19 +36,19 @@ struct Bounds {
   std::array<Index, 2 * kMaxDims> v;
 };
 
-// Node storage in 2 MiB chunks that never move: growing the index never
-// copies it, and each chunk asks for a transparent huge page, since queries
-// jump across the whole pool and with 4 KiB pages nearly every node visit
-// would also be a TLB miss.
+// Node storage in chunks that never move, so growing the index never
+// copies it. Chunks double in size (8 nodes, 8, 16, 32, ...): a small index
+// (one version's few pieces) stays small, and the cost of allocating grows
+// with the index. Chunks of 2 MiB and more ask for transparent huge pages:
+// queries jump across a large pool, and with 4 KiB pages nearly every node
+// visit would also be a TLB miss. (Asking for them on small chunks costs
+// milliseconds of synchronous compaction in the kernel, for nothing.)
 class NodePool {
  public:
-  static constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
+  static constexpr std::uint32_t kFirstChunkNodes = 8;  // a power of two
+  static constexpr int kFirstShift = std::countr_zero(kFirstChunkNodes);
 
-  explicit NodePool(std::size_t words_per_node) : words_(words_per_node) {
-    std::size_t n = 1;
-    while (n * 2 * words_ * sizeof(Index) <= kChunkBytes) n *= 2;
-    shift_ = std::countr_zero(n);
-  }
+  explicit NodePool(std::size_t words_per_node) : words_(words_per_node) {}
   ~NodePool() {
     for (Index* c : chunks_) std::free(c);
   }
@@ -56,24 +56,35 @@ class NodePool {
   NodePool& operator=(const NodePool&) = delete;
 
   std::uint32_t size() const noexcept { return size_; }
+  // Chunk k holds ids [8 << k - 8, 8 << (k + 1) - 8) (chunk 0 holds 8).
   Index* at(std::uint32_t id) const noexcept {
-    return chunks_[id >> shift_] + (id & ((1u << shift_) - 1)) * words_;
+    const std::uint64_t v = std::uint64_t{id} + kFirstChunkNodes;
+    const int k = static_cast<int>(std::bit_width(v)) - 1 - kFirstShift;
+    return chunks_[k] + (v - (std::uint64_t{kFirstChunkNodes} << k)) * words_;
   }
   std::uint32_t grow() {
-    if ((size_ >> shift_) == chunks_.size()) {
-      void* p = std::aligned_alloc(kChunkBytes, kChunkBytes);
-      if (!p) throw std::bad_alloc();
+    const std::uint64_t v = std::uint64_t{size_} + kFirstChunkNodes;
+    const auto k = static_cast<std::size_t>(static_cast<int>(std::bit_width(v)) - 1 - kFirstShift);
+    if (k == chunks_.size()) {
+      const std::size_t bytes = (std::size_t{kFirstChunkNodes} << k) * words_ * sizeof(Index);
+      void* p = nullptr;
+      if (bytes >= kHugePage) {
+        p = std::aligned_alloc(kHugePage, (bytes + kHugePage - 1) / kHugePage * kHugePage);
 #ifdef MADV_HUGEPAGE
-      madvise(p, kChunkBytes, MADV_HUGEPAGE);  // advice only: refusal just means small pages
+        if (p) madvise(p, bytes, MADV_HUGEPAGE);  // advice only: refusal just means small pages
 #endif
+      } else {
+        p = std::malloc(bytes);
+      }
+      if (!p) throw std::bad_alloc();
       chunks_.push_back(static_cast<Index*>(p));
     }
     return size_++;
   }
 
  private:
+  static constexpr std::size_t kHugePage = std::size_t{2} << 20;
   std::size_t words_;
-  int shift_ = 0;  // log2(nodes per chunk)
   std::uint32_t size_ = 0;
   std::vector<Index*> chunks_;
 };

@@ -19,6 +19,7 @@
 #include <ucp/api/ucp.h>
 
 #include <arpa/inet.h>
+#include <sys/prctl.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -145,7 +146,7 @@ ucp_err_handling_mode_t err_mode_from_env() {
 }
 
 // How long the progress thread keeps polling after activity:
-// COVE_UCX_SPIN_US (microseconds), default 2000.
+// COVE_UCX_SPIN_US (microseconds), default 200.
 std::chrono::microseconds spin_from_env() {
   if (const char* v = std::getenv("COVE_UCX_SPIN_US")) {
     char* end = nullptr;
@@ -153,7 +154,7 @@ std::chrono::microseconds spin_from_env() {
     if (*v && *end == '\0' && us >= 0 && us <= 10'000'000) return std::chrono::microseconds(us);
     fail(Code::InvalidArgument, "COVE_UCX_SPIN_US = '", v, "' is not a number of microseconds in 0..10000000");
   }
-  return std::chrono::microseconds(2000);
+  return std::chrono::microseconds(200);
 }
 
 class UcxEndpoint final : public Endpoint {
@@ -203,6 +204,7 @@ class UcxEndpoint final : public Endpoint {
   // peer is there and has an endpoint back to us.
   Peer connect(const std::string& address, Deadline deadline) override {
     const Bytes worker_address = parse_address(address);
+    const InFlight counted(in_flight_);
     for (;;) {
       const std::uint64_t hello = next_hello_++;
       std::future<void> acked;
@@ -246,6 +248,7 @@ class UcxEndpoint final : public Endpoint {
   Bytes call(const Peer& peer, Bytes request, Deadline deadline) override {
     auto* p = as_ucx(peer);
     if (p->failed) fail(Code::Unavailable, "peer ", p->address(), " has failed");
+    const InFlight counted(in_flight_);
     const std::uint64_t id = next_call_++;
     std::future<Bytes> answer;
     {
@@ -395,13 +398,17 @@ class UcxEndpoint final : public Endpoint {
     destroy_worker();
   }
 
-  // Polls the worker. After any activity it spins for spin_ (so a busy
-  // exchange pays no wake-up latency); when idle it sleeps in short waits
-  // that a posted command cuts short. Messages arriving while it sleeps
-  // wait at most kIdleWait.
+  // Polls the worker. It spins while this endpoint waits on the network
+  // (calls, one-sided batches, hellos in flight) and for spin_ after any
+  // activity, so an exchange in progress pays no wake-up latency; otherwise
+  // it sleeps in short waits that a posted command cuts short, so an idle
+  // endpoint leaves the cores to others. Messages arriving while it sleeps
+  // wait at most about kIdleWait.
   void progress_loop() {
-    static constexpr auto kIdleWait = std::chrono::microseconds(200);
+    static constexpr auto kIdleWait = std::chrono::microseconds(50);
+    prctl(PR_SET_TIMERSLACK, 1000UL);  // 1 us: short sleeps should be short
     auto last_activity = Clock::now();
+    unsigned idle_spins = 0;
     while (!stopping_) {
       bool active = ucp_worker_progress(worker_) != 0;
       if (has_commands_.load(std::memory_order_acquire)) {
@@ -414,15 +421,26 @@ class UcxEndpoint final : public Endpoint {
         for (auto& c : todo) c();
         active = true;
       }
+      if (active || in_flight_.load(std::memory_order_acquire) > 0) {
+        idle_spins = 0;
+        continue;
+      }
+      if (++idle_spins % 64 != 0) continue;  // reading the clock costs more than a poll
       const auto now = Clock::now();
-      if (active) {
-        last_activity = now;
-      } else if (now - last_activity > spin_) {
+      if (idle_spins == 64) last_activity = now;
+      if (now - last_activity > spin_) {
         std::unique_lock lock(command_mutex_);
         command_posted_.wait_for(lock, kIdleWait, [&] { return !commands_.empty(); });
       }
     }
   }
+
+  // Counts an operation this endpoint waits on, for the progress policy.
+  struct InFlight {
+    std::atomic<int>& n;
+    explicit InFlight(std::atomic<int>& c) : n(c) { n.fetch_add(1, std::memory_order_acq_rel); }
+    ~InFlight() { n.fetch_sub(1, std::memory_order_acq_rel); }
+  };
 
   std::shared_ptr<UcxPeer> create_ep(const Bytes& worker_address, const std::string& address) {
     ucp_ep_params_t ep{};
@@ -465,6 +483,7 @@ class UcxEndpoint final : public Endpoint {
       if (op.offset > kh.length || op.bytes > kh.length - op.offset)
         fail(Code::InvalidArgument, "remote access [", op.offset, ", +", op.bytes, ") is outside the ", kh.length,
              "-byte region");
+    const InFlight counted(in_flight_);
     auto batch = std::make_shared<Batch>();
     auto done = batch->done.get_future();
     run([&] {
@@ -683,6 +702,7 @@ class UcxEndpoint final : public Endpoint {
   std::deque<std::function<void()>> commands_;
   std::condition_variable command_posted_;
   std::atomic<bool> has_commands_{false};
+  std::atomic<int> in_flight_{0};
   bool closed_ = false;  // under command_mutex_
   std::mutex pending_mutex_;
   std::map<std::uint64_t, Pending> pending_;

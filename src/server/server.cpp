@@ -44,6 +44,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       fail(Code::InvalidArgument, "ServerOptions.workers = ", o.workers, " must be 1..256");
     endpoint = net::make_endpoint(o.listen);
     address = endpoint->address();
+    // Freed piece buffers are kept for reuse up to a quarter of the budget
+    // (1 GiB without one); they do not count against it.
+    pool = std::make_unique<store::BufferPool>(
+        *endpoint, o.memory_budget ? o.memory_budget / 4 : std::size_t{1} << 30);
     group = {address};
     for (int i = 0; i < o.workers; ++i) workers.emplace_back([this] { work(); });
     timer = std::thread([this] { expire_waiters(); });
@@ -75,6 +79,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       store.clear();  // its exposed regions must go before the endpoint that exposed them
       server_peers.clear();
     }
+    pool.reset();
     endpoint.reset();  // fails requests still queued in the transport
     std::lock_guard lock(mutex);
     queue.clear();
@@ -340,11 +345,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     const bool mine = std::find(shards.begin(), shards.end(), my_rank) != shards.end();
     if (op == Op::Put) {
       try {
-        piece->data.reset(new std::byte[piece->bytes]);
-        const net::RemoteOp read{0, piece->data.get(), piece->bytes};
+        piece->buffer = pool->acquire(piece->bytes);
+        const net::RemoteOp read{0, piece->buffer->data, piece->bytes};
         endpoint->read(r->peer(), piece->key, {&read, 1}, net::kNoDeadline);
-        piece->region = endpoint->expose(piece->data.get(), piece->bytes);
-        const auto k = piece->region->key();
+        const auto k = piece->buffer->region->key();
         piece->key.assign(k.begin(), k.end());
       } catch (...) {
         std::lock_guard lock(mutex);
@@ -434,15 +438,15 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     answer_waiters(var);
   }
 
-  net::Peer server_peer(const std::string& address) {
+  net::Peer server_peer(const std::string& peer_address) {
     {
       std::lock_guard lock(mutex);
-      auto it = server_peers.find(address);
+      auto it = server_peers.find(peer_address);
       if (it != server_peers.end()) return it->second;
     }
-    net::Peer p = endpoint->connect(address, net::deadline_in(30000));
+    net::Peer p = endpoint->connect(peer_address, net::deadline_in(30000));
     std::lock_guard lock(mutex);
-    return server_peers.emplace(address, p).first->second;
+    return server_peers.emplace(peer_address, p).first->second;
   }
 
   struct IndexEntry {
@@ -538,6 +542,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::string address;
   store::Store store;
   std::unique_ptr<net::Endpoint> endpoint;
+  std::unique_ptr<store::BufferPool> pool;  // after endpoint: destroyed before it
   std::mutex mutex;
   std::condition_variable wake, timer_wake, done_cv;
   std::deque<std::shared_ptr<net::Request>> queue;

@@ -20,6 +20,7 @@
 #include <cove/spatial_index.hpp>
 
 #include "net/transport.hpp"
+#include "store/buffer_pool.hpp"
 
 #include <cstdint>
 #include <map>
@@ -46,9 +47,8 @@ struct Piece {
   std::string owner;  // "" when this server holds the bytes, else the holder's address (writer or server)
   net::Bytes key;     // memory key for one-sided reads of the bytes
   bool indexed = true;  // false: bytes held here for readers, indexed by other servers
-  // Owned pieces only:
-  std::unique_ptr<std::byte[]> data;
-  std::unique_ptr<net::MemoryRegion> region;
+  // Owned pieces only: the bytes, registered with the transport.
+  std::shared_ptr<BufferPool::Block> buffer;
 };
 
 struct StoreStats {

@@ -1,0 +1,194 @@
+// Staging benchmark: 1 writer, 1 server, 1 reader, each its own process
+// (this program runs as 2 MPI ranks: 0 writes, 1 reads; the server is a
+// cove-server started by bench/staging_bench.sh). For 3-D float64 arrays
+// of 64 MiB and 512 MiB it reports put, get and put_local->get bandwidth,
+// each as a ratio to memcpy of the same bytes measured in the same run, and
+// the median latency of 1000 puts and 1000 gets of 4 KiB.
+//
+//   cove-staging-bench [--quick] [--csv FILE]     (server from COVE_CONNECT)
+#include <cove/cove.hpp>
+#include <cove/mpi.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using V = std::vector<cove::Index>;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double memcpy_gbps(std::size_t bytes, int reps) {
+  std::vector<unsigned char> a(bytes, 1), b(bytes, 2);
+  std::memcpy(b.data(), a.data(), bytes);
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    std::memcpy(b.data(), a.data(), bytes);
+    t.push_back(seconds_since(t0));
+  }
+  return static_cast<double>(bytes) / median(t) / 1e9;
+}
+
+struct Row {
+  std::string name;
+  double value;  // GB/s, or microseconds for latency rows
+  double memcpy_gbps;
+  std::string target;
+  bool met;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  bool quick = false;
+  std::string csv;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--quick") quick = true;
+    if (std::string(argv[i]) == "--csv" && i + 1 < argc) csv = argv[++i];
+  }
+  if (size != 2) {
+    if (rank == 0) std::fprintf(stderr, "run with 2 MPI ranks (writer and reader)\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const bool writer = rank == 0;
+  const int reps = quick ? 2 : 3;
+  std::vector<Row> rows;
+  try {
+    cove::Client c = cove::connect(MPI_COMM_WORLD);
+    // Writer and reader meet through Cove itself between timed phases: an
+    // MPI barrier would busy-poll a core the timed side needs (2 cores here).
+    std::uint64_t meeting = 0;
+    auto sync = [&] {
+      ++meeting;
+      c.put_meta("sync/" + std::to_string(rank), meeting, {});
+      c.get_meta("sync/" + std::to_string(1 - rank), meeting, -1);
+    };
+    const std::vector<std::pair<const char*, V>> sizes = {{"64 MiB", {256, 256, 128}}, {"512 MiB", {512, 512, 256}}};
+    std::uint64_t version = 0;
+    for (const auto& [label, shape] : sizes) {
+      const std::string var = std::string("bench") + std::to_string(shape[0]);
+      c.define(var, cove::DType(cove::DTypeKind::Float64), 3, shape);
+      const cove::Box all = cove::Box::from_shape(shape);
+      const std::size_t bytes = static_cast<std::size_t>(all.volume()) * 8;
+      std::vector<double> buf(bytes / 8, writer ? 1.5 : 0.0);
+      const double mbw = writer ? memcpy_gbps(bytes, reps) : 0.0;
+      std::vector<double> put_t, get_t, local_t;
+      for (int r = 0; r < reps; ++r) {
+        // put, then get
+        ++version;
+        sync();
+        if (writer) {
+          const auto t0 = Clock::now();
+          c.put(var, version, all, buf.data(), bytes);
+          put_t.push_back(seconds_since(t0));
+        }
+        sync();
+        if (!writer) {
+          const auto t0 = Clock::now();
+          c.get(var, version, all, buf.data(), bytes, 10000);
+          get_t.push_back(seconds_since(t0));
+          if (buf[bytes / 16] != 1.5) throw cove::Error(cove::Code::Internal, "get returned wrong data");
+          c.remove(var, version);
+        }
+        // put_local, then get straight from the writer
+        ++version;
+        sync();
+        if (writer) c.put_local(var, version, all, buf.data(), bytes);
+        sync();
+        if (!writer) {
+          std::fill(buf.begin(), buf.end(), 0.0);
+          const auto t0 = Clock::now();
+          c.get(var, version, all, buf.data(), bytes, 10000);
+          local_t.push_back(seconds_since(t0));
+          if (buf[bytes / 16] != 1.5) throw cove::Error(cove::Code::Internal, "get returned wrong data");
+        }
+        sync();
+        if (writer) c.release(var, version, all);
+      }
+      // Rank 1's timings to rank 0.
+      double got[2] = {writer ? 0 : median(get_t), writer ? 0 : median(local_t)};
+      double recv[2] = {0, 0};
+      MPI_Reduce(got, recv, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+      if (writer) {
+        const double gb = static_cast<double>(bytes) / 1e9;
+        const double put_bw = gb / median(put_t), get_bw = gb / recv[0], local_bw = gb / recv[1];
+        rows.push_back({std::string("put ") + label, put_bw, mbw, ">= 0.5", put_bw / mbw >= 0.5});
+        rows.push_back({std::string("get ") + label, get_bw, mbw, ">= 0.5", get_bw / mbw >= 0.5});
+        rows.push_back({std::string("put_local -> get ") + label, local_bw, mbw, ">= 0.6", local_bw / mbw >= 0.6});
+      }
+    }
+    // Latency: 1000 puts, then 1000 gets, of 4 KiB.
+    const V small{512};
+    c.define("lat", cove::DType(cove::DTypeKind::Float64), 1, small);
+    const cove::Box all = cove::Box::from_shape(small);
+    std::vector<double> buf(512, 2.0);
+    const int n = quick ? 200 : 1000;
+    std::vector<double> t;
+    sync();
+    if (writer) {
+      for (int i = 0; i < n; ++i) {
+        const auto t0 = Clock::now();
+        c.put("lat", static_cast<std::uint64_t>(i + 1), all, buf.data(), 4096);
+        t.push_back(seconds_since(t0) * 1e6);
+      }
+      const double med = median(t);
+      rows.push_back({"put 4 KiB, median", med, 0, "<= 30 us", med <= 30});
+    }
+    sync();
+    double get_med = 0;
+    if (!writer) {
+      for (int i = 0; i < n; ++i) {
+        const auto t0 = Clock::now();
+        c.get("lat", static_cast<std::uint64_t>(i + 1), all, buf.data(), 4096, 0);
+        t.push_back(seconds_since(t0) * 1e6);
+      }
+      get_med = median(t);
+    }
+    double recv = 0;
+    MPI_Reduce(&get_med, &recv, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (writer) rows.push_back({"get 4 KiB, median", recv, 0, "<= 30 us", recv <= 30});
+  } catch (const cove::Error& e) {
+    std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (writer) {
+    const char* tls = std::getenv("UCX_TLS");
+    std::printf("\nCove staging benchmark: 1 writer, 1 server, 1 reader process; UCX_TLS=%s\n", tls ? tls : "(default)");
+    std::printf("%-28s | %-22s | %-18s | %6s | %-9s |\n", "case", "measured", "memcpy, same bytes", "ratio", "target");
+    std::printf("%s\n", std::string(100, '-').c_str());
+    for (const auto& r : rows) {
+      if (r.memcpy_gbps > 0)
+        std::printf("%-28s | %15.2f GB/s | %13.2f GB/s | %6.2f | %-9s | %s\n", r.name.c_str(), r.value, r.memcpy_gbps,
+                    r.value / r.memcpy_gbps, r.target.c_str(), r.met ? "met" : "MISSED");
+      else
+        std::printf("%-28s | %17.1f us | %18s | %6s | %-9s | %s\n", r.name.c_str(), r.value, "", "", r.target.c_str(),
+                    r.met ? "met" : "MISSED");
+    }
+    if (!csv.empty()) {
+      std::ofstream out(csv, std::ios::app);
+      for (const auto& r : rows)
+        out << (tls ? tls : "default") << ',' << r.name << ',' << r.value << ',' << r.memcpy_gbps << ','
+            << (r.memcpy_gbps > 0 ? r.value / r.memcpy_gbps : 0) << ',' << (r.met ? "met" : "missed") << '\n';
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the staging benchmark (1 writer, 1 server, 1 reader process) over UCX
+# with TCP (failed peers detected) and with shared memory (sysv/posix + cma,
+# no peer-failure detection; see docs/transport.md).
+#   staging_bench.sh [--build DIR] [--quick]
+set -euo pipefail
+build=build quick=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --quick) quick=--quick; shift ;;
+    *) echo "usage: $0 [--build DIR] [--quick]" >&2; exit 2 ;;
+  esac
+done
+bin=$(cd "$build" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/cove-bench.XXXXXX")
+server=""
+cleanup() {
+  if [ -n "$server" ]; then
+    COVE_CONNECT=$work/cove.conn "$bin/tools/cove" stop > /dev/null 2>&1 || true
+    for _ in $(seq 100); do kill -0 "$server" 2> /dev/null || break; sleep 0.05; done
+    kill -KILL "$server" 2> /dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+csv=$bin/staging_bench.csv
+echo "transport,case,value,memcpy_gbps,ratio,target" > "$csv"
+for config in "tcp peer" "sm none"; do
+  set -- $config
+  export UCX_TLS=$1 COVE_UCX_ERR_MODE=$2 UCX_WARN_UNUSED_ENV_VARS=n COVE_CONNECT=$work/cove.conn
+  rm -f "$COVE_CONNECT"
+  "$bin/tools/cove-server" --connection-file "$COVE_CONNECT" --log-level warn &
+  server=$!
+  for _ in $(seq 200); do [ -f "$COVE_CONNECT" ] && break; sleep 0.05; done
+  mpiexec --allow-run-as-root --oversubscribe -n 2 "$bin/bench/cove-staging-bench" $quick --csv "$csv"
+  "$bin/tools/cove" stop > /dev/null
+  wait "$server" || true
+  server=""
+done
+echo "CSV: $csv"
