@@ -19,11 +19,16 @@
 #include <ucp/api/ucp.h>
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/prctl.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -94,10 +99,79 @@ struct UcxPeer final : PeerHandle {
   }
 };
 
+// The head of a memory key; the packed UCX rkey follows it. The identity
+// fields let a reader on the same host copy the bytes itself, by
+// process_vm_readv (see SameHost below).
 struct KeyHeader {
   std::uint64_t address;
   std::uint64_t length;
+  std::uint64_t pid;
+  std::uint64_t start_time;  // the owner's start time (clock ticks since boot): pids are reused
+  std::uint64_t host[2];     // boot id: same kernel
+  std::uint64_t pid_ns;      // pid namespace: the pid means the same process to us
 };
+
+// Who this process is, for memory keys, and whether another key's owner is
+// reachable by process_vm_readv/writev: same kernel, same pid namespace.
+// That path moves bulk data in one kernel copy without the progress thread
+// and whatever UCX_TLS says; a dead owner is a clean ESRCH. COVE_CMA=0
+// turns it off (UCX then moves the bytes).
+struct SameHost {
+  std::uint64_t pid = 0, start_time = 0, host[2] = {0, 0}, pid_ns = 0;
+  bool enabled = false;
+
+  static std::uint64_t start_time_of(std::uint64_t pid) {
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (!f) return 0;
+    char buf[1024];
+    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    const char* p = std::strrchr(buf, ')');  // the command name may contain spaces
+    if (!p) return 0;
+    // Field 22 is starttime; after ')' come fields 3, 4, ...
+    for (int field = 2; field < 22 && p; ++field) p = std::strchr(p + 1, ' ');
+    return p ? std::strtoull(p + 1, nullptr, 10) : 0;
+  }
+
+  SameHost() {
+    const char* env = std::getenv("COVE_CMA");
+    if (env && std::strcmp(env, "0") == 0) return;
+    pid = static_cast<std::uint64_t>(::getpid());
+    start_time = start_time_of(pid);
+    if (std::FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+      char id[64] = {0};
+      if (std::fgets(id, sizeof id, f)) {
+        std::string hex;
+        for (char c : std::string(id)) if (std::isxdigit(static_cast<unsigned char>(c))) hex += c;
+        if (hex.size() == 32) {
+          host[0] = std::stoull(hex.substr(0, 16), nullptr, 16);
+          host[1] = std::stoull(hex.substr(16), nullptr, 16);
+        }
+      }
+      std::fclose(f);
+    }
+    struct stat st {};
+    if (::stat("/proc/self/ns/pid", &st) == 0) pid_ns = st.st_ino;
+    enabled = start_time && (host[0] || host[1]) && pid_ns;
+  }
+
+  void stamp(KeyHeader& k) const {
+    k.pid = pid;
+    k.start_time = start_time;
+    k.host[0] = host[0];
+    k.host[1] = host[1];
+    k.pid_ns = pid_ns;
+  }
+  bool reaches(const KeyHeader& k) const {
+    return enabled && k.pid && k.host[0] == host[0] && k.host[1] == host[1] && k.pid_ns == pid_ns;
+  }
+};
+
+const SameHost& same_host() {
+  static const SameHost s;
+  return s;
+}
 
 class UcxRegion final : public MemoryRegion {
  public:
@@ -269,7 +343,8 @@ class UcxEndpoint final : public Endpoint {
 
   std::unique_ptr<MemoryRegion> expose(void* data, std::size_t bytes) override {
     return run([&]() -> std::unique_ptr<MemoryRegion> {
-      KeyHeader kh{reinterpret_cast<std::uint64_t>(data), bytes};
+      KeyHeader kh{reinterpret_cast<std::uint64_t>(data), bytes, 0, 0, {0, 0}, 0};
+      same_host().stamp(kh);
       Bytes key(sizeof kh);
       std::memcpy(key.data(), &kh, sizeof kh);
       if (bytes == 0) return std::make_unique<UcxRegion>(this, nullptr, std::move(key), 0);
@@ -483,6 +558,7 @@ class UcxEndpoint final : public Endpoint {
       if (op.offset > kh.length || op.bytes > kh.length - op.offset)
         fail(Code::InvalidArgument, "remote access [", op.offset, ", +", op.bytes, ") is outside the ", kh.length,
              "-byte region");
+    if (cma_ok_ && same_host().reaches(kh) && copy_direct(kh, ops, write)) return;
     const InFlight counted(in_flight_);
     auto batch = std::make_shared<Batch>();
     auto done = batch->done.get_future();
@@ -519,6 +595,51 @@ class UcxEndpoint final : public Endpoint {
   }
 
   // Sends `message` with `call_id` as the active-message header.
+  // Copies the ops' bytes straight from (or to) the owner process. Returns
+  // false when the kernel refuses (then UCX moves them, now and from then on).
+  bool copy_direct(const KeyHeader& kh, std::span<const RemoteOp> ops, bool write) {
+    if (SameHost::start_time_of(kh.pid) != kh.start_time)
+      fail(Code::Unavailable, "the process that owns this memory (pid ", kh.pid, ") is gone");
+    const auto pid = static_cast<pid_t>(kh.pid);
+    constexpr std::size_t kIov = 512;  // well under IOV_MAX
+    std::vector<iovec> local, remote;
+    auto flush = [&]() -> bool {
+      std::size_t i = 0;
+      while (i < local.size()) {
+        const std::size_t n = std::min(kIov, local.size() - i);
+        const ssize_t done = write ? ::process_vm_writev(pid, &local[i], n, &remote[i], n, 0)
+                                   : ::process_vm_readv(pid, &local[i], n, &remote[i], n, 0);
+        if (done < 0) {
+          if (errno == EPERM || errno == ENOSYS) {
+            cma_ok_ = false;
+            return false;
+          }
+          if (errno == ESRCH) fail(Code::Unavailable, "the process that owns this memory (pid ", kh.pid, ") is gone");
+          fail(Code::NotFound, "remote memory of pid ", kh.pid, " cannot be accessed: ", std::strerror(errno));
+        }
+        // A partial transfer ends inside some iovec: skip what was done and go on from there.
+        auto left = static_cast<std::size_t>(done);
+        while (i < local.size() && left >= local[i].iov_len) left -= local[i++].iov_len;
+        if (left > 0) {
+          local[i].iov_base = static_cast<char*>(local[i].iov_base) + left;
+          local[i].iov_len -= left;
+          remote[i].iov_base = static_cast<char*>(remote[i].iov_base) + left;
+          remote[i].iov_len -= left;
+        }
+      }
+      local.clear();
+      remote.clear();
+      return true;
+    };
+    for (const auto& op : ops) {
+      if (op.bytes == 0) continue;
+      local.push_back({op.local, op.bytes});
+      remote.push_back({reinterpret_cast<void*>(kh.address + op.offset), op.bytes});
+      if (local.size() == kIov && !flush()) return false;
+    }
+    return flush();
+  }
+
   void send_am(ucp_ep_h ep, unsigned id, const std::shared_ptr<Bytes>& message, bool want_reply,
                std::uint64_t call_id = 0) {
     struct Keep {
@@ -694,6 +815,7 @@ class UcxEndpoint final : public Endpoint {
   ucp_worker_h worker_ = nullptr;
   std::chrono::microseconds spin_ = spin_from_env();
   ucp_err_handling_mode_t err_mode_ = err_mode_from_env();
+  std::atomic<bool> cma_ok_{true};  // false once the kernel has refused process_vm_readv
   std::string address_;
   std::thread progress_;
   std::atomic<std::thread::id> progress_id_{};
