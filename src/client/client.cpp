@@ -8,6 +8,7 @@
 #include "store/shard_map.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -185,6 +186,13 @@ struct Client::Impl {
     check_region(var, info, box);
     // The data goes to the first server that indexes part of it.
     const std::size_t home = static_cast<std::size_t>(shard_map(var).shards_for(box).front());
+    if (op == Op::Put && bytes <= net::kEagerBytes) {  // small: the bytes travel with the request
+      auto w = begin(Op::PutInline);
+      w.str(var).u64(version).box(box).str(layout.to_string()).str(info.dtype.name()).u64(bytes);
+      w.bytes({static_cast<const std::byte*>(data), bytes});
+      call(home, Op::PutInline, std::move(w), net::kNoDeadline);
+      return;
+    }
     auto region = endpoint->expose(const_cast<void*>(data), bytes);  // only ever read by peers
     auto w = begin(op);
     w.str(var).u64(version).box(box).str(layout.to_string()).str(info.dtype.name()).u64(bytes);
@@ -200,12 +208,15 @@ struct Client::Impl {
   struct Answer {
     std::uint64_t version;
     std::vector<QueryPiece> pieces;
+    std::vector<std::byte> data;  // the region itself, when a server answered with it
+    bool eager = false;
   };
 
   Answer query(std::size_t server, const std::string& var, std::uint64_t version, bool latest, const Box& region,
-               std::int64_t timeout_ms, const DType& dtype) {
+               std::int64_t timeout_ms, const DType& dtype, const Layout& layout = Layout::c(),
+               std::uint32_t eager_max = 0) {
     auto w = begin(Op::Query);
-    w.str(var).u64(version).u8(latest ? 1 : 0).box(region).i64(timeout_ms);
+    w.str(var).u64(version).u8(latest ? 1 : 0).box(region).i64(timeout_ms).str(layout.to_string()).u32(eager_max);
     const net::Deadline deadline = timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + 30000);
     net::Bytes reply = call(server, Op::Query, std::move(w), deadline);
     net::WireReader r(reply);
@@ -213,6 +224,13 @@ struct Client::Impl {
     a.version = r.u64();
     const DType stored = DType::parse(r.str());
     if (!(stored == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", stored.name());
+    if (r.u8()) {
+      const auto blob = r.bytes();
+      a.data.assign(blob.begin(), blob.end());
+      a.eager = true;
+      r.expect_end();
+      return a;
+    }
     a.pieces.resize(r.u32());
     for (auto& p : a.pieces) {
       p.box = r.box();
@@ -229,20 +247,24 @@ struct Client::Impl {
   // Asks every shard that indexes part of `region` for its pieces; for
   // `latest`, the newest version all of them cover.
   Answer gather(const std::string& var, std::uint64_t version, bool latest, const Box& region,
-                std::int64_t timeout_ms, const DType& dtype) {
+                std::int64_t timeout_ms, const DType& dtype, const Layout& layout = Layout::c()) {
     const std::vector<int> shards = shard_map(var).shards_for(region);
     const net::Deadline deadline = net::deadline_in(timeout_ms);
+    // A small region within one shard may come back as bytes (one round trip).
+    const bool small = static_cast<std::uint64_t>(region.volume()) * dtype.size() <= net::kEagerBytes;
+    const auto eager_max = static_cast<std::uint32_t>(shards.size() == 1 && small && !latest ? net::kEagerBytes : 0);
     std::vector<Answer> answers;
     for (int s : shards)
       answers.push_back(query(static_cast<std::size_t>(s), var, version, latest, region,
-                              remaining_ms(timeout_ms, deadline), dtype));
+                              remaining_ms(timeout_ms, deadline), dtype, layout, eager_max));
+    if (answers.size() == 1 && answers.front().eager) return std::move(answers.front());
     if (latest) {
       std::uint64_t v = answers.front().version;
       for (const auto& a : answers) v = std::min(v, a.version);
       for (std::size_t i = 0; i < shards.size(); ++i)
         if (answers[i].version != v) answers[i] = query(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype);
     }
-    Answer all{answers.front().version, {}};
+    Answer all{answers.front().version, {}, {}, false};
     std::set<std::pair<std::string, net::Bytes>> seen;  // a piece indexed by two shards comes twice
     for (auto& a : answers)
       for (auto& p : a.pieces)
@@ -261,7 +283,12 @@ struct Client::Impl {
     // A piece may be deleted or evicted between the answer and our read; the
     // read then fails with NotFound and the query is asked again.
     for (int attempt = 0;; ++attempt) {
-      Answer a = gather(var, version, latest, region, timeout_ms, dtype);
+      Answer a = gather(var, version, latest, region, timeout_ms, dtype, layout);
+      if (a.eager) {
+        if (a.data.size() != bytes) fail(Code::Protocol, "a server answered with ", a.data.size(), " bytes for ", bytes);
+        std::memcpy(data, a.data.data(), bytes);
+        return a.version;
+      }
       try {
         for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
         return a.version;

@@ -45,6 +45,8 @@ struct InprocPeer final : PeerHandle {
 struct Key {
   std::uint64_t region;
   std::uint64_t owner;  // the exposing endpoint's serial, so a key cannot be used against another endpoint
+  std::uint64_t offset;  // a window of the region: [offset, offset + length)
+  std::uint64_t length;
 };
 
 // The regions an endpoint exposes. Reads and writes hold the table shared
@@ -67,6 +69,8 @@ class InprocRegion final : public MemoryRegion {
     std::unique_lock lock(table_->mutex);
     key_.region = table_->next++;
     key_.owner = owner;
+    key_.offset = 0;
+    key_.length = n;
     table_->regions[key_.region] = {static_cast<std::byte*>(data), n};
   }
   ~InprocRegion() override {
@@ -75,6 +79,16 @@ class InprocRegion final : public MemoryRegion {
   }
   std::span<const std::byte> key() const override { return {reinterpret_cast<const std::byte*>(&key_), sizeof key_}; }
   std::size_t size() const override { return size_; }
+  Bytes window_key(std::size_t offset, std::size_t length) const override {
+    if (offset > size_ || length > size_ - offset)
+      fail(Code::InvalidArgument, "window [", offset, ", +", length, ") is outside the ", size_, "-byte region");
+    Key k = key_;
+    k.offset = offset;
+    k.length = length;
+    Bytes out(sizeof k);
+    std::memcpy(out.data(), &k, sizeof k);
+    return out;
+  }
 
  private:
   std::shared_ptr<RegionTable> table_;
@@ -191,11 +205,13 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
     if (it == regions_->regions.end())
       fail(Code::NotFound, "memory region ", k.region, " of ", address(), " has been withdrawn");
     const auto& r = it->second;
+    if (k.offset > r.length || k.length > r.length - k.offset)
+      fail(Code::InvalidArgument, "memory key window lies outside its region");
     for (const auto& op : ops)
-      if (op.offset > r.length || op.bytes > r.length - op.offset)
-        fail(Code::InvalidArgument, "remote access [", op.offset, ", +", op.bytes, ") is outside the ", r.length,
+      if (op.offset > k.length || op.bytes > k.length - op.offset)
+        fail(Code::InvalidArgument, "remote access [", op.offset, ", +", op.bytes, ") is outside the ", k.length,
              "-byte region");
-    for (const auto& op : ops) copy(r.base + op.offset, op);
+    for (const auto& op : ops) copy(r.base + k.offset + op.offset, op);
   }
 
   void deliver(std::shared_ptr<Request> r) {

@@ -20,6 +20,7 @@ const char* op_name(Op op) noexcept {
     case Op::IndexAdd: return "index_add";
     case Op::MetaPut: return "meta_put";
     case Op::MetaGet: return "meta_get";
+    case Op::PutInline: return "put_inline";
   }
   return "unknown";
 }

@@ -23,8 +23,11 @@ enum class Op : std::uint16_t {
   PutLocal = 3,
   // var, version, box, owner address  ->  removed (u32)
   Release = 4,
-  // var, version (u64), latest (u8), region (box), timeout_ms (i64)
-  //   ->  version (u64), dtype (str), count (u32), count x [box, layout (str), owner (str), key (blob)]
+  // var, version (u64), latest (u8), region (box), timeout_ms (i64), layout (str), eager_max (u32)
+  //   ->  version (u64), dtype (str), eager (u8), then
+  //       eager 0: count (u32), count x [box, layout (str), owner (str), key (blob)]
+  //       eager 1: the region's bytes in `layout` (blob), when this server holds
+  //                every piece, the region is all in its shard and at most eager_max bytes
   // With latest set, `version` is the oldest version that may answer (0: any).
   // owner "" means the answering server. A server answers for the part of
   // the region its index shard holds, when pieces cover that part, or with
@@ -52,9 +55,15 @@ enum class Op : std::uint16_t {
   // name, mode (u8: 0 exact, 1 next after version, 2 latest), version (u64), timeout_ms (i64)
   //   ->  version (u64), blob. Waits as Query does when there is none yet.
   MetaGet = 14,
+  // var, version, box, layout, dtype, bytes, data (blob)  ->  (empty). A put
+  // whose bytes travel inside the request (small puts: no registration, no
+  // one-sided read).
+  PutInline = 15,
 };
 
-inline constexpr std::uint16_t kLastOp = static_cast<std::uint16_t>(Op::MetaGet);
+inline constexpr std::uint16_t kLastOp = static_cast<std::uint16_t>(Op::PutInline);
+// Puts and gets of at most this many bytes travel inside messages.
+inline constexpr std::size_t kEagerBytes = std::size_t{64} << 10;
 inline constexpr std::size_t kMaxMetaBytes = std::size_t{1} << 20;
 
 const char* op_name(Op op) noexcept;

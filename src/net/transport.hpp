@@ -55,6 +55,9 @@ class MemoryRegion {
   virtual ~MemoryRegion() = default;
   virtual std::span<const std::byte> key() const = 0;  // send this to peers
   virtual std::size_t size() const = 0;
+  // A key for [offset, offset + length) of the region alone: offsets in
+  // remote operations with it count from `offset`. Valid while the region lives.
+  virtual Bytes window_key(std::size_t offset, std::size_t length) const = 0;
 };
 
 // One piece of a batched one-sided read or write.

@@ -179,6 +179,18 @@ class UcxRegion final : public MemoryRegion {
   ~UcxRegion() override;
   std::span<const std::byte> key() const override { return key_; }
   std::size_t size() const override { return size_; }
+  // The same rkey (it covers the whole region) under a header for the window.
+  Bytes window_key(std::size_t offset, std::size_t length) const override {
+    if (offset > size_ || length > size_ - offset)
+      fail(Code::InvalidArgument, "window [", offset, ", +", length, ") is outside the ", size_, "-byte region");
+    Bytes k = key_;
+    KeyHeader kh;
+    std::memcpy(&kh, k.data(), sizeof kh);
+    kh.address += offset;
+    kh.length = length;
+    std::memcpy(k.data(), &kh, sizeof kh);
+    return k;
+  }
 
  private:
   UcxEndpoint* ep_;
@@ -473,14 +485,16 @@ class UcxEndpoint final : public Endpoint {
     destroy_worker();
   }
 
-  // Polls the worker. It spins while this endpoint waits on the network
-  // (calls, one-sided batches, hellos in flight) and for spin_ after any
-  // activity, so an exchange in progress pays no wake-up latency; otherwise
+  // Polls the worker. It spins for spin_ after any activity (up to
+  // kWaitSpin while this endpoint waits on the network: calls, one-sided
+  // batches, hellos in flight), so an exchange in progress pays no wake-up
+  // latency; otherwise
   // it sleeps in short waits that a posted command cuts short, so an idle
   // endpoint leaves the cores to others. Messages arriving while it sleeps
   // wait at most about kIdleWait.
   void progress_loop() {
     static constexpr auto kIdleWait = std::chrono::microseconds(50);
+    static constexpr auto kWaitSpin = std::chrono::microseconds(1000);
     prctl(PR_SET_TIMERSLACK, 1000UL);  // 1 us: short sleeps should be short
     auto last_activity = Clock::now();
     unsigned idle_spins = 0;
@@ -496,14 +510,17 @@ class UcxEndpoint final : public Endpoint {
         for (auto& c : todo) c();
         active = true;
       }
-      if (active || in_flight_.load(std::memory_order_acquire) > 0) {
+      if (active) {
         idle_spins = 0;
         continue;
       }
       if (++idle_spins % 64 != 0) continue;  // reading the clock costs more than a poll
       const auto now = Clock::now();
       if (idle_spins == 64) last_activity = now;
-      if (now - last_activity > spin_) {
+      // Waiting on the network keeps it spinning longer, but not forever: a
+      // get parked at the server for seconds must not hold a core meanwhile.
+      const auto budget = in_flight_.load(std::memory_order_acquire) > 0 ? std::max(spin_, kWaitSpin) : spin_;
+      if (now - last_activity > budget) {
         std::unique_lock lock(command_mutex_);
         command_posted_.wait_for(lock, kIdleWait, [&] { return !commands_.empty(); });
       }
@@ -864,11 +881,16 @@ class UcxRequest final : public Request {
 
 void UcxEndpoint::deliver(bool is_request, std::uint64_t call, Bytes message, ucp_ep_h from) {
   if (!is_request) {
-    std::lock_guard lock(pending_mutex_);
-    auto it = pending_.find(call);
-    if (it == pending_.end()) return;  // its caller gave up
-    it->second.promise.set_value(std::move(message));
-    pending_.erase(it);
+    {
+      std::lock_guard lock(pending_mutex_);
+      auto it = pending_.find(call);
+      if (it == pending_.end()) return;  // its caller gave up
+      it->second.promise.set_value(std::move(message));
+      pending_.erase(it);
+    }
+    // Let the caller we just woke have this core: with few cores, spinning
+    // on would keep it waiting for a time slice.
+    std::this_thread::yield();
     return;
   }
   if (!handler_ || !from) return;

@@ -1,5 +1,7 @@
 #include <cove/server.hpp>
 
+#include <cove/region_copy.hpp>
+
 #include "core/fail.hpp"
 #include "net/protocol.hpp"
 #include "net/transport.hpp"
@@ -7,6 +9,7 @@
 #include "store/store.hpp"
 
 #include <atomic>
+#include <cstring>
 #include <condition_variable>
 #include <deque>
 #include <algorithm>
@@ -26,14 +29,16 @@ namespace {
 // region, or with Timeout at its deadline.
 struct Waiter {
   std::shared_ptr<net::Request> request;
-  std::uint64_t request_id;
+  std::uint64_t request_id = 0;
   std::string var;  // or metadata name
-  std::uint64_t version;
-  bool latest;      // for metadata: mode (0 exact, 1 next, 2 latest) in meta_mode
+  std::uint64_t version = 0;
+  bool latest = false;
   Box region;
-  net::Deadline deadline;
+  net::Deadline deadline{};
   bool meta = false;
   int meta_mode = 0;
+  Layout layout;               // the reader's, for an eager answer
+  std::uint32_t eager_max = 0;  // 0: never answer with the data itself
 };
 
 }  // namespace
@@ -101,11 +106,13 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   }
 
   void enqueue(std::shared_ptr<net::Request> r) {
-    // Index entries from other servers are applied at once, on the
-    // transport's thread: they never wait on anything, and a worker that is
-    // itself forwarding to that server must not wait behind them.
+    // Requests that never wait on a transfer or another server are answered
+    // at once on the transport's thread: a hand-off to a worker costs more
+    // than they do. Puts that pull data (or forward index entries to other
+    // servers) go to the workers. Index entries from other servers must not
+    // queue behind a worker that is itself forwarding to that server.
     try {
-      if (net::read_header(r->message()).type == static_cast<std::uint16_t>(Op::IndexAdd)) {
+      if (runs_inline(net::read_header(r->message()).type)) {
         handle(std::move(r));
         return;
       }
@@ -118,6 +125,20 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       queue.push_back(std::move(r));
     }
     wake.notify_one();
+  }
+
+  bool runs_inline(std::uint16_t type) {
+    switch (static_cast<Op>(type)) {
+      case Op::Define: case Op::Query: case Op::Latest: case Op::Delete: case Op::List: case Op::Stat:
+      case Op::Release: case Op::Disconnect: case Op::MetaPut: case Op::MetaGet: case Op::IndexAdd:
+        return true;
+      case Op::PutInline: {
+        std::lock_guard lock(mutex);
+        return group.size() == 1;  // nothing to forward
+      }
+      default:
+        return false;
+    }
   }
 
   void work() {
@@ -178,6 +199,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       }
       case Op::Put:
       case Op::PutLocal:
+      case Op::PutInline:
         put(op, in, r);
         return false;
       case Op::Release: {
@@ -195,8 +217,16 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         return false;
       }
       case Op::Query: {
-        Waiter w{r, id, in.str(), in.u64(), in.u8() != 0, in.box(), {}};
+        Waiter w;
+        w.request = r;
+        w.request_id = id;
+        w.var = in.str();
+        w.version = in.u64();
+        w.latest = in.u8() != 0;
+        w.region = in.box();
         const std::int64_t timeout_ms = in.i64();
+        w.layout = Layout::parse(in.str());
+        w.eager_max = in.u32();
         in.expect_end();
         w.deadline = net::deadline_in(timeout_ms);
         std::lock_guard lock(mutex);
@@ -286,7 +316,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         return false;
       }
       case Op::MetaGet: {
-        Waiter w{r, id, in.str(), 0, false, {}, {}};
+        Waiter w;
+        w.request = r;
+        w.request_id = id;
+        w.var = in.str();
         w.meta = true;
         w.meta_mode = in.u8();
         w.version = in.u64();
@@ -324,8 +357,13 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       piece->owner = in.str();
       if (piece->owner.empty()) fail(Code::InvalidArgument, "put_local without the writer's address");
     }
-    const auto key = in.bytes();
-    piece->key.assign(key.begin(), key.end());
+    const auto key_or_data = in.bytes();
+    if (op == Op::PutInline) {
+      if (key_or_data.size() != piece->bytes)
+        fail(Code::Protocol, "inline put announces ", piece->bytes, " bytes but carries ", key_or_data.size());
+    } else {
+      piece->key.assign(key_or_data.begin(), key_or_data.end());
+    }
     in.expect_end();
     std::vector<int> shards;
     {
@@ -340,16 +378,19 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         fail(Code::InvalidArgument, "put of ", piece->box.to_string(), " in '", var, "' sends ", piece->bytes,
              " bytes; the region holds ", need);
       shards = shard_map(def).shards_for(piece->box);
-      if (op == Op::Put) store.reserve(piece->bytes);
+      if (op != Op::PutLocal) store.reserve(piece->bytes);
     }
     const bool mine = std::find(shards.begin(), shards.end(), my_rank) != shards.end();
-    if (op == Op::Put) {
+    if (op != Op::PutLocal) {
       try {
         piece->buffer = pool->acquire(piece->bytes);
-        const net::RemoteOp read{0, piece->buffer->data, piece->bytes};
-        endpoint->read(r->peer(), piece->key, {&read, 1}, net::kNoDeadline);
-        const auto k = piece->buffer->region->key();
-        piece->key.assign(k.begin(), k.end());
+        if (op == Op::PutInline) {
+          std::memcpy(piece->buffer->data, key_or_data.data(), piece->bytes);
+        } else {
+          const net::RemoteOp read{0, piece->buffer->data, piece->bytes};
+          endpoint->read(r->peer(), piece->key, {&read, 1}, net::kNoDeadline);
+        }
+        piece->key = piece->buffer->key;
       } catch (...) {
         std::lock_guard lock(mutex);
         store.unreserve(piece->bytes);  // the partial piece is dropped; nothing else changed
@@ -361,9 +402,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     // What the other shards need, copied: once stored, the piece may be
     // evicted by a concurrent put of a newer version.
     const IndexEntry entry{piece->box, piece->layout, piece->bytes, piece->key,
-                           op == Op::Put ? address : piece->owner};
+                           op == Op::PutLocal ? piece->owner : address};
     std::vector<std::unique_ptr<store::Piece>> evicted;
-    if (op == Op::Put || mine) {
+    if (op != Op::PutLocal || mine) {
       std::lock_guard lock(mutex);
       store.add(var, version, std::move(piece), evicted);
       answer_waiters(var);
@@ -401,8 +442,20 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
     if (!pieces) return false;
     net::WireWriter out(static_cast<std::uint16_t>(Op::Query), w.request_id);
-    out.u64(version).str(def->dtype.name()).u32(static_cast<std::uint32_t>(pieces->size()));
-    for (const store::Piece* p : *pieces) out.box(p->box).str(p->layout.to_string()).str(p->owner).bytes(p->key);
+    out.u64(version).str(def->dtype.name());
+    const std::uint64_t region_bytes = static_cast<std::uint64_t>(w.region.volume()) * def->dtype.size();
+    const bool all_here = std::all_of(pieces->begin(), pieces->end(), [](const store::Piece* p) { return p->owner.empty(); });
+    if (all_here && region_bytes <= w.eager_max && parts.size() == 1 && parts[0] == w.region) {
+      // Small, and all ours: answer with the bytes, assembled in the reader's layout.
+      std::vector<std::byte> data(region_bytes);
+      for (const store::Piece* p : *pieces)
+        copy_region({p->buffer->data, p->bytes, p->box, p->layout}, {data.data(), data.size(), w.region, w.layout},
+                    p->box.intersection(w.region), def->dtype.size());
+      out.u8(1).bytes(data);
+    } else {
+      out.u8(0).u32(static_cast<std::uint32_t>(pieces->size()));
+      for (const store::Piece* p : *pieces) out.box(p->box).str(p->layout.to_string()).str(p->owner).bytes(p->key);
+    }
     ++requests;
     w.request->reply(std::move(out).finish());
     return true;
@@ -507,9 +560,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
           ++requests;
           it->request->reply(net::error_reply(
               static_cast<std::uint16_t>(it->meta ? Op::MetaGet : Op::Query), it->request_id, Code::Timeout,
-              it->meta ? "metadata '" + it->var + "' had no such version before the timeout"
-                       : "variable '" + it->var + "': region " + it->region.to_string() +
-                             " was not covered before the timeout"));
+              it->meta ? detail::concat("metadata '", it->var, "' had no such version before the timeout")
+                       : detail::concat("variable '", it->var, "': region ", it->region.to_string(),
+                                        " was not covered before the timeout")));
           it = waiters.erase(it);
         } else {
           next = std::min(next, it->deadline);

@@ -2,8 +2,8 @@
 
 #include "core/fail.hpp"
 
+#include <bit>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 
 namespace cove::store {
@@ -16,10 +16,18 @@ std::byte* allocate(std::size_t bytes) {
   return p;
 }
 
+constexpr std::size_t kMinClass = 256;
+
 }  // namespace
 
 BufferPool::Block::~Block() {
-  region.reset();  // unregister before the memory goes
+  if (slot) return;  // the arena owns the memory
+  region.reset();    // unregister before the memory goes
+  std::free(data);
+}
+
+BufferPool::Arena::~Arena() {
+  region.reset();
   std::free(data);
 }
 
@@ -30,7 +38,52 @@ BufferPool::BufferPool(net::Endpoint& endpoint, std::size_t max_cached)
 
 BufferPool::~BufferPool() { clear(); }
 
+std::shared_ptr<BufferPool::Block> BufferPool::wrap_slot(const Slot& s, std::size_t size_class, std::size_t bytes) {
+  auto block = std::make_unique<Block>();
+  block->data = s.arena->data + s.offset;
+  block->size = bytes;
+  block->key = s.arena->region->window_key(s.offset, bytes);
+  block->slot = true;
+  std::weak_ptr<State> pool = state_;
+  return std::shared_ptr<Block>(block.release(), [pool, s, size_class](Block* b) {
+    delete b;
+    if (auto st = pool.lock()) {
+      std::lock_guard lock(st->mutex);
+      if (st->open) st->free_slots[size_class].push_back(s);
+    }
+  });
+}
+
+std::shared_ptr<BufferPool::Block> BufferPool::acquire_slot(std::size_t bytes) {
+  const std::size_t size_class = std::max(kMinClass, std::bit_ceil(bytes));
+  for (;;) {
+    {
+      std::lock_guard lock(state_->mutex);
+      auto& list = state_->free_slots[size_class];
+      if (!list.empty()) {
+        const Slot s = list.back();
+        list.pop_back();
+        return wrap_slot(s, size_class, bytes);
+      }
+      if (!state_->arenas.empty() && state_->arenas.back()->used + size_class <= kArenaBytes) {
+        Arena* a = state_->arenas.back().get();
+        const Slot s{a, a->used};
+        a->used += size_class;
+        return wrap_slot(s, size_class, bytes);
+      }
+    }
+    // A new arena, registered outside the lock: releasing a slot may happen
+    // on the transport's own thread, which registration may need.
+    auto arena = std::make_unique<Arena>();
+    arena->data = allocate(kArenaBytes);
+    arena->region = endpoint_.expose(arena->data, kArenaBytes);
+    std::lock_guard lock(state_->mutex);
+    state_->arenas.push_back(std::move(arena));
+  }
+}
+
 std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes) {
+  if (bytes <= kSmallMax) return acquire_slot(bytes);
   std::unique_ptr<Block> block;
   {
     std::lock_guard lock(state_->mutex);
@@ -46,6 +99,8 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes) {
     block->data = allocate(bytes);
     block->size = bytes;
     block->region = endpoint_.expose(block->data, bytes);
+    const auto k = block->region->key();
+    block->key.assign(k.begin(), k.end());
   }
   // Back to the pool when the last user lets go, while the pool is open and has room.
   std::weak_ptr<State> pool = state_;
@@ -63,10 +118,13 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes) {
 
 void BufferPool::clear() {
   std::multimap<std::size_t, std::unique_ptr<Block>> drop;
+  std::vector<std::unique_ptr<Arena>> arenas;
   {
     std::lock_guard lock(state_->mutex);
     state_->open = false;
     drop.swap(state_->free);
+    arenas.swap(state_->arenas);
+    state_->free_slots.clear();
     state_->cached = 0;
   }
 }

@@ -1,16 +1,20 @@
 // Internal: memory for the pieces a server holds, reused.
 //
-// A fresh buffer costs a page fault and a zeroed page on first touch, and
-// a registration with the transport; staging workflows put pieces of the
-// same sizes every step. Buffers whose piece is gone (deleted, evicted)
-// wait here, still registered, for the next piece of the same size, up to
-// max_cached bytes; the rest are freed. (Transparent huge pages for piece
-// buffers were tried and measured no faster here.)
+// Large pieces: a fresh buffer costs a page fault and a zeroed page on first
+// touch, and a registration with the transport, while workflows put pieces
+// of the same sizes every step. Buffers whose piece is gone (deleted,
+// evicted) wait here, still registered, for the next piece of the same size,
+// up to max_cached bytes; the rest are freed. (Transparent huge pages for
+// piece buffers were tried and measured no faster here.)
+//
+// Small pieces (at most kSmallMax bytes) take slots of power-of-two size
+// classes in arenas registered once, so that a small put registers nothing:
+// a slot's key is a window of its arena's key.
 //
 // Thread-safety: acquire() and the release of blocks are thread-safe.
 // Blocks may outlive the pool (they are then freed, not cached); clear()
-// frees the cache, and must run before the endpoint that registered the
-// blocks goes.
+// frees the cache and the arenas, and must run before the endpoint that
+// registered them goes and after every block is released.
 #pragma once
 
 #include "net/transport.hpp"
@@ -19,15 +23,21 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace cove::store {
 
 class BufferPool {
  public:
+  static constexpr std::size_t kSmallMax = std::size_t{64} << 10;
+  static constexpr std::size_t kArenaBytes = std::size_t{4} << 20;
+
   struct Block {
     std::byte* data = nullptr;
     std::size_t size = 0;
-    std::unique_ptr<net::MemoryRegion> region;
+    net::Bytes key;                             // for peers' one-sided reads
+    std::unique_ptr<net::MemoryRegion> region;  // large blocks only: their own registration
+    bool slot = false;                          // a slot of an arena (the arena owns the memory)
     ~Block();
   };
 
@@ -40,12 +50,28 @@ class BufferPool {
   std::size_t cached_bytes() const;
 
  private:
+  struct Arena {
+    std::byte* data = nullptr;
+    std::unique_ptr<net::MemoryRegion> region;
+    std::size_t used = 0;
+    ~Arena();
+  };
+  struct Slot {
+    Arena* arena;
+    std::size_t offset;
+  };
   struct State {
     std::mutex mutex;
-    std::multimap<std::size_t, std::unique_ptr<Block>> free;
+    std::multimap<std::size_t, std::unique_ptr<Block>> free;  // large, by size
+    std::map<std::size_t, std::vector<Slot>> free_slots;      // small, by size class
+    std::vector<std::unique_ptr<Arena>> arenas;
     std::size_t cached = 0, max_cached = 0;
     bool open = true;
   };
+
+  std::shared_ptr<Block> acquire_slot(std::size_t bytes);
+  std::shared_ptr<Block> wrap_slot(const Slot& slot, std::size_t size_class, std::size_t bytes);
+
   net::Endpoint& endpoint_;
   std::shared_ptr<State> state_;
 };
