@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fault tests against a real cove-server process (UCX over TCP, which
 # detects failed peers). Every process started here is stopped by its PID.
-#   faults.sh DIR killed-writer|server-dies|late-client|garbage
+#   faults.sh DIR killed-writer|server-dies|late-client|sigterm|garbage
 set -euo pipefail
 dir=$1 case=$2
 here=$(dirname "$0")
@@ -54,6 +54,16 @@ case "$case" in
     wait "$client" || status=$?
     cat "$dir/late.out"
     exit $status ;;
+  sigterm)
+    "$here"/server.sh start "$dir"
+    "$fault" seed
+    pid=$(cat "$dir/server.pid")
+    kill -TERM "$pid"
+    for _ in $(seq 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.05; done
+    kill -0 "$pid" 2> /dev/null && { echo "the server did not stop on SIGTERM"; exit 1; }
+    [ -e "$dir/cove.conn" ] && { echo "the server left its connection file behind"; exit 1; }
+    grep -q "stopped" "$dir/server.log" || { cat "$dir/server.log"; exit 1; }
+    echo "SIGTERM: server stopped and removed its connection file" ;;
   garbage)
     "$here"/server.sh start "$dir"
     "$fault" seed

@@ -25,7 +25,9 @@ case "$cmd" in
     echo "server did not write $dir/cove.conn"; cat "$dir/server.log"; exit 1 ;;
   stop)
     pid=$(cat "$dir/server.pid" 2>/dev/null || true)
-    "$COVE_BIN"/cove stop --connect "$dir/cove.conn" > /dev/null 2>&1 || true
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ -f "$dir/cove.conn" ]; then
+      "$COVE_BIN"/cove stop --connect "$dir/cove.conn" > /dev/null 2>&1 || true
+    fi
     for _ in $(seq 100); do
       [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && break
       sleep 0.05

@@ -286,6 +286,9 @@ TEST_F(Staging, BadInputIsRejectedAndStoredDataStaysIntact) {
   const Box empty = Box::from_start_count(V{0, 0}, V{0, 3});
   expect(Code::InvalidArgument, "is empty", [&] { c.put("a", 1, empty, buf.data(), 0); });
   expect(Code::InvalidArgument, "does not match region", [&] { c.put("a", 1, q, buf.data(), 100); });
+  expect(Code::Overflow, "overflows 64 bits", [&] {
+    c.put("a", 1, Box::from_start_count(V{INT64_MAX - 1, 0}, V{5, 1}), buf.data(), 40);
+  });
   expect(Code::NotFound, "'nope' is not defined", [&] { c.get("nope", 1, q, buf.data(), 200, 0); });
   expect(Code::InvalidArgument, "outside the global shape", [&] { c.get("a", 1, outside, buf.data(), 200, 0); });
   // Over budget: 200 bytes are held, 200 more would make 400 > 300.
