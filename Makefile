@@ -23,6 +23,7 @@ run: build
 
 bench: build
 	$(BUILD)/bench/cove-core-bench --csv $(BUILD)/core_bench.csv
+	bash bench/staging_bench.sh --build $(BUILD)
 
 test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
