@@ -80,9 +80,15 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       if (w.get_id() != std::this_thread::get_id()) w.join();
     if (timer.joinable()) timer.join();
     {
-      std::lock_guard lock(mutex);
-      store.clear();  // its exposed regions must go before the endpoint that exposed them
-      server_peers.clear();
+      // The store's pieces must go before the endpoint that registered their
+      // memory, and after the lock: unregistering may need the transport's
+      // thread, which may be waiting for this lock.
+      std::vector<std::unique_ptr<store::Piece>> dropped;
+      {
+        std::lock_guard lock(mutex);
+        dropped = store.clear();
+        server_peers.clear();
+      }
     }
     pool.reset();
     endpoint.reset();  // fails requests still queued in the transport
