@@ -89,7 +89,7 @@ struct Client::Impl {
   std::atomic<std::uint64_t> next_id{1};
   std::mutex mutex;
   std::map<std::string, VarInfo> vars;                   // definitions seen
-  std::map<std::string, store::ShardMap> maps;           // by variable
+  std::map<std::string, std::shared_ptr<const store::ShardMap>> maps;  // by variable; replaced, never changed
   std::map<std::string, net::Peer> peers;                // everyone read from, by address
   std::map<std::tuple<std::string, std::uint64_t, std::string>, std::unique_ptr<net::MemoryRegion>> local;
 
@@ -129,8 +129,7 @@ struct Client::Impl {
   void remember(const std::string& name, const VarInfo& info) {
     std::lock_guard lock(mutex);
     vars[name] = info;
-    maps.erase(name);
-    maps.emplace(name, store::ShardMap(info.shape, static_cast<int>(servers.size()), name));
+    maps[name] = std::make_shared<const store::ShardMap>(info.shape, static_cast<int>(servers.size()), name);
   }
 
   VarInfo var_info(const std::string& var) {
@@ -159,7 +158,8 @@ struct Client::Impl {
            info.shape->to_string(), " of variable '", var, "'");
   }
 
-  const store::ShardMap& shard_map(const std::string& var) {
+  // Shared and immutable: a concurrent define() may replace it, not change it.
+  std::shared_ptr<const store::ShardMap> shard_map(const std::string& var) {
     var_info(var);
     std::lock_guard lock(mutex);
     return maps.at(var);
@@ -185,7 +185,7 @@ struct Client::Impl {
     check_buffer(box, info.dtype, data, bytes, op == Op::Put ? "put" : "put_local");
     check_region(var, info, box);
     // The data goes to the first server that indexes part of it.
-    const std::size_t home = static_cast<std::size_t>(shard_map(var).shards_for(box).front());
+    const std::size_t home = static_cast<std::size_t>(shard_map(var)->shards_for(box).front());
     if (op == Op::Put && bytes <= net::kEagerBytes) {  // small: the bytes travel with the request
       auto w = begin(Op::PutInline);
       w.str(var).u64(version).box(box).str(layout.to_string()).str(info.dtype.name()).u64(bytes);
@@ -248,7 +248,7 @@ struct Client::Impl {
   // `latest`, the newest version all of them cover.
   Answer gather(const std::string& var, std::uint64_t version, bool latest, const Box& region,
                 std::int64_t timeout_ms, const DType& dtype, const Layout& layout = Layout::c()) {
-    const std::vector<int> shards = shard_map(var).shards_for(region);
+    const std::vector<int> shards = shard_map(var)->shards_for(region);
     const net::Deadline deadline = net::deadline_in(timeout_ms);
     // A small region within one shard may come back as bytes (one round trip).
     const bool small = static_cast<std::uint64_t>(region.volume()) * dtype.size() <= net::kEagerBytes;
