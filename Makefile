@@ -1,13 +1,16 @@
 # The two commands of the README:
 #   make run    set up, build, and run the main job: the coupled heat-diffusion workflow
 #   make test   set up, build, and run every test, then the unit tests under ASan+UBSan
-# Also: make bench (the benchmark programs), make clean.
+# Also: make bench (the benchmark programs), make test-tsan (the concurrent
+# parts under ThreadSanitizer, in-process and over UCX), make clean.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja --log-level=WARNING
 
-.PHONY: all setup build run bench test test-asan clean
+TSAN_BUILD ?= build-tsan
+
+.PHONY: all setup build run bench test test-asan test-tsan clean
 
 all: build
 
@@ -35,5 +38,17 @@ test-asan: setup
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ctest -j $(JOBS) --output-on-failure -L 'unit|example'
 
+# UCX's memory hooks and ThreadSanitizer's interceptors cannot both patch
+# malloc/madvise (a crash at thread start): the hooks are off here.
+TSAN_ENV := UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_EVENTS=no UCX_WARN_UNUSED_ENV_VARS=n
+TSAN_FILTER := --gtest_filter='*Staging*:*NToM*:Group*:ThreadPool*:RegionCopy.Random*'
+
+test-tsan: setup
+	@cmake -S . -B $(TSAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCOVE_SANITIZE=thread -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=OFF
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target cove-unit-tests
+	$(TSAN_ENV) $(TSAN_BUILD)/tests/cove-unit-tests $(TSAN_FILTER)
+	$(TSAN_ENV) COVE_TEST_TRANSPORT=ucx UCX_TLS=tcp $(TSAN_BUILD)/tests/cove-unit-tests --gtest_filter='*Staging*:*NToM*:Group*'
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
