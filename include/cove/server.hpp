@@ -4,7 +4,7 @@
 //
 // A Server object runs the service inside this process until stop() or
 // destruction: worker threads handle requests, a timer thread answers gets
-// whose timeout passes. The `cove-server` program (a later step) wraps it.
+// whose timeout passes. The `cove-server` program wraps it (tools/cove.cpp).
 //
 // Ownership: a Server is a handle; copies share one service, which stops
 // when the last copy goes. Blocking: the constructor returns once the
