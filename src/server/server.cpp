@@ -28,6 +28,9 @@ namespace {
 // A query that could not be answered yet: answered when a put covers its
 // region, or with Timeout at its deadline.
 struct Waiter {
+  Waiter(std::shared_ptr<net::Request> r, std::uint64_t id, std::string name)
+      : request(std::move(r)), request_id(id), var(std::move(name)) {}
+
   std::shared_ptr<net::Request> request;
   std::uint64_t request_id = 0;
   std::string var;  // or metadata name
@@ -223,10 +226,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         return false;
       }
       case Op::Query: {
-        Waiter w;
-        w.request = r;
-        w.request_id = id;
-        w.var = in.str();
+        Waiter w(r, id, in.str());
         w.version = in.u64();
         w.latest = in.u8() != 0;
         w.region = in.box();
@@ -322,10 +322,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         return false;
       }
       case Op::MetaGet: {
-        Waiter w;
-        w.request = r;
-        w.request_id = id;
-        w.var = in.str();
+        Waiter w(r, id, in.str());
         w.meta = true;
         w.meta_mode = in.u8();
         w.version = in.u64();
