@@ -90,7 +90,7 @@ struct Client::Impl {
   std::mutex mutex;
   std::map<std::string, VarInfo> vars;                   // definitions seen
   std::map<std::string, std::shared_ptr<const store::ShardMap>> maps;  // by variable; replaced, never changed
-  std::map<std::string, net::Peer> peers;                // everyone read from, by address
+  net::PeerCache peers;                                  // writers read from (put_local), by address
   std::map<std::tuple<std::string, std::uint64_t, std::string>, std::unique_ptr<net::MemoryRegion>> local;
 
   ~Impl() {
@@ -168,14 +168,7 @@ struct Client::Impl {
   net::Peer peer_for(const std::string& address) {
     for (std::size_t s = 0; s < addresses.size(); ++s)
       if (addresses[s] == address) return servers[s];
-    {
-      std::lock_guard lock(mutex);
-      auto it = peers.find(address);
-      if (it != peers.end()) return it->second;
-    }
-    net::Peer p = endpoint->connect(address, net::deadline_in(10000));
-    std::lock_guard lock(mutex);
-    return peers.emplace(address, p).first->second;
+    return peers.get(*endpoint, address, 10000);
   }
 
   void send_put(Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,

@@ -24,6 +24,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <span>
 #include <string>
@@ -94,6 +96,31 @@ class Endpoint {
                     Deadline deadline) = 0;
   virtual void write(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
                      Deadline deadline) = 0;
+};
+
+// Peers an endpoint has connected to, by address: connect once, reuse.
+// Thread-safe; connecting happens outside the lock (two threads may both
+// connect to a new address; the first one stored wins).
+class PeerCache {
+ public:
+  Peer get(Endpoint& endpoint, const std::string& address, std::int64_t timeout_ms) {
+    {
+      std::lock_guard lock(mutex_);
+      auto it = peers_.find(address);
+      if (it != peers_.end()) return it->second;
+    }
+    Peer p = endpoint.connect(address, deadline_in(timeout_ms));
+    std::lock_guard lock(mutex_);
+    return peers_.emplace(address, std::move(p)).first->second;
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    peers_.clear();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, Peer> peers_;
 };
 
 // An in-process endpoint named `name` (address "inproc://name"); names are

@@ -348,14 +348,25 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     fail(Code::Protocol, "unknown request type ", static_cast<int>(op));
   }
 
+  // The fields Put, PutLocal, PutInline and IndexAdd start with:
+  // var, version, box, layout, dtype, bytes.
+  struct PieceHeader {
+    std::string var;
+    std::uint64_t version;
+    DType dtype;
+    std::unique_ptr<store::Piece> piece;
+  };
+  static PieceHeader read_piece_header(net::WireReader& in) {
+    PieceHeader h{in.str(), in.u64(), {}, std::make_unique<store::Piece>()};
+    h.piece->box = in.box();
+    h.piece->layout = Layout::parse(in.str());
+    h.dtype = DType::parse(in.str());
+    h.piece->bytes = in.u64();
+    return h;
+  }
+
   void put(Op op, net::WireReader& in, const std::shared_ptr<net::Request>& r) {
-    auto piece = std::make_unique<store::Piece>();
-    const std::string var = in.str();
-    const std::uint64_t version = in.u64();
-    piece->box = in.box();
-    piece->layout = Layout::parse(in.str());
-    const DType dtype = DType::parse(in.str());
-    piece->bytes = in.u64();
+    auto [var, version, dtype, piece] = read_piece_header(in);
     if (op == Op::PutLocal) {
       piece->owner = in.str();
       if (piece->owner.empty()) fail(Code::InvalidArgument, "put_local without the writer's address");
@@ -474,13 +485,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
 
   // Adds an index entry for a piece held elsewhere (forwarded by another server).
   void index_add(net::WireReader& in) {
-    auto piece = std::make_unique<store::Piece>();
-    const std::string var = in.str();
-    const std::uint64_t version = in.u64();
-    piece->box = in.box();
-    piece->layout = Layout::parse(in.str());
-    const DType dtype = DType::parse(in.str());
-    piece->bytes = in.u64();
+    auto [var, version, dtype, piece] = read_piece_header(in);
     piece->owner = in.str();
     const auto key = in.bytes();
     piece->key.assign(key.begin(), key.end());
@@ -494,16 +499,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     answer_waiters(var);
   }
 
-  net::Peer server_peer(const std::string& peer_address) {
-    {
-      std::lock_guard lock(mutex);
-      auto it = server_peers.find(peer_address);
-      if (it != server_peers.end()) return it->second;
-    }
-    net::Peer p = endpoint->connect(peer_address, net::deadline_in(30000));
-    std::lock_guard lock(mutex);
-    return server_peers.emplace(peer_address, p).first->second;
-  }
+  net::Peer server_peer(const std::string& peer_address) { return server_peers.get(*endpoint, peer_address, 30000); }
 
   struct IndexEntry {
     Box box;
@@ -606,7 +602,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::vector<std::string> group;  // every server's address; ours at my_rank
   int my_rank = 0;
   std::map<std::string, store::ShardMap> shard_maps;  // by variable, for the current group
-  std::map<std::string, net::Peer> server_peers;
+  net::PeerCache server_peers;
   std::map<std::string, std::map<std::uint64_t, net::Bytes>> metadata;  // name -> version -> blob
   std::atomic<std::uint64_t> next_forward{1};
   std::vector<std::thread> workers;
