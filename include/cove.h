@@ -66,6 +66,12 @@ COVE_EXPORT cove_status cove_disconnect(cove_client_t* client);
 /* shape: ndim extents of the global domain [0, shape), or NULL for none. */
 COVE_EXPORT cove_status cove_define(cove_client_t* client, const char* name, const char* dtype, int ndim,
                                     const int64_t* shape);
+/* cove_define, also setting where layouts are reorganized for this variable
+ * (cove/reorg.hpp): reorg is "rad", "rasar", "rasia", "sahr" or NULL (the
+ * server's); layouts lists the layouts RASIA prepares, separated by commas
+ * ("F,P2,0,1"), or NULL (the server's). */
+COVE_EXPORT cove_status cove_define_reorg(cove_client_t* client, const char* name, const char* dtype, int ndim,
+                                          const int64_t* shape, const char* reorg, const char* layouts);
 COVE_EXPORT cove_status cove_put(cove_client_t* client, const char* var, uint64_t version, int ndim,
                                  const int64_t* start, const int64_t* count, const void* data, size_t bytes,
                                  const char* layout);

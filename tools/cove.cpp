@@ -2,6 +2,7 @@
 //
 //   cove serve [--config FILE] [--connection-file PATH] [--memory-budget SIZE]
 //              [--max-versions N] [--workers N] [--log-level LEVEL]
+//              [--reorg rad|rasar|rasia|sahr] [--layouts L1,L2,...] [--reorg-threads N]
 //   cove ls    [--connect TARGET]     variables, versions, pieces, bytes
 //   cove stat  [--connect TARGET]     memory, objects, requests, bytes moved
 //   cove stop  [--connect TARGET]     shut the server down
@@ -37,6 +38,7 @@ namespace {
                "cove: %s\n"
                "usage: cove serve [--config FILE] [--connection-file PATH] [--memory-budget SIZE]\n"
                "                  [--max-versions N] [--workers N] [--log-level LEVEL]\n"
+               "                  [--reorg rad|rasar|rasia|sahr] [--layouts L1,L2,...] [--reorg-threads N]\n"
                "       cove ls|stat|stop [--connect CONNECTION_FILE_OR_ADDRESS]\n",
                why);
   std::exit(2);
@@ -117,7 +119,8 @@ struct Group {
 
 int serve(int argc, char** argv, int first) {
   auto flags = parse_flags(argc, argv, first,
-                           {"config", "connection-file", "memory-budget", "max-versions", "workers", "log-level"});
+                           {"config", "connection-file", "memory-budget", "max-versions", "workers", "log-level",
+                            "reorg", "layouts", "reorg-threads"});
   cove::config::ServerConfig cfg;
   if (flags.count("config")) cfg = cove::config::load_server_config(flags["config"]);
   if (cfg.options.listen.rfind("inproc://", 0) == 0) cfg.options.listen = "ucx";  // a server process serves others
@@ -126,6 +129,9 @@ int serve(int argc, char** argv, int first) {
     cfg.options.memory_budget = cove::config::parse_bytes(flags["memory-budget"], "--memory-budget");
   if (flags.count("max-versions")) cfg.options.max_versions = to_int(flags["max-versions"], "--max-versions");
   if (flags.count("workers")) cfg.options.workers = to_int(flags["workers"], "--workers");
+  if (flags.count("reorg")) cfg.options.reorg = cove::parse_reorg(flags["reorg"]);
+  if (flags.count("layouts")) cfg.options.layouts = cove::config::parse_layouts(flags["layouts"], "--layouts");
+  if (flags.count("reorg-threads")) cfg.options.reorg_threads = to_int(flags["reorg-threads"], "--reorg-threads");
   if (flags.count("log-level")) {
     cove::config::validate_log_level(flags["log-level"]);
     cfg.log_level = flags["log-level"];
@@ -185,18 +191,31 @@ int ls(cove::Client& c) {
   const auto vars = c.list();
   if (vars.empty()) std::printf("(no variables)\n");
   for (const auto& v : vars) {
-    std::printf("%s  %s  ndim %d  shape %s\n", v.name.c_str(), v.dtype.name().c_str(), v.ndim,
-                v.shape ? v.shape->to_string().c_str() : "(none)");
+    std::string reorg = v.reorg ? cove::reorg_name(*v.reorg) : "(server's)";
+    for (std::size_t i = 0; i < v.layouts.size(); ++i) reorg += (i ? "," : " layouts ") + v.layouts[i].to_string();
+    std::printf("%s  %s  ndim %d  shape %s  reorg %s\n", v.name.c_str(), v.dtype.name().c_str(), v.ndim,
+                v.shape ? v.shape->to_string().c_str() : "(none)", reorg.c_str());
     for (const auto& ver : v.versions) {
-      std::map<std::string, std::pair<std::size_t, std::uint64_t>> by_holder;  // pieces, bytes
+      struct Held {
+        std::size_t pieces = 0, replicas = 0;
+        std::uint64_t bytes = 0, replica_bytes = 0;
+      };
+      std::map<std::string, Held> by_holder;
       for (const auto& p : ver.pieces) {
         auto& h = by_holder[name_of(p.holder)];
-        h.first++;
-        h.second += p.bytes;
+        h.pieces++;
+        h.bytes += p.bytes;
+        for (const auto& r : p.replicas) {
+          h.replicas++;
+          h.replica_bytes += r.bytes;
+        }
       }
       std::printf("  version %llu: %zu pieces\n", static_cast<unsigned long long>(ver.version), ver.pieces.size());
-      for (const auto& [holder, n] : by_holder)
-        std::printf("    %-28s %4zu pieces  %s\n", holder.c_str(), n.first, human_bytes(n.second).c_str());
+      for (const auto& [holder, h] : by_holder) {
+        std::printf("    %-28s %4zu pieces  %s", holder.c_str(), h.pieces, human_bytes(h.bytes).c_str());
+        if (h.replicas) std::printf("  + %zu replicas  %s", h.replicas, human_bytes(h.replica_bytes).c_str());
+        std::printf("\n");
+      }
     }
   }
   return 0;
@@ -204,13 +223,29 @@ int ls(cove::Client& c) {
 
 int stat(cove::Client& c) {
   int i = 0;
-  std::printf("%-8s %9s %8s %8s %12s %12s %12s %10s %12s\n", "server", "variables", "versions", "pieces", "memory",
-              "budget", "writers'", "requests", "bytes put");
-  for (const auto& [address, s] : c.stat_each())
-    std::printf("%-8d %9llu %8llu %8llu %12s %12s %12s %10llu %12s\n", i++, (unsigned long long)s.variables,
-                (unsigned long long)s.versions, (unsigned long long)s.pieces, human_bytes(s.owned_bytes).c_str(),
-                s.memory_budget ? human_bytes(s.memory_budget).c_str() : "unlimited",
-                human_bytes(s.local_bytes).c_str(), (unsigned long long)s.requests, human_bytes(s.bytes_in).c_str());
+  std::printf("%-8s %9s %8s %8s %12s %12s %12s %10s %12s %8s %12s %7s\n", "server", "variables", "versions",
+              "pieces", "memory", "budget", "writers'", "requests", "bytes put", "replicas", "replica mem", "reorg");
+  const auto all = c.stat_each();
+  for (const auto& [address, s] : all)
+    std::printf("%-8d %9llu %8llu %8llu %12s %12s %12s %10llu %12s %8llu %12s %7s\n", i++,
+                (unsigned long long)s.variables, (unsigned long long)s.versions, (unsigned long long)s.pieces,
+                human_bytes(s.owned_bytes).c_str(), s.memory_budget ? human_bytes(s.memory_budget).c_str() : "unlimited",
+                human_bytes(s.local_bytes).c_str(), (unsigned long long)s.requests, human_bytes(s.bytes_in).c_str(),
+                (unsigned long long)s.replicas, human_bytes(s.replica_bytes).c_str(), cove::reorg_name(s.reorg));
+  if (!all.empty()) {
+    const cove::ServerStats& s = all.front().second;
+    std::string layouts;
+    for (const auto& l : s.layouts) layouts += (layouts.empty() ? "" : ",") + l.to_string();
+    std::uint64_t built = 0, answers = 0;
+    for (const auto& [address, t] : all) {
+      built += t.reorganizations;
+      answers += t.replica_answers;
+    }
+    std::printf("reorganization: %s (expected layouts %s); built %llu replicas, answered %llu pieces from them, "
+                "%llu access patterns\n",
+                cove::reorg_name(s.reorg), layouts.empty() ? "C,F" : layouts.c_str(), (unsigned long long)built,
+                (unsigned long long)answers, (unsigned long long)s.patterns);
+  }
   return 0;
 }
 

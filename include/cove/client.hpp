@@ -11,6 +11,10 @@
 // Blocking: every call blocks until the server has answered; get() also
 // waits for data as its timeout says.
 // Thread-safety: all member functions may be called from any thread.
+// Layouts: a reader may ask for any layout; where the reorganization happens
+// is the reorganization method's choice (cove/reorg.hpp). COVE_REORG
+// (rad, rasar, rasia, sahr) sets this client's method; connect() fails with
+// InvalidArgument for another value.
 // Errors (cove::Error): InvalidArgument for a bad argument or one that does
 // not match the variable's definition, naming the field and value (nothing
 // is stored); NotFound for unknown variables or versions; Timeout when a
@@ -22,6 +26,7 @@
 #include <cove/dtype.hpp>
 #include <cove/export.hpp>
 #include <cove/layout.hpp>
+#include <cove/reorg.hpp>
 #include <cove/server.hpp>
 
 #include <cstdint>
@@ -39,11 +44,20 @@ struct ConnectOptions {
   std::int64_t timeout_ms = 10000;
 };
 
+// A part of a piece that a server holds in another layout (cove/reorg.hpp).
+struct ReplicaInfo {
+  Box box;
+  Layout layout;
+  std::uint64_t bytes;
+  bool ready;  // false: being built
+};
+
 struct PieceInfo {
   Box box;
   std::uint64_t bytes;
   std::string holder;  // address of the process whose memory holds the bytes
   bool on_server;      // true: a staging server (put); false: a writer (put_local)
+  std::vector<ReplicaInfo> replicas;
 };
 
 struct VersionInfo {
@@ -85,12 +99,21 @@ class COVE_EXPORT Subscription {
   std::shared_ptr<State> state_;
 };
 
+// Per-variable reorganization settings (cove/reorg.hpp); unset fields
+// leave the variable's current ones.
+struct VariableOptions {
+  std::optional<Reorg> reorg;  // the method for this variable
+  std::vector<Layout> layouts;  // the layouts RASIA prepares (empty: the server's)
+};
+
 struct VariableInfo {
   std::string name;
   DType dtype;
   int ndim;
   std::optional<Box> shape;
   std::vector<VersionInfo> versions;
+  std::optional<Reorg> reorg;
+  std::vector<Layout> layouts;
 };
 
 class COVE_EXPORT Client {
@@ -109,8 +132,11 @@ class COVE_EXPORT Client {
   // Defines a variable; defining it again with the same definition is a
   // no-op, with another one an InvalidArgument error. `shape` (optional,
   // one extent per dimension) declares the global domain [0, shape):
-  // regions outside it are rejected.
-  void define(const std::string& name, DType dtype, int ndim, std::span<const Index> shape = {});
+  // regions outside it are rejected. `options` sets the variable's
+  // reorganization method and expected layouts (InvalidArgument for a
+  // layout whose rank is not ndim).
+  void define(const std::string& name, DType dtype, int ndim, std::span<const Index> shape = {},
+              const VariableOptions& options = {});
 
   // Stores a copy of `box` of version `version`: `data` holds
   // box.volume() * dtype size bytes in `layout`. The server copies the

@@ -8,6 +8,7 @@
 #include <cove/error.hpp>
 #include <cove/layout.hpp>
 #include <cove/region_copy.hpp>
+#include <cove/reorg.hpp>
 #include <cove/server.hpp>
 #include <cove/spatial_index.hpp>
 #include <cove/thread_pool.hpp>

@@ -15,6 +15,8 @@
 #pragma once
 
 #include <cove/export.hpp>
+#include <cove/layout.hpp>
+#include <cove/reorg.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -34,6 +36,15 @@ struct ServerOptions {
   int max_versions = 0;
   // Threads handling requests (each may wait on a client transfer).
   int workers = 2;
+  // Where layouts are reorganized for readers (cove/reorg.hpp), unless a
+  // variable or a client says otherwise.
+  Reorg reorg = Reorg::Rad;
+  // The layouts RASIA prepares every piece in (those that differ from the
+  // piece's); empty means C and F. A variable may list its own.
+  std::vector<Layout> layouts;
+  // Threads that build replicas (each also splits large copies over the
+  // region engine's thread pool). 1..64.
+  int reorg_threads = 1;
 };
 
 struct ServerStats {
@@ -43,6 +54,13 @@ struct ServerStats {
   std::uint64_t memory_budget = 0;
   std::uint64_t requests = 0;   // requests answered
   std::uint64_t bytes_in = 0;   // bytes read from writers by puts
+  std::uint64_t replicas = 0;         // parts of pieces held in other layouts (ready or being built)
+  std::uint64_t replica_bytes = 0;    // their bytes, counted against the budget too
+  std::uint64_t reorganizations = 0;  // replicas built so far
+  std::uint64_t replica_answers = 0;  // pieces answered by a replica so far
+  std::uint64_t patterns = 0;         // access-pattern records (SAHR)
+  Reorg reorg = Reorg::Rad;           // the server's method
+  std::vector<Layout> layouts;        // the server's expected layouts (empty: C and F)
 };
 
 class COVE_EXPORT Server {

@@ -1,6 +1,8 @@
 // The C API over the C++ one: every entry point catches everything and
 // turns it into a status plus a per-thread message.
 #include <cove.h>
+
+#include "server/config.hpp"
 #include <cove/client.hpp>
 #include <cove/error.hpp>
 #include <cove/server.hpp>
@@ -101,6 +103,11 @@ cove_status cove_disconnect(cove_client_t* client) {
 }
 
 cove_status cove_define(cove_client_t* c, const char* name, const char* dtype, int ndim, const int64_t* shape) {
+  return cove_define_reorg(c, name, dtype, ndim, shape, nullptr, nullptr);
+}
+
+cove_status cove_define_reorg(cove_client_t* c, const char* name, const char* dtype, int ndim, const int64_t* shape,
+                              const char* reorg, const char* layouts) {
   return guarded([&] {
     require(c, "client");
     require(name, "name");
@@ -111,7 +118,10 @@ cove_status cove_define(cove_client_t* c, const char* name, const char* dtype, i
         throw cove::Error(cove::Code::InvalidArgument, "ndim = " + std::to_string(ndim) + " is outside 1..10");
       s = {shape, static_cast<std::size_t>(ndim)};
     }
-    c->client.define(name, cove::DType::parse(dtype), ndim, s);
+    cove::VariableOptions options;
+    if (reorg) options.reorg = cove::parse_reorg(reorg);
+    if (layouts) options.layouts = cove::config::parse_layouts(layouts, "layouts");
+    c->client.define(name, cove::DType::parse(dtype), ndim, s, options);
   });
 }
 

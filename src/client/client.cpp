@@ -5,6 +5,7 @@
 #include "net/protocol.hpp"
 #include "net/transport.hpp"
 #include "server/config.hpp"
+#include "store/access_patterns.hpp"
 #include "store/shard_map.hpp"
 
 #include <algorithm>
@@ -65,6 +66,8 @@ struct QueryPiece {
   Layout layout;
   std::string holder;  // resolved address
   net::Bytes key;
+  bool replica = false;  // a part of a piece in the reader's layout
+  net::Bytes source;     // the key of the piece it is a part of (replicas), else key
 };
 
 struct VarInfo {
@@ -91,6 +94,8 @@ struct Client::Impl {
   std::map<std::string, VarInfo> vars;                   // definitions seen
   std::map<std::string, std::shared_ptr<const store::ShardMap>> maps;  // by variable; replaced, never changed
   net::PeerCache peers;                                  // writers read from (put_local), by address
+  std::uint8_t reorg = 0;                                // COVE_REORG, 0 when unset
+  store::AccessPatterns patterns;                        // this client's gets (SAHR), under mutex
   std::map<std::tuple<std::string, std::uint64_t, std::string>, std::unique_ptr<net::MemoryRegion>> local;
 
   ~Impl() {
@@ -183,6 +188,7 @@ struct Client::Impl {
       auto w = begin(Op::PutInline);
       w.str(var).u64(version).box(box).str(layout.to_string()).str(info.dtype.name()).u64(bytes);
       w.bytes({static_cast<const std::byte*>(data), bytes});
+      w.u8(reorg);
       call(home, Op::PutInline, std::move(w), net::kNoDeadline);
       return;
     }
@@ -191,6 +197,7 @@ struct Client::Impl {
     w.str(var).u64(version).box(box).str(layout.to_string()).str(info.dtype.name()).u64(bytes);
     if (op == Op::PutLocal) w.str(endpoint->address());
     w.bytes(region->key());
+    w.u8(reorg);
     call(home, op, std::move(w), net::kNoDeadline);
     if (op == Op::PutLocal) {
       std::lock_guard lock(mutex);
@@ -203,6 +210,7 @@ struct Client::Impl {
     std::vector<QueryPiece> pieces;
     std::vector<std::byte> data;  // the region itself, when a server answered with it
     bool eager = false;
+    Reorg method = Reorg::Rad;  // the method in force (the first server's answer)
   };
 
   Answer query(std::size_t server, const std::string& var, std::uint64_t version, bool latest, const Box& region,
@@ -210,6 +218,7 @@ struct Client::Impl {
                std::uint32_t eager_max = 0) {
     auto w = begin(Op::Query);
     w.str(var).u64(version).u8(latest ? 1 : 0).box(region).i64(timeout_ms).str(layout.to_string()).u32(eager_max);
+    w.u8(reorg);
     const net::Deadline deadline = timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + 30000);
     net::Bytes reply = call(server, Op::Query, std::move(w), deadline);
     net::WireReader r(reply);
@@ -217,6 +226,9 @@ struct Client::Impl {
     a.version = r.u64();
     const DType stored = DType::parse(r.str());
     if (!(stored == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", stored.name());
+    const std::uint8_t method = r.u8();
+    if (method < 1 || method > 4) fail(Code::Protocol, "a server answered with reorganization method ", int{method});
+    a.method = static_cast<Reorg>(method);
     if (r.u8()) {
       const auto blob = r.bytes();
       a.data.assign(blob.begin(), blob.end());
@@ -232,6 +244,9 @@ struct Client::Impl {
       if (p.holder.empty()) p.holder = addresses[server];
       const auto k = r.bytes();
       p.key.assign(k.begin(), k.end());
+      p.replica = r.u8() != 0;
+      const auto source = p.replica ? r.bytes() : k;
+      p.source.assign(source.begin(), source.end());
     }
     r.expect_end();
     return a;
@@ -255,13 +270,21 @@ struct Client::Impl {
       std::uint64_t v = answers.front().version;
       for (const auto& a : answers) v = std::min(v, a.version);
       for (std::size_t i = 0; i < shards.size(); ++i)
-        if (answers[i].version != v) answers[i] = query(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype);
+        if (answers[i].version != v)
+          answers[i] = query(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype, layout);
     }
-    Answer all{answers.front().version, {}, {}, false};
-    std::set<std::pair<std::string, net::Bytes>> seen;  // a piece indexed by two shards comes twice
+    Answer all{answers.front().version, {}, {}, false, answers.front().method};
+    // A piece indexed by two shards comes twice; its holder may send a
+    // replica where the other shard sends the piece itself: the replica wins.
+    std::map<std::pair<std::string, net::Bytes>, std::size_t> seen;
     for (auto& a : answers)
-      for (auto& p : a.pieces)
-        if (seen.insert({p.holder, p.key}).second) all.pieces.push_back(std::move(p));
+      for (auto& p : a.pieces) {
+        auto [it, fresh] = seen.try_emplace({p.holder, p.source}, all.pieces.size());
+        if (fresh)
+          all.pieces.push_back(std::move(p));
+        else if (p.replica && !all.pieces[it->second].replica)
+          all.pieces[it->second] = std::move(p);
+      }
     return all;
   }
 
@@ -284,11 +307,24 @@ struct Client::Impl {
       }
       try {
         for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
+        if (a.method == Reorg::Sahr) record_pattern(var, region, layout);
         return a.version;
       } catch (const Error& e) {
         if (e.code() != Code::NotFound || attempt == 2) throw;
       }
     }
+  }
+
+  // SAHR: the get goes into this client's records (Algorithm 1); a pattern
+  // the records did not hold yet goes to every server, which prepare the
+  // next versions for it. After the get: it never delays the data.
+  void record_pattern(const std::string& var, const Box& region, const Layout& layout) {
+    {
+      std::lock_guard lock(mutex);
+      if (!patterns.update(var, layout, region)) return;
+    }
+    call_all(Op::Pattern, [&](net::WireWriter& w) { w.str(var).str(layout.to_string()).box(region).u64(1); },
+             net::deadline_in(30000));
   }
 
   // Reads the part of piece `p` inside `region` into `data`. Runs contiguous
@@ -344,6 +380,9 @@ struct Client::Impl {
       v.dtype = DType::parse(r.str());
       v.ndim = r.u8();
       if (r.u8()) v.shape = r.box();
+      if (const std::uint8_t m = r.u8()) v.reorg = static_cast<Reorg>(m);
+      v.layouts.resize(r.u32());
+      for (auto& l : v.layouts) l = Layout::parse(r.str());
       v.versions.resize(r.u32());
       for (auto& ver : v.versions) {
         ver.version = r.u64();
@@ -354,6 +393,13 @@ struct Client::Impl {
           p.holder = r.str();
           if (p.holder.empty()) p.holder = addresses[s];
           p.on_server = std::find(addresses.begin(), addresses.end(), p.holder) != addresses.end();
+          p.replicas.resize(r.u32());
+          for (auto& rep : p.replicas) {
+            rep.box = r.box();
+            rep.layout = Layout::parse(r.str());
+            rep.bytes = r.u64();
+            rep.ready = r.u8() != 0;
+          }
         }
       }
     }
@@ -382,6 +428,8 @@ Client Client::connect(const std::string& target, const ConnectOptions& options)
   c.impl_ = std::make_shared<Impl>();
   c.impl_->endpoint = open_endpoint(addresses.front());
   c.impl_->addresses = addresses;
+  if (const char* env = std::getenv("COVE_REORG"); env && *env)
+    c.impl_->reorg = static_cast<std::uint8_t>(parse_reorg(env));  // InvalidArgument names the value
   const net::Deadline deadline = net::deadline_in(options.timeout_ms);
   for (const auto& a : addresses) {
     try {
@@ -399,7 +447,8 @@ Client::~Client() = default;
 std::string Client::address() const { return impl_->endpoint->address(); }
 std::vector<std::string> Client::servers() const { return impl_->addresses; }
 
-void Client::define(const std::string& name, DType dtype, int ndim, std::span<const Index> shape) {
+void Client::define(const std::string& name, DType dtype, int ndim, std::span<const Index> shape,
+                    const VariableOptions& options) {
   std::optional<Box> box;
   if (!shape.empty()) {
     if (shape.size() != static_cast<std::size_t>(ndim))
@@ -411,6 +460,9 @@ void Client::define(const std::string& name, DType dtype, int ndim, std::span<co
       [&](net::WireWriter& w) {
         w.str(name).str(dtype.name()).u8(static_cast<std::uint8_t>(std::clamp(ndim, 0, 255))).u8(box ? 1 : 0);
         if (box) w.box(*box);
+        w.u8(options.reorg ? static_cast<std::uint8_t>(*options.reorg) : 0);
+        w.u32(static_cast<std::uint32_t>(options.layouts.size()));
+        for (const Layout& l : options.layouts) w.str(l.to_string());
       },
       net::deadline_in(30000));
   impl_->remember(name, {dtype, box});
@@ -495,10 +547,14 @@ std::vector<VariableInfo> Client::list() {
           it->versions.push_back(std::move(ver));
           continue;
         }
-        for (auto& p : ver.pieces)  // a piece indexed by several servers is listed once
-          if (std::none_of(vi->pieces.begin(), vi->pieces.end(),
-                           [&](const PieceInfo& q) { return q.box == p.box && q.holder == p.holder; }))
+        for (auto& p : ver.pieces) {  // a piece indexed by several servers is listed once, with its holder's replicas
+          auto q = std::find_if(vi->pieces.begin(), vi->pieces.end(),
+                                [&](const PieceInfo& other) { return other.box == p.box && other.holder == p.holder; });
+          if (q == vi->pieces.end())
             vi->pieces.push_back(std::move(p));
+          else if (q->replicas.empty())
+            q->replicas = std::move(p.replicas);
+        }
       }
     }
   for (auto& v : merged)
@@ -521,6 +577,14 @@ std::vector<std::pair<std::string, ServerStats>> Client::stat_each() {
     st.memory_budget = r.u64();
     st.requests = r.u64();
     st.bytes_in = r.u64();
+    st.replicas = r.u64();
+    st.replica_bytes = r.u64();
+    st.reorganizations = r.u64();
+    st.replica_answers = r.u64();
+    st.patterns = r.u64();
+    st.reorg = parse_reorg(r.str());
+    st.layouts.resize(r.u32());
+    for (auto& l : st.layouts) l = Layout::parse(r.str());
     r.expect_end();
     out.emplace_back(impl_->addresses[s], st);
   }
@@ -538,6 +602,13 @@ ServerStats Client::stat() {
     total.memory_budget += s.memory_budget;
     total.requests += s.requests;
     total.bytes_in += s.bytes_in;
+    total.replicas += s.replicas;
+    total.replica_bytes += s.replica_bytes;
+    total.reorganizations += s.reorganizations;
+    total.replica_answers += s.replica_answers;
+    total.patterns = std::max(total.patterns, s.patterns);
+    total.reorg = s.reorg;  // the group's configuration: the same on every member
+    total.layouts = s.layouts;
   }
   return total;
 }

@@ -21,6 +21,14 @@ template <typename... Parts>
   throw Error(code, concat(parts...));
 }
 
+// The message of `e` without the code name that what() starts with, for
+// errors re-raised with more context.
+inline std::string message_of(const Error& e) {
+  const std::string what = e.what();
+  const std::string prefix = std::string(code_name(e.code())) + ": ";
+  return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
+}
+
 // a * b and a + b on int64, raising Code::Overflow with `what` in the message.
 inline std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t r;

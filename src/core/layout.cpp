@@ -2,6 +2,7 @@
 
 #include "core/fail.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -41,7 +42,12 @@ Layout Layout::parse(std::string_view name) {
       if (ec != std::errc{}) break;
       axes.push_back(v);
       p = next;
-      if (p == end) return permuted(axes);
+      if (p == end) {
+        for (std::size_t i = 0; i < axes.size(); ++i)
+          if (std::count(axes.begin(), axes.end(), static_cast<int>(i)) != 1)
+            fail(Code::InvalidArgument, "layout '", name, "' is not a permutation of 0..", axes.size() - 1);
+        return permuted(axes);
+      }
       if (*p != ',') break;
       ++p;
     }

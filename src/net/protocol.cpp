@@ -21,6 +21,7 @@ const char* op_name(Op op) noexcept {
     case Op::MetaPut: return "meta_put";
     case Op::MetaGet: return "meta_get";
     case Op::PutInline: return "put_inline";
+    case Op::Pattern: return "pattern";
   }
   return "unknown";
 }

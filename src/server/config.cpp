@@ -47,6 +47,32 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& what) {
   return bytes;
 }
 
+std::vector<Layout> parse_layouts(const std::string& text, const std::string& what) {
+  std::vector<std::string> names;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string token = text.substr(at, comma - at);
+    const bool continues = !names.empty() && names.back().rfind('P', 0) == 0 && !token.empty() &&
+                           token.find_first_not_of("0123456789") == std::string::npos;
+    if (continues)
+      names.back() += "," + token;  // the next axis of a permutation
+    else
+      names.push_back(token);
+    at = comma + 1;
+  }
+  std::vector<Layout> out;
+  for (const auto& n : names) {
+    if (n.empty()) fail(Code::InvalidArgument, what, " = '", text, "' has an empty layout name");
+    try {
+      out.push_back(Layout::parse(n));
+    } catch (const Error& e) {
+      fail(Code::InvalidArgument, what, ": ", detail::message_of(e));
+    }
+  }
+  return out;
+}
+
 void validate_log_level(const std::string& level) {
   if (level != "error" && level != "warn" && level != "info" && level != "debug")
     fail(Code::InvalidArgument, "log_level = '", level, "'; expected error, warn, info or debug");
@@ -98,6 +124,31 @@ ServerConfig load_server_config(const std::string& path) {
       auto i = v.value<std::int64_t>();
       if (!i || *i < 1 || *i > 256) fail(Code::InvalidArgument, key("workers"), " must be an integer in 1..256");
       c.options.workers = static_cast<int>(*i);
+    } else if (name == "reorg") {
+      auto s = v.value<std::string>();
+      if (!s) fail(Code::InvalidArgument, key("reorg"), " must be a string (rad, rasar, rasia or sahr)");
+      try {
+        c.options.reorg = parse_reorg(*s);
+      } catch (const Error& e) {
+        fail(Code::InvalidArgument, key("reorg"), ": ", detail::message_of(e));
+      }
+    } else if (name == "layouts") {
+      const toml::array* a = v.as_array();
+      if (!a) fail(Code::InvalidArgument, key("layouts"), " must be an array of layout names, e.g. [\"F\", \"P2,0,1\"]");
+      c.options.layouts.clear();
+      for (const auto& e : *a) {
+        auto s = e.value<std::string>();
+        if (!s) fail(Code::InvalidArgument, key("layouts"), " must hold strings");
+        try {
+          c.options.layouts.push_back(Layout::parse(*s));
+        } catch (const Error& err) {
+          fail(Code::InvalidArgument, key("layouts"), ": ", detail::message_of(err));
+        }
+      }
+    } else if (name == "reorg_threads") {
+      auto i = v.value<std::int64_t>();
+      if (!i || *i < 1 || *i > 64) fail(Code::InvalidArgument, key("reorg_threads"), " must be an integer in 1..64");
+      c.options.reorg_threads = static_cast<int>(*i);
     } else if (name == "log_level") {
       auto s = v.value<std::string>();
       if (!s) fail(Code::InvalidArgument, key("log_level"), " must be a string");

@@ -2,9 +2,12 @@
 
 #include <cove/region_copy.hpp>
 
+#include "core/copy_plan.hpp"
 #include "core/fail.hpp"
 #include "net/protocol.hpp"
 #include "net/transport.hpp"
+#include "server/reorganizer.hpp"
+#include "store/access_patterns.hpp"
 #include "store/shard_map.hpp"
 #include "store/store.hpp"
 
@@ -40,9 +43,27 @@ struct Waiter {
   net::Deadline deadline{};
   bool meta = false;
   int meta_mode = 0;
-  Layout layout;               // the reader's, for an eager answer
+  Layout layout;               // the reader's
   std::uint32_t eager_max = 0;  // 0: never answer with the data itself
+  std::uint8_t reorg = 0;       // the reader's method, 0: none of its own
+  bool sources_only = false;    // replicas took too long: answer with the pieces themselves
 };
+
+// What trying to answer a waiter came to.
+enum class Cover { No, Answered, Preparing };
+
+// How long a get waits for replicas being built before it takes the
+// pieces themselves (and reorganizes at the reader).
+constexpr std::int64_t kReplicaWaitMs = 5000;
+
+// True when reading `part` of a piece stored over (box, layout) into a
+// buffer over (dst_box, dst_layout) needs a reorganization: the two do not
+// share their fastest-varying axis over the part, so the bytes cannot be
+// moved as runs.
+bool needs_reorg(const Box& box, const Layout& layout, const Box& dst_box, const Layout& dst_layout, const Box& part,
+                 std::size_t elem) {
+  return !detail::make_copy_plan(box, layout, dst_box, dst_layout, part, elem).innermost_contiguous();
+}
 
 }  // namespace
 
@@ -50,6 +71,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   explicit Impl(const ServerOptions& o) : options(o), store(o.memory_budget, o.max_versions) {
     if (o.workers < 1 || o.workers > 256)
       fail(Code::InvalidArgument, "ServerOptions.workers = ", o.workers, " must be 1..256");
+    if (o.reorg_threads < 1 || o.reorg_threads > 64)
+      fail(Code::InvalidArgument, "ServerOptions.reorg_threads = ", o.reorg_threads, " must be 1..64");
+    if (static_cast<int>(o.reorg) < 1 || static_cast<int>(o.reorg) > 4)
+      fail(Code::InvalidArgument, "ServerOptions.reorg = ", static_cast<int>(o.reorg), " is not a method");
     endpoint = net::make_endpoint(o.listen);
     address = endpoint->address();
     // Freed piece buffers are kept for reuse up to a quarter of the budget
@@ -57,6 +82,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     pool = std::make_unique<store::BufferPool>(
         *endpoint, o.memory_budget ? o.memory_budget / 4 : std::size_t{1} << 30);
     group = {address};
+    reorganizer = std::make_unique<server::Reorganizer>(
+        o.reorg_threads, *pool, [this](const server::ReorgJob& job, std::shared_ptr<store::BufferPool::Block> bytes) {
+          replica_built(job, std::move(bytes));
+        });
     for (int i = 0; i < o.workers; ++i) workers.emplace_back([this] { work(); });
     timer = std::thread([this] { expire_waiters(); });
     endpoint->serve([this](std::shared_ptr<net::Request> r) { enqueue(std::move(r)); });
@@ -82,6 +111,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     for (auto& w : workers)
       if (w.get_id() != std::this_thread::get_id()) w.join();
     if (timer.joinable()) timer.join();
+    reorganizer->stop();
     {
       // The store's pieces must go before the endpoint that registered their
       // memory, and after the lock: unregistering may need the transport's
@@ -140,6 +170,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     switch (static_cast<Op>(type)) {
       case Op::Define: case Op::Query: case Op::Latest: case Op::Delete: case Op::List: case Op::Stat:
       case Op::Release: case Op::Disconnect: case Op::MetaPut: case Op::MetaGet: case Op::IndexAdd:
+      case Op::Pattern:
         return true;
       case Op::PutInline: {
         std::lock_guard lock(mutex);
@@ -201,6 +232,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         def.dtype = DType::parse(in.str());
         def.ndim = in.u8();
         if (in.u8()) def.shape = in.box();
+        if (const std::uint8_t m = in.u8()) def.reorg = to_reorg(m);
+        def.layouts.resize(in.u32());
+        for (auto& l : def.layouts) l = Layout::parse(in.str());
         in.expect_end();
         std::lock_guard lock(mutex);
         store.define(def);
@@ -233,12 +267,21 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         const std::int64_t timeout_ms = in.i64();
         w.layout = Layout::parse(in.str());
         w.eager_max = in.u32();
+        w.reorg = in.u8();
         in.expect_end();
+        if (w.reorg) to_reorg(w.reorg);
         w.deadline = net::deadline_in(timeout_ms);
+        store::Store::Freed freed;  // replicas dropped to make room: released after the lock
         std::lock_guard lock(mutex);
-        if (store.find(w.var)) store.check_piece(w.var, w.region);  // a bad region fails now, not when a put arrives
-        if (try_answer(w)) return true;
-        if (timeout_ms == 0) {
+        if (store.find(w.var)) {  // a bad region or layout fails now, not when a put arrives
+          const store::VariableDef& def = store.check_piece(w.var, w.region);
+          w.layout.axis_order(def.ndim);
+        }
+        const Cover c = try_answer(w, freed);
+        if (c == Cover::Answered) return true;
+        if (c == Cover::Preparing) {
+          w.deadline = std::max(w.deadline, net::deadline_in(kReplicaWaitMs));
+        } else if (timeout_ms == 0) {
           if (!store.find(w.var)) fail(Code::NotFound, "variable '", w.var, "' is not defined");
           if (w.latest) fail(Code::NotFound, "variable '", w.var, "' has no version covering ", w.region.to_string());
           fail(Code::NotFound, "version ", w.version, " of variable '", w.var, "' does not cover ",
@@ -276,10 +319,21 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
           out.str(v.def->name).str(v.def->dtype.name()).u8(static_cast<std::uint8_t>(v.def->ndim));
           out.u8(v.def->shape ? 1 : 0);
           if (v.def->shape) out.box(*v.def->shape);
+          out.u8(v.def->reorg ? static_cast<std::uint8_t>(*v.def->reorg) : 0);
+          out.u32(static_cast<std::uint32_t>(v.def->layouts.size()));
+          for (const Layout& l : v.def->layouts) out.str(l.to_string());
           out.u32(static_cast<std::uint32_t>(v.versions.size()));
           for (const auto& ver : v.versions) {
             out.u64(ver.version).u32(static_cast<std::uint32_t>(ver.pieces.size()));
-            for (const auto* p : ver.pieces) out.box(p->box).u64(p->bytes).str(p->owner);
+            for (const auto* p : ver.pieces) {
+              out.box(p->box).u64(p->bytes).str(p->owner);
+              std::uint32_t n = 0;
+              for (const auto& rep : p->replicas) n += rep->state != store::Replica::State::Failed;
+              out.u32(n);
+              for (const auto& rep : p->replicas)
+                if (rep->state != store::Replica::State::Failed)
+                  out.box(rep->box).str(rep->layout.to_string()).u64(rep->bytes).u8(rep->state == store::Replica::State::Ready);
+            }
           }
         }
         return false;
@@ -289,6 +343,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         const ServerStats s = stats();
         out.u64(s.variables).u64(s.versions).u64(s.pieces).u64(s.owned_bytes).u64(s.local_bytes);
         out.u64(s.memory_budget).u64(s.requests).u64(s.bytes_in);
+        out.u64(s.replicas).u64(s.replica_bytes).u64(s.reorganizations).u64(s.replica_answers).u64(s.patterns);
+        out.str(reorg_name(s.reorg)).u32(static_cast<std::uint32_t>(s.layouts.size()));
+        for (const Layout& l : s.layouts) out.str(l.to_string());
         return false;
       }
       case Op::Disconnect: {
@@ -305,6 +362,18 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       case Op::IndexAdd:
         index_add(in);
         return false;
+      case Op::Pattern: {
+        const std::string var = in.str();
+        const Layout layout = Layout::parse(in.str());
+        const Box box = in.box();
+        const std::uint64_t gets = in.u64();
+        in.expect_end();
+        std::lock_guard lock(mutex);
+        store.check_piece(var, box);
+        layout.axis_order(box.ndim);
+        patterns.update(var, layout, box, gets);
+        return false;
+      }
       case Op::MetaPut: {
         const std::string name = in.str();
         const std::uint64_t version = in.u64();
@@ -318,7 +387,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         versions[version].assign(blob.begin(), blob.end());
         if (options.max_versions > 0)
           while (versions.size() > static_cast<std::size_t>(options.max_versions)) versions.erase(versions.begin());
-        answer_waiters(name, true);
+        store::Store::Freed none;  // metadata drops no replicas
+        answer_waiters(name, none, true);
         return false;
       }
       case Op::MetaGet: {
@@ -330,8 +400,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         in.expect_end();
         if (w.meta_mode > 2) fail(Code::InvalidArgument, "metadata get mode ", w.meta_mode, " is not 0, 1 or 2");
         w.deadline = net::deadline_in(timeout_ms);
+        store::Store::Freed none;
         std::lock_guard lock(mutex);
-        if (try_answer(w)) return true;
+        if (try_answer(w, none) == Cover::Answered) return true;
         if (timeout_ms == 0) fail(Code::NotFound, "metadata '", w.var, "' has no such version (yet)");
         waiters.push_back(std::move(w));
         timer_wake.notify_all();
@@ -378,8 +449,11 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     } else {
       piece->key.assign(key_or_data.begin(), key_or_data.end());
     }
+    const std::uint8_t reorg = in.u8();
     in.expect_end();
+    if (reorg) to_reorg(reorg);
     std::vector<int> shards;
+    store::Store::Freed freed;  // replicas dropped to make room: released after the lock
     {
       std::lock_guard lock(mutex);
       const store::VariableDef& def = store.check_piece(var, piece->box);
@@ -392,7 +466,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         fail(Code::InvalidArgument, "put of ", piece->box.to_string(), " in '", var, "' sends ", piece->bytes,
              " bytes; the region holds ", need);
       shards = shard_map(def).shards_for(piece->box);
-      if (op != Op::PutLocal) store.reserve(piece->bytes);
+      if (op != Op::PutLocal) store.reserve(piece->bytes, freed);
     }
     const bool mine = std::find(shards.begin(), shards.end(), my_rank) != shards.end();
     if (op != Op::PutLocal) {
@@ -420,8 +494,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     std::vector<std::unique_ptr<store::Piece>> evicted;
     if (op != Op::PutLocal || mine) {
       std::lock_guard lock(mutex);
-      store.add(var, version, std::move(piece), evicted);
-      answer_waiters(var);
+      const std::uint64_t id = store.add(var, version, std::move(piece), evicted);
+      prepare_on_put(var, version, *store.piece(var, version, id), reorg, freed);
+      answer_waiters(var, freed);
     }
     // The other shards learn of it after it is stored here, so a reader they answer finds it.
     forward(shards, var, version, entry, dtype);
@@ -429,21 +504,102 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
 
   // Answers `w` if the store now covers its region, or with the error that
   // checking it raised. Caller holds the mutex.
-  bool try_answer(const Waiter& w) {
+  Cover try_answer(const Waiter& w, store::Store::Freed& freed) {
     try {
-      return w.meta ? try_meta(w) : try_cover(w);
+      if (w.meta) return try_meta(w) ? Cover::Answered : Cover::No;
+      return try_cover(w, freed);
     } catch (const Error& e) {
       ++requests;
       w.request->reply(net::error_reply(static_cast<std::uint16_t>(Op::Query), w.request_id, e.code(), e.what()));
-      return true;
+      return Cover::Answered;
     }
   }
 
-  bool try_cover(const Waiter& w) {
+  static Reorg to_reorg(std::uint8_t m) {
+    if (m < 1 || m > 4) fail(Code::InvalidArgument, "reorganization method ", int{m}, " is not one this server knows");
+    return static_cast<Reorg>(m);
+  }
+  // The method in force: the client's, else the variable's, else the server's.
+  Reorg method_for(const store::VariableDef& def, std::uint8_t client) const {
+    return client ? static_cast<Reorg>(client) : def.reorg ? *def.reorg : options.reorg;
+  }
+  std::vector<Layout> expected_layouts(const store::VariableDef& def) const {
+    if (!def.layouts.empty()) return def.layouts;
+    if (!options.layouts.empty()) return options.layouts;
+    return {Layout::c(), Layout::f()};
+  }
+
+  // Starts building a replica of `box` of piece `p` in `layout`, unless the
+  // bytes can be read without one, or one exists or is being built.
+  // Returns the replica (null when none is needed). Caller holds the mutex.
+  store::Replica* schedule(const std::string& var, std::uint64_t version, store::Piece& p, const Box& box,
+                           const Layout& layout, std::size_t elem, store::Store::Freed& freed) {
+    if (!p.owner.empty() || !needs_reorg(p.box, p.layout, box, layout, box, elem)) return nullptr;
+    if (store::Replica* r = store.find_replica(p, layout, box)) return r;
+    store::Replica& r = store.add_replica(p, box, layout, elem, freed);
+    if (r.state == store::Replica::State::Building)
+      reorganizer->submit({var, version, p.id, r.id, p.buffer, p.box, p.layout, box, layout, elem});
+    return &r;
+  }
+
+  // RASIA: every expected layout of the whole piece; SAHR (whatever the
+  // writer's method: records exist only because readers asked for SAHR):
+  // the recorded regions in their layouts. In the background.
+  void prepare_on_put(const std::string& var, std::uint64_t version, store::Piece& p, std::uint8_t client,
+                      store::Store::Freed& freed) {
+    if (!p.owner.empty()) return;
+    const store::VariableDef& def = *store.find(var);
+    const std::size_t elem = def.dtype.size();
+    if (method_for(def, client) == Reorg::Rasia)
+      for (const Layout& l : expected_layouts(def)) schedule(var, version, p, p.box, l, elem, freed);
+    for (const store::AccessPattern& rec : patterns.of(var)) {
+      if (rec.box.ndim != def.ndim) continue;
+      const Box part = p.box.intersection(rec.box);
+      if (!part.empty()) schedule(var, version, p, part, rec.layout, elem, freed);
+    }
+  }
+
+  // The replica that answers for piece `p` in `w`, or null for the piece
+  // itself; sets `preparing` when the answer must wait for one being built.
+  const store::Replica* replica_for(Reorg method, const Waiter& w, std::uint64_t version, store::Piece& p,
+                                    std::size_t elem, bool& preparing, store::Store::Freed& freed) {
+    if (method == Reorg::Rad || !p.owner.empty()) return nullptr;  // held elsewhere: its holder answers with one
+    const Box part = p.box.intersection(w.region);
+    if (!needs_reorg(p.box, p.layout, w.region, w.layout, part, elem)) return nullptr;
+    store::Replica* r = store.find_replica(p, w.layout, part);
+    if (!r && method == Reorg::Rasar) r = schedule(w.var, version, p, part, w.layout, elem, freed);
+    if (!r || r->state == store::Replica::State::Failed) return nullptr;
+    if (r->state == store::Replica::State::Ready) return r;
+    if (method != Reorg::Sahr) preparing = true;  // SAHR never waits: a replica not ready means a busy server
+    return nullptr;
+  }
+
+  // A reorganizer finished (or failed) a replica.
+  void replica_built(const server::ReorgJob& job, std::shared_ptr<store::BufferPool::Block> bytes) {
+    store::Store::Freed freed;
+    std::lock_guard lock(mutex);
+    store::Piece* p = store.piece(job.var, job.version, job.piece);
+    if (!p) {  // evicted meanwhile: the bytes go back to the pool
+      freed.push_back(std::move(bytes));
+      return;
+    }
+    for (auto& r : p->replicas)
+      if (r->id == job.replica) {
+        if (bytes) {
+          store.replica_ready(*r, std::move(bytes));
+          ++reorganizations;
+        } else {
+          store.replica_failed(*r);
+        }
+      }
+    answer_waiters(job.var, freed);
+  }
+
+  Cover try_cover(const Waiter& w, store::Store::Freed& freed) {
     const store::VariableDef* def = store.find(w.var);
-    if (!def) return false;
+    if (!def) return Cover::No;
     const std::vector<Box> parts = shard_map(*def).parts_of(my_rank, w.region);
-    std::optional<std::vector<const store::Piece*>> pieces;
+    std::optional<std::vector<store::Piece*>> pieces;
     std::uint64_t version = w.version;
     if (w.latest) {
       for (std::uint64_t v : store.versions_newest_first(w.var))
@@ -454,10 +610,12 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     } else {
       pieces = store.covering(w.var, version, parts);
     }
-    if (!pieces) return false;
+    if (!pieces) return Cover::No;
+    const Reorg method = method_for(*def, w.reorg);
     net::WireWriter out(static_cast<std::uint16_t>(Op::Query), w.request_id);
-    out.u64(version).str(def->dtype.name());
-    const std::uint64_t region_bytes = static_cast<std::uint64_t>(w.region.volume()) * def->dtype.size();
+    out.u64(version).str(def->dtype.name()).u8(static_cast<std::uint8_t>(method));
+    const std::size_t elem = def->dtype.size();
+    const std::uint64_t region_bytes = static_cast<std::uint64_t>(w.region.volume()) * elem;
     const bool all_here = std::all_of(pieces->begin(), pieces->end(), [](const store::Piece* p) { return p->owner.empty(); });
     if (all_here && region_bytes <= w.eager_max && parts.size() == 1 && parts[0] == w.region) {
       // Small, and all ours: answer with the bytes, assembled in the reader's layout.
@@ -467,12 +625,25 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
                     p->box.intersection(w.region), def->dtype.size());
       out.u8(1).bytes(data);
     } else {
+      bool preparing = false;
+      std::vector<const store::Replica*> replicas;
+      for (store::Piece* p : *pieces)
+        replicas.push_back(w.sources_only ? nullptr : replica_for(method, w, version, *p, elem, preparing, freed));
+      if (preparing) return Cover::Preparing;
       out.u8(0).u32(static_cast<std::uint32_t>(pieces->size()));
-      for (const store::Piece* p : *pieces) out.box(p->box).str(p->layout.to_string()).str(p->owner).bytes(p->key);
+      for (std::size_t i = 0; i < pieces->size(); ++i) {
+        const store::Piece* p = (*pieces)[i];
+        if (const store::Replica* r = replicas[i]) {
+          out.box(r->box).str(r->layout.to_string()).str("").bytes(r->buffer->key).u8(1).bytes(p->key);
+          ++replica_answers;
+        } else {
+          out.box(p->box).str(p->layout.to_string()).str(p->owner).bytes(p->key).u8(0);
+        }
+      }
     }
     ++requests;
     w.request->reply(std::move(out).finish());
-    return true;
+    return Cover::Answered;
   }
 
   // The shard map of a variable for the current group. Caller holds the mutex.
@@ -492,11 +663,12 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     in.expect_end();
     if (piece->owner.empty()) fail(Code::Protocol, "index entry without the holder's address");
     std::vector<std::unique_ptr<store::Piece>> evicted;
+    store::Store::Freed freed;
     std::lock_guard lock(mutex);
     const store::VariableDef& def = store.check_piece(var, piece->box);
     if (!(def.dtype == dtype)) fail(Code::InvalidArgument, "index entry for '", var, "' has dtype ", dtype.name());
     store.add(var, version, std::move(piece), evicted);
-    answer_waiters(var);
+    answer_waiters(var, freed);
   }
 
   net::Peer server_peer(const std::string& peer_address) { return server_peers.get(*endpoint, peer_address, 30000); }
@@ -524,9 +696,17 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
   }
 
-  void answer_waiters(const std::string& var, bool meta = false) {
-    for (auto it = waiters.begin(); it != waiters.end();)
-      it = (it->meta == meta && it->var == var && try_answer(*it)) ? waiters.erase(it) : std::next(it);
+  // Caller holds the mutex.
+  void answer_waiters(const std::string& var, store::Store::Freed& freed, bool meta = false) {
+    for (auto it = waiters.begin(); it != waiters.end();) {
+      if (it->meta != meta || it->var != var) {
+        ++it;
+        continue;
+      }
+      const Cover c = try_answer(*it, freed);
+      if (c == Cover::Preparing) it->deadline = std::max(it->deadline, net::deadline_in(kReplicaWaitMs));
+      it = c == Cover::Answered ? waiters.erase(it) : std::next(it);
+    }
   }
 
   // Metadata: small named blobs by version, kept on this server.
@@ -555,6 +735,15 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       net::Deadline next = net::kNoDeadline;
       const auto now = net::Clock::now();
       for (auto it = waiters.begin(); it != waiters.end();) {
+        if (it->deadline <= now && !it->meta && !it->sources_only) {
+          // Waiting for replicas took too long: the pieces themselves, if they cover it.
+          it->sources_only = true;
+          store::Store::Freed none;
+          if (try_answer(*it, none) == Cover::Answered) {
+            it = waiters.erase(it);
+            continue;
+          }
+        }
         if (it->deadline <= now) {
           ++requests;
           it->request->reply(net::error_reply(
@@ -587,6 +776,13 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     out.memory_budget = s.budget;
     out.requests = requests;
     out.bytes_in = bytes_in;
+    out.replicas = s.replicas;
+    out.replica_bytes = s.replica_bytes;
+    out.reorganizations = reorganizations;
+    out.replica_answers = replica_answers;
+    out.patterns = patterns.size();
+    out.reorg = options.reorg;
+    out.layouts = options.layouts;
     return out;
   }
 
@@ -595,6 +791,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   store::Store store;
   std::unique_ptr<net::Endpoint> endpoint;
   std::unique_ptr<store::BufferPool> pool;  // after endpoint: destroyed before it
+  std::unique_ptr<server::Reorganizer> reorganizer;  // after pool: stopped and destroyed before it
+  store::AccessPatterns patterns;
   std::mutex mutex;
   std::condition_variable wake, timer_wake, done_cv;
   std::deque<std::shared_ptr<net::Request>> queue;
@@ -608,7 +806,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::vector<std::thread> workers;
   std::thread timer;
   bool stopped = false, done = false;
-  std::atomic<std::uint64_t> requests{0}, bytes_in{0};
+  std::atomic<std::uint64_t> requests{0}, bytes_in{0}, reorganizations{0}, replica_answers{0};
 };
 
 Server::Server(const ServerOptions& options) : impl_(std::make_shared<Impl>(options)) {}

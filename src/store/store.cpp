@@ -23,6 +23,7 @@ void Store::define(const VariableDef& def) {
       fail(Code::InvalidArgument, "variable '", def.name, "': global shape has ", def.shape->ndim,
            " dimensions but ndim = ", def.ndim);
   }
+  for (const Layout& l : def.layouts) l.axis_order(def.ndim);  // a permutation of another rank is an error
   auto it = vars_.find(def.name);
   if (it == vars_.end()) {
     vars_.emplace(def.name, Variable{def, {}});
@@ -37,6 +38,8 @@ void Store::define(const VariableDef& def) {
   if (old.shape.has_value() != def.shape.has_value() || (old.shape && !(*old.shape == *def.shape)))
     fail(Code::InvalidArgument, "variable '", def.name, "' is defined with global shape ",
          old.shape ? old.shape->to_string() : "none", ", not ", def.shape ? def.shape->to_string() : "none");
+  if (def.reorg) it->second.def.reorg = def.reorg;
+  if (!def.layouts.empty()) it->second.def.layouts = def.layouts;
 }
 
 const VariableDef* Store::find(const std::string& name) const {
@@ -66,10 +69,46 @@ const VariableDef& Store::check_piece(const std::string& var, const Box& box) co
   return def;
 }
 
-void Store::reserve(std::uint64_t bytes) {
-  if (budget_ && owned_ + reserved_ + bytes > budget_)
+bool Store::fits(std::uint64_t bytes) const {
+  return !budget_ || owned_ + replica_bytes_ + reserved_ + bytes <= budget_;
+}
+
+bool Store::make_room(std::uint64_t bytes, const Piece* keep, Freed& freed) {
+  std::uint64_t droppable = 0;
+  for (auto& [name, v] : vars_)
+    for (auto& [num, ver] : v.versions)
+      for (auto& [id, p] : ver.pieces)
+        if (p.get() != keep)
+          for (const auto& r : p->replicas)
+            if (r->state == Replica::State::Ready) droppable += r->bytes;
+  if (budget_ && owned_ + replica_bytes_ - droppable + reserved_ + bytes > budget_) return false;
+  // Oldest versions first: of each variable, then across variables by version number.
+  std::vector<std::pair<std::uint64_t, Version*>> order;
+  for (auto& [name, v] : vars_)
+    for (auto& [num, ver] : v.versions) order.emplace_back(num, &ver);
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [num, ver] : order)
+    for (auto& [id, p] : ver->pieces) {
+      if (p.get() == keep) continue;
+      for (auto it = p->replicas.begin(); it != p->replicas.end() && !fits(bytes);) {
+        if ((*it)->state != Replica::State::Ready) {
+          ++it;
+          continue;
+        }
+        replica_bytes_ -= (*it)->bytes;
+        --replicas_;
+        freed.push_back(std::move((*it)->buffer));
+        it = p->replicas.erase(it);
+      }
+      if (fits(bytes)) return true;
+    }
+  return fits(bytes);
+}
+
+void Store::reserve(std::uint64_t bytes, Freed& freed) {
+  if (!fits(bytes) && !make_room(bytes, nullptr, freed))
     fail(Code::NoMemory, "storing ", bytes, " more bytes would exceed the memory budget of ", budget_, " bytes (",
-         owned_ + reserved_, " in use)");
+         owned_ + replica_bytes_ + reserved_, " in use, of which ", replica_bytes_, " by replicas)");
   reserved_ += bytes;
 }
 
@@ -104,18 +143,23 @@ void Store::drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece
   Piece& p = *it->second;
   if (p.indexed) v.index.remove(p.box, p.id);
   (p.owner.empty() ? owned_ : local_) -= p.bytes;
+  for (const auto& r : p.replicas)
+    if (r->state != Replica::State::Failed) {
+      replica_bytes_ -= r->bytes;
+      --replicas_;
+    }
   out.push_back(std::move(it->second));
   v.pieces.erase(it);
 }
 
-std::optional<std::vector<const Piece*>> Store::covering(const std::string& var, std::uint64_t version,
-                                                         std::span<const Box> parts) const {
+std::optional<std::vector<Piece*>> Store::covering(const std::string& var, std::uint64_t version,
+                                                   std::span<const Box> parts) {
   auto vit = vars_.find(var);
   if (vit == vars_.end()) return std::nullopt;
   auto it = vit->second.versions.find(version);
   if (it == vit->second.versions.end()) return std::nullopt;
-  const Version& ver = it->second;
-  std::vector<const Piece*> found;
+  Version& ver = it->second;
+  std::vector<Piece*> found;
   std::vector<std::uint64_t> seen;
   for (const Box& part : parts) {
     std::vector<Box> boxes;
@@ -129,6 +173,53 @@ std::optional<std::vector<const Piece*>> Store::covering(const std::string& var,
     if (!covers(boxes, part)) return std::nullopt;
   }
   return found;
+}
+
+Piece* Store::piece(const std::string& var, std::uint64_t version, std::uint64_t id) {
+  auto vit = vars_.find(var);
+  if (vit == vars_.end()) return nullptr;
+  auto it = vit->second.versions.find(version);
+  if (it == vit->second.versions.end()) return nullptr;
+  auto p = it->second.pieces.find(id);
+  return p == it->second.pieces.end() ? nullptr : p->second.get();
+}
+
+Replica* Store::find_replica(Piece& p, const Layout& layout, const Box& part) {
+  Replica* found = nullptr;
+  for (auto& r : p.replicas)
+    if (r->layout.same_order(layout, p.box.ndim) && r->box.contains(part) &&
+        (!found || r->state == Replica::State::Ready))
+      found = r.get();
+  return found;
+}
+
+Replica& Store::add_replica(Piece& p, const Box& box, const Layout& layout, std::size_t elem, Freed& freed) {
+  auto r = std::make_unique<Replica>();
+  r->id = next_id_++;
+  r->box = box;
+  r->layout = layout;
+  r->bytes = static_cast<std::uint64_t>(box.volume()) * elem;
+  if (fits(r->bytes) || make_room(r->bytes, &p, freed)) {
+    replica_bytes_ += r->bytes;
+    ++replicas_;
+  } else {
+    r->state = Replica::State::Failed;
+  }
+  p.replicas.push_back(std::move(r));
+  return *p.replicas.back();
+}
+
+void Store::replica_ready(Replica& r, std::shared_ptr<BufferPool::Block> buffer) {
+  r.buffer = std::move(buffer);
+  r.state = Replica::State::Ready;
+}
+
+void Store::replica_failed(Replica& r) {
+  if (r.state == Replica::State::Failed) return;
+  replica_bytes_ -= r.bytes;
+  --replicas_;
+  r.state = Replica::State::Failed;
+  r.buffer.reset();
 }
 
 std::optional<std::uint64_t> Store::latest(const std::string& var) const {
@@ -219,6 +310,8 @@ StoreStats Store::stats() const {
   s.owned_bytes = owned_;
   s.local_bytes = local_;
   s.budget = budget_;
+  s.replicas = replicas_;
+  s.replica_bytes = replica_bytes_;
   return s;
 }
 

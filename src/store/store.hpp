@@ -8,6 +8,11 @@
 // region. Owned bytes count against a memory budget; when a variable holds
 // more than max_versions versions the oldest go.
 //
+// A piece held here may have replicas: parts of it in other layouts, made by
+// the server's reorganizers (docs/layouts.md). Replicas count against the
+// same budget, go with their piece, and are the first thing dropped when a
+// put or another replica needs the memory (oldest versions first).
+//
 // Thread-safety: none; the server serialises access.
 // Errors: InvalidArgument for a piece that does not match its variable's
 // definition (naming the field), NotFound for unknown variables or versions,
@@ -17,6 +22,7 @@
 #include <cove/box.hpp>
 #include <cove/dtype.hpp>
 #include <cove/layout.hpp>
+#include <cove/reorg.hpp>
 #include <cove/spatial_index.hpp>
 
 #include "net/transport.hpp"
@@ -37,6 +43,21 @@ struct VariableDef {
   DType dtype;
   int ndim = 0;
   std::optional<Box> shape;  // the declared global domain, if any
+  // Reorganization for this variable, overriding the server's (not part of
+  // the definition: a later define may change them).
+  std::optional<Reorg> reorg;
+  std::vector<Layout> layouts;  // expected reader layouts (RASIA)
+};
+
+// A part of a piece in another layout.
+struct Replica {
+  enum class State : std::uint8_t { Building, Ready, Failed };
+  std::uint64_t id = 0;
+  Box box;  // inside the piece's box
+  Layout layout;
+  std::uint64_t bytes = 0;  // counted against the budget while not Failed
+  State state = State::Building;
+  std::shared_ptr<BufferPool::Block> buffer;  // Ready only
 };
 
 struct Piece {
@@ -49,12 +70,14 @@ struct Piece {
   bool indexed = true;  // false: bytes held here for readers, indexed by other servers
   // Owned pieces only: the bytes, registered with the transport.
   std::shared_ptr<BufferPool::Block> buffer;
+  std::vector<std::unique_ptr<Replica>> replicas;
 };
 
 struct StoreStats {
   std::uint64_t variables = 0, versions = 0, pieces = 0;
   std::uint64_t owned_bytes = 0, local_bytes = 0;  // held here / left in writers' memory
   std::uint64_t budget = 0;                        // 0: unlimited
+  std::uint64_t replicas = 0, replica_bytes = 0;   // ready or being built
 };
 
 class Store {
@@ -63,14 +86,19 @@ class Store {
 
   // Defines a variable, or checks that an existing one has the same
   // definition (InvalidArgument naming the differing field otherwise).
+  // A reorg method or layouts given replace the variable's.
   void define(const VariableDef& def);
   const VariableDef* find(const std::string& name) const;
 
   // Checks a piece against its variable: known variable, rank, region inside
   // the declared shape, non-empty. Throws as documented above.
   const VariableDef& check_piece(const std::string& var, const Box& box) const;
-  // Reserves budget for `bytes` owned bytes (NoMemory if over); release with unreserve().
-  void reserve(std::uint64_t bytes);
+  // Reserves budget for `bytes` owned bytes, dropping ready replicas
+  // (oldest versions first) when that makes room; their buffers are moved
+  // to `freed` for the caller to release outside its lock. NoMemory when
+  // even that is not enough (nothing is dropped then). Release with unreserve().
+  using Freed = std::vector<std::shared_ptr<BufferPool::Block>>;
+  void reserve(std::uint64_t bytes, Freed& freed);
   void unreserve(std::uint64_t bytes);
 
   // Adds a piece (owned bytes must have been reserved) and returns its id.
@@ -81,8 +109,21 @@ class Store {
 
   // The indexed pieces of (var, version) meeting any of `parts`, if
   // together they cover every part.
-  std::optional<std::vector<const Piece*>> covering(const std::string& var, std::uint64_t version,
-                                                    std::span<const Box> parts) const;
+  std::optional<std::vector<Piece*>> covering(const std::string& var, std::uint64_t version,
+                                              std::span<const Box> parts);
+  // A piece by id, or null when it is gone.
+  Piece* piece(const std::string& var, std::uint64_t version, std::uint64_t id);
+
+  // Replicas. find_replica: a replica of `p` in an order equal to `layout`'s
+  // whose box contains `part` (Ready preferred), or null.
+  Replica* find_replica(Piece& p, const Layout& layout, const Box& part);
+  // A new replica of `box` (inside the piece) in `layout`, Building, its
+  // bytes reserved as reserve() does (replicas of `p` itself are kept).
+  // NoMemory: the replica is recorded as Failed, so that it is not tried again.
+  Replica& add_replica(Piece& p, const Box& box, const Layout& layout, std::size_t elem, Freed& freed);
+  void replica_ready(Replica& r, std::shared_ptr<BufferPool::Block> buffer);
+  // Marks a replica Failed and returns its bytes to the budget.
+  void replica_failed(Replica& r);
   std::optional<std::uint64_t> latest(const std::string& var) const;
   // The variable's versions, newest first (empty for an unknown variable).
   std::vector<std::uint64_t> versions_newest_first(const std::string& var) const;
@@ -124,10 +165,15 @@ class Store {
   const Variable& variable(const std::string& name) const;
   void drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece>>::iterator it,
                   std::vector<std::unique_ptr<Piece>>& out);
+  bool fits(std::uint64_t bytes) const;
+  // Drops ready replicas, oldest versions first, except those of `keep`,
+  // until `bytes` more fit. False (nothing dropped) when they cannot.
+  bool make_room(std::uint64_t bytes, const Piece* keep, Freed& freed);
 
   std::uint64_t budget_;
   int max_versions_;
   std::uint64_t owned_ = 0, reserved_ = 0, local_ = 0;
+  std::uint64_t replica_bytes_ = 0, replicas_ = 0;
   std::uint64_t next_id_ = 1;
   std::map<std::string, Variable> vars_;
 };

@@ -10,6 +10,7 @@
 #include <cove/server.hpp>
 
 #include "net/protocol.hpp"
+#include "staging_support.hpp"
 #include "net/transport.hpp"
 
 #include <gtest/gtest.h>
@@ -33,62 +34,7 @@ using cove::DType;
 using cove::DTypeKind;
 using cove::Index;
 using cove::Layout;
-using V = std::vector<Index>;
-
-bool over_ucx() {
-  const char* t = std::getenv("COVE_TEST_TRANSPORT");
-  return t && std::string(t) == "ucx";
-}
-
-// UCX without peer-failure detection (shared memory) cannot notice a dead server.
-bool detects_failures() {
-  const char* m = std::getenv("COVE_UCX_ERR_MODE");
-  return !over_ucx() || !m || std::string(m) != "none";
-}
-
-// Where a test server listens: a fresh in-process name, or UCX.
-std::string unique_name(const char* base) {
-  static std::atomic<int> n{0};
-  if (over_ucx()) return "ucx";
-  return std::string("inproc://") + base + "-" + std::to_string(++n);
-}
-
-// An address at which nobody answers.
-std::string dead_address() {
-  if (!over_ucx()) return unique_name("nobody");
-  return cove::net::make_endpoint("ucx")->address();  // the endpoint is gone when this returns
-}
-
-// Values of `box` of a global array of shape `shape`: element x holds its C-order global linear index.
-std::vector<double> encoded(const Box& box, const V& shape, const Layout& layout = Layout::c()) {
-  std::vector<double> out(static_cast<std::size_t>(box.volume()));
-  const auto strides = layout.strides(box);
-  std::vector<Index> x(box.lo.begin(), box.lo.begin() + box.ndim);
-  if (box.empty()) return out;
-  for (;;) {
-    Index global = 0, local = 0;
-    for (int d = 0; d < box.ndim; ++d) {
-      global = global * shape[d] + x[d];
-      local += (x[d] - box.lo[d]) * strides[d];
-    }
-    out[static_cast<std::size_t>(local)] = static_cast<double>(global);
-    int d = box.ndim - 1;
-    for (; d >= 0; --d) {
-      if (++x[d] < box.hi[d]) break;
-      x[d] = box.lo[d];
-    }
-    if (d < 0) return out;
-  }
-}
-
-Code code_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const cove::Error& e) {
-    return e.code();
-  }
-  return Code::Ok;
-}
+using namespace cove_test;
 
 struct Staging : ::testing::Test {
   cove::ServerOptions options() {
@@ -307,7 +253,7 @@ TEST_F(Staging, BadInputIsRejectedAndStoredDataStaysIntact) {
 TEST_F(Staging, MalformedMessagesGetErrorRepliesAndServingGoesOn) {
   cove::Server server(options());
   auto ep = cove::net::make_endpoint(over_ucx() ? "ucx" : "inproc://raw-sender-" + std::to_string(::getpid()));
-  auto peer = ep->connect(server.address(), cove::net::deadline_in(1000));
+  auto peer = ep->connect(server.address(), cove::net::deadline_in(10000));
   auto send = [&](cove::net::Bytes m) {
     auto reply = ep->call(peer, std::move(m), cove::net::deadline_in(5000));
     return cove::net::read_header(reply).status;

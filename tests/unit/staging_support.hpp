@@ -1,0 +1,77 @@
+// Helpers shared by the staging and reorganization tests: the transport a
+// test server uses (COVE_TEST_TRANSPORT) and values that encode their global
+// index, so that every element read can be checked.
+#pragma once
+
+#include <cove/box.hpp>
+#include <cove/error.hpp>
+#include <cove/layout.hpp>
+
+#include "net/transport.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cove_test {
+
+using V = std::vector<cove::Index>;
+
+inline bool over_ucx() {
+  const char* t = std::getenv("COVE_TEST_TRANSPORT");
+  return t && std::string(t) == "ucx";
+}
+
+// UCX without peer-failure detection (shared memory) cannot notice a dead server.
+inline bool detects_failures() {
+  const char* m = std::getenv("COVE_UCX_ERR_MODE");
+  return !over_ucx() || !m || std::string(m) != "none";
+}
+
+// Where a test server listens: a fresh in-process name, or UCX.
+inline std::string unique_name(const char* base) {
+  static std::atomic<int> n{0};
+  if (over_ucx()) return "ucx";
+  return std::string("inproc://") + base + "-" + std::to_string(++n);
+}
+
+// An address at which nobody answers.
+inline std::string dead_address() {
+  if (!over_ucx()) return unique_name("nobody");
+  return cove::net::make_endpoint("ucx")->address();  // the endpoint is gone when this returns
+}
+
+// Values of `box` of a global array of shape `shape`: element x holds its C-order global linear index.
+inline std::vector<double> encoded(const cove::Box& box, const V& shape, const cove::Layout& layout = cove::Layout::c()) {
+  std::vector<double> out(static_cast<std::size_t>(box.volume()));
+  const auto strides = layout.strides(box);
+  std::vector<cove::Index> x(box.lo.begin(), box.lo.begin() + box.ndim);
+  if (box.empty()) return out;
+  for (;;) {
+    cove::Index global = 0, local = 0;
+    for (int d = 0; d < box.ndim; ++d) {
+      global = global * shape[d] + x[d];
+      local += (x[d] - box.lo[d]) * strides[d];
+    }
+    out[static_cast<std::size_t>(local)] = static_cast<double>(global);
+    int d = box.ndim - 1;
+    for (; d >= 0; --d) {
+      if (++x[d] < box.hi[d]) break;
+      x[d] = box.lo[d];
+    }
+    if (d < 0) return out;
+  }
+}
+
+inline cove::Code code_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const cove::Error& e) {
+    return e.code();
+  }
+  return cove::Code::Ok;
+}
+
+}  // namespace cove_test
