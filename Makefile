@@ -1,7 +1,8 @@
 # The two commands of the README:
 #   make run    set up, build, and run the main job: the coupled heat-diffusion workflow
 #   make test   set up, build, and run every test, then the unit tests under ASan+UBSan
-# Also: make bench (the benchmark programs), make test-tsan (the concurrent
+# Also: make bench (the benchmark programs; make bench-workflow: the layout
+# reorganization experiments alone), make test-tsan (the concurrent
 # parts under ThreadSanitizer, in-process and over UCX), make clean.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -10,7 +11,7 @@ CMAKE_GEN  := -G Ninja --log-level=WARNING
 
 TSAN_BUILD ?= build-tsan
 
-.PHONY: all setup build run bench test test-asan test-tsan clean
+.PHONY: all setup build run bench bench-workflow test test-asan test-tsan clean
 
 all: build
 
@@ -27,6 +28,13 @@ run: build
 bench: build
 	$(BUILD)/bench/cove-core-bench --csv $(BUILD)/core_bench.csv
 	bash bench/staging_bench.sh --build $(BUILD)
+	@$(MAKE) --no-print-directory bench-workflow
+
+# Plots need matplotlib: from the build folder's bench-venv when there is one.
+BENCH_PYTHON = $(shell [ -x $(BUILD)/bench-venv/bin/python ] && echo $(BUILD)/bench-venv/bin/python || echo python3)
+
+bench-workflow: build
+	$(BENCH_PYTHON) bench/workflow.py experiments --build $(BUILD)
 
 test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure

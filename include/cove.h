@@ -106,6 +106,8 @@ typedef struct cove_stats {
   uint64_t variables, versions, pieces;
   uint64_t owned_bytes, local_bytes, memory_budget;
   uint64_t requests, bytes_in;
+  uint64_t replicas, replica_bytes; /* parts of pieces held in other layouts, and their bytes */
+  uint64_t reorganizations;         /* replicas built so far */
 } cove_stats;
 /* Totals over all servers. */
 COVE_EXPORT cove_status cove_stat(cove_client_t* client, cove_stats* stats);

@@ -65,8 +65,22 @@ int main(void) {
   CHECK(cove_get(c, "grid", 7, 2, start, shape, field, sizeof field, 0, NULL) == COVE_OK);
   CHECK(field[23] == 23);
 
+  /* Where layouts are reorganized, per variable: RASAR keeps an F replica. */
+  double cube[40 * 40 * 8], back[40 * 40 * 8];
+  for (int i = 0; i < 40 * 40 * 8; ++i) cube[i] = i;
+  const int64_t cshape[3] = {40, 40, 8}, corigin[3] = {0, 0, 0};
+  CHECK(cove_define_reorg(c, "cube", "<f8", 3, cshape, "rasar", "F") == COVE_OK);
+  CHECK(cove_put(c, "cube", 1, 3, corigin, cshape, cube, sizeof cube, "C") == COVE_OK);
+  CHECK(cove_get(c, "cube", 1, 3, corigin, cshape, back, sizeof back, 0, "F") == COVE_OK);
+  CHECK(back[1] == 40 * 8 && back[40] == 8); /* (1,0,0) and (0,1,0) */
   cove_stats st;
-  CHECK(cove_stat(c, &st) == COVE_OK && st.owned_bytes == sizeof field && st.pieces == 1);
+  CHECK(cove_stat(c, &st) == COVE_OK && st.replicas == 1 && st.replica_bytes == sizeof cube && st.reorganizations == 1);
+  CHECK(cove_define_reorg(c, "cube", "<f8", 3, cshape, "quick", NULL) == COVE_INVALID_ARGUMENT);
+  CHECK(strstr(cove_last_error(), "'quick'") != NULL);
+  CHECK(cove_define_reorg(c, "cube", "<f8", 3, cshape, NULL, "F,P1,0") == COVE_INVALID_ARGUMENT);
+  CHECK(cove_remove(c, "cube", 1) == COVE_OK);
+
+  CHECK(cove_stat(c, &st) == COVE_OK && st.owned_bytes == sizeof field && st.pieces == 1 && st.replicas == 0);
   CHECK(cove_remove(c, "grid", 7) == COVE_OK);
   CHECK(cove_latest(c, "grid", &v) == COVE_NOT_FOUND);
 
