@@ -49,7 +49,7 @@ test-asan: setup
 # UCX's memory hooks and ThreadSanitizer's interceptors cannot both patch
 # malloc/madvise (a crash at thread start): the hooks are off here.
 TSAN_ENV := UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_EVENTS=no UCX_WARN_UNUSED_ENV_VARS=n
-TSAN_FILTER := --gtest_filter='*Staging*:*NToM*:Group*:ThreadPool*:RegionCopy.Random*'
+TSAN_FILTER := --gtest_filter='*Staging*:*NToM*:Group*:ThreadPool*:RegionCopy.Random*:Replicas*:*EveryLayoutPair*'
 
 test-tsan: setup
 	@cmake -S . -B $(TSAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
