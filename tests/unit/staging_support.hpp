@@ -6,6 +6,7 @@
 #include <cove/box.hpp>
 #include <cove/error.hpp>
 #include <cove/layout.hpp>
+#include <cove/server.hpp>
 
 #include "net/transport.hpp"
 
@@ -73,5 +74,26 @@ inline cove::Code code_of(const std::function<void()>& fn) {
   }
   return cove::Code::Ok;
 }
+
+// A group of `n` servers with options `base` (each listening at a fresh
+// address), joined so that indexes are sharded across them.
+struct Group {
+  std::vector<cove::Server> servers;
+  explicit Group(int n, const cove::ServerOptions& base = {}) {
+    std::vector<std::string> addresses;
+    for (int i = 0; i < n; ++i) {
+      cove::ServerOptions o = base;
+      o.listen = unique_name("group");
+      servers.emplace_back(o);
+      addresses.push_back(servers.back().address());
+    }
+    for (int i = 0; i < n; ++i) servers[i].join_group(addresses, i);
+  }
+  std::string addresses() const {
+    std::string all;
+    for (const auto& s : servers) all += (all.empty() ? "" : ",") + s.address();
+    return all;
+  }
+};
 
 }  // namespace cove_test

@@ -133,25 +133,6 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
          std::to_string(info.param.servers) + "s";
 }
 
-struct Group {
-  std::vector<cove::Server> servers;
-  Group(int n, const cove::ServerOptions& base) {
-    std::vector<std::string> addresses;
-    for (int i = 0; i < n; ++i) {
-      cove::ServerOptions o = base;
-      o.listen = unique_name("reorg");
-      servers.emplace_back(o);
-      addresses.push_back(servers.back().address());
-    }
-    for (int i = 0; i < n; ++i) servers[i].join_group(addresses, i);
-  }
-  std::string addresses() const {
-    std::string all;
-    for (const auto& s : servers) all += (all.empty() ? "" : ",") + s.address();
-    return all;
-  }
-};
-
 class EveryLayoutPair : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EveryLayoutPair, ReadersGetExactlyTheirRegionInTheirLayout) {

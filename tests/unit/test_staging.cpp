@@ -50,26 +50,6 @@ struct Exchange {
   int servers = 1;
 };
 
-// A group of `n` servers, joined so that indexes are sharded across them.
-struct Group {
-  std::vector<cove::Server> servers;
-  explicit Group(int n) {
-    std::vector<std::string> addresses;
-    for (int i = 0; i < n; ++i) {
-      cove::ServerOptions o;
-      o.listen = unique_name("group");
-      servers.emplace_back(o);
-      addresses.push_back(servers.back().address());
-    }
-    for (int i = 0; i < n; ++i) servers[i].join_group(addresses, i);
-  }
-  std::string addresses() const {
-    std::string all;
-    for (const auto& s : servers) all += (all.empty() ? "" : ",") + s.address();
-    return all;
-  }
-};
-
 class NToM : public ::testing::TestWithParam<Exchange> {};
 
 TEST_P(NToM, EveryReaderGetsExactlyItsRegion) {
