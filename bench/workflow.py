@@ -66,6 +66,24 @@ class Servers:
         self.log.close()
 
 
+def wait_all(roles, cfg, limit=900):
+    """Waits for every role; the first that fails (or the time limit) ends the run."""
+    deadline = time.time() + limit
+    while True:
+        running = 0
+        for name, p in roles.items():
+            code = p.poll()
+            if code is None:
+                running += 1
+            elif code != 0:
+                raise RuntimeError("%s exited with status %d; configuration %s" % (name, code, cfg))
+        if not running:
+            return
+        if time.time() > deadline:
+            raise RuntimeError("the roles did not finish within %d s; configuration %s" % (limit, cfg))
+        time.sleep(0.05)
+
+
 def run_one(build, cfg, work):
     """Runs one configuration; returns the CSV rows of writer, reader1 and reader2."""
     method = cfg["method"]
@@ -91,13 +109,10 @@ def run_one(build, cfg, work):
                        "--writers", str(cfg["writers"])]
         reader1 = role("reader1", cfg["readers"], reader_args)
         procs.append(reader1[0])
-        for p in (reader1[0], writer[0]):
-            if p.wait(timeout=900) != 0:
-                raise RuntimeError("a role failed (exit %d); configuration %s" % (p.returncode, cfg))
+        wait_all({"writer": writer[0], "reader 1": reader1[0]}, cfg)
         reader2 = role("reader2", cfg["readers"], reader_args)
         procs.append(reader2[0])
-        if reader2[0].wait(timeout=900) != 0:
-            raise RuntimeError("the second reader failed; configuration %s" % cfg)
+        wait_all({"reader 2": reader2[0]}, cfg)
         rows = []
         for _, path in (writer, reader1, reader2):
             with open(path) as f:

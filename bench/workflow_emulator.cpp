@@ -156,7 +156,9 @@ int main(int argc, char** argv) {
         io[step - 1] = seconds_since(t0);
         c.put_meta("wf.put." + std::to_string(rank), static_cast<std::uint64_t>(step), {});
       } else {
-        for (int w = 0; w < o.writers; ++w) c.get_meta("wf.put." + std::to_string(w), static_cast<std::uint64_t>(step), -1);
+        // Bounded: a writer that died must not leave its readers waiting forever.
+        for (int w = 0; w < o.writers; ++w)
+          c.get_meta("wf.put." + std::to_string(w), static_cast<std::uint64_t>(step), 300000);
         std::fill(buf.begin(), buf.end(), -1.0);
         const auto t0 = Clock::now();
         c.get("wf", static_cast<std::uint64_t>(step), mine, buf.data(), bytes, -1, layout);

@@ -343,7 +343,7 @@ struct Client::Impl {
                                                              static_cast<std::size_t>(n)});
                                             });
     if (direct) {
-      endpoint->read(peer, p.key, ops, net::kNoDeadline);
+      read_runs(peer, p.key, ops);
       return;
     }
     std::vector<std::byte> packed(static_cast<std::size_t>(part.volume()) * elem);
@@ -352,8 +352,30 @@ struct Client::Impl {
       ops.push_back({static_cast<std::uint64_t>(off), packed.data() + at, static_cast<std::size_t>(n)});
       at += static_cast<std::size_t>(n);
     });
-    endpoint->read(peer, p.key, ops, net::kNoDeadline);
+    read_runs(peer, p.key, ops);
     copy_region({packed.data(), packed.size(), part, p.layout}, {data, bytes, region, layout}, part, elem);
+  }
+
+  // Reads the runs `ops` of a remote region. Many short runs cost a transfer
+  // (or an iovec) each: when they are short and packed closely, the span
+  // that holds them is read at once and the runs are taken from it here.
+  void read_runs(const net::Peer& peer, const net::Bytes& key, std::span<const net::RemoteOp> ops) {
+    constexpr std::size_t kShortRun = 4096, kMinRuns = 64, kMaxSpread = 4;
+    std::size_t total = 0;
+    std::uint64_t lo = UINT64_MAX, hi = 0;
+    for (const auto& op : ops) {
+      total += op.bytes;
+      lo = std::min(lo, op.offset);
+      hi = std::max(hi, op.offset + op.bytes);
+    }
+    if (ops.size() < kMinRuns || total > ops.size() * kShortRun || hi - lo > kMaxSpread * total) {
+      endpoint->read(peer, key, ops, net::kNoDeadline);
+      return;
+    }
+    const std::unique_ptr<std::byte[]> span(new std::byte[hi - lo]);  // not zeroed: every byte is read
+    const net::RemoteOp whole{lo, span.get(), static_cast<std::size_t>(hi - lo)};
+    endpoint->read(peer, key, {&whole, 1}, net::kNoDeadline);
+    for (const auto& op : ops) std::memcpy(op.local, span.get() + (op.offset - lo), op.bytes);
   }
 
   Metadata meta_get(const std::string& name, int mode, std::uint64_t version, std::int64_t timeout_ms) {
