@@ -16,6 +16,8 @@
 
 #include "core/fail.hpp"
 
+#include <cove/thread_pool.hpp>
+
 #include <ucp/api/ucp.h>
 
 #include <arpa/inet.h>
@@ -614,26 +616,55 @@ class UcxEndpoint final : public Endpoint {
   // Sends `message` with `call_id` as the active-message header.
   // Copies the ops' bytes straight from (or to) the owner process. Returns
   // false when the kernel refuses (then UCX moves them, now and from then on).
+  // One process_vm_readv moves about half of what memcpy does here (it pins
+  // every page and copies on one core), so copies of kParallelBytes and more
+  // are cut into equal shares run on the shared thread pool.
   bool copy_direct(const KeyHeader& kh, std::span<const RemoteOp> ops, bool write) {
     if (SameHost::start_time_of(kh.pid) != kh.start_time)
       fail(Code::Unavailable, "the process that owns this memory (pid ", kh.pid, ") is gone");
+    constexpr std::size_t kParallelBytes = std::size_t{8} << 20;
+    std::size_t total = 0;
+    for (const auto& op : ops) total += op.bytes;
+    ThreadPool* pool = total >= kParallelBytes ? &ThreadPool::shared() : nullptr;
+    const int shares = pool ? std::min(pool->size(), 4) : 1;
+    if (shares <= 1) {
+      const int e = copy_share(kh, ops, 0, total, write);
+      return e == 0 || refused(e, kh);
+    }
+    std::atomic<int> error{0};
+    pool->parallel_for(shares, [&](int i) {
+      const std::size_t from = total * static_cast<std::size_t>(i) / static_cast<std::size_t>(shares);
+      const std::size_t to = total * static_cast<std::size_t>(i + 1) / static_cast<std::size_t>(shares);
+      int expected = 0;
+      if (const int e = copy_share(kh, ops, from, to, write)) error.compare_exchange_strong(expected, e);
+    });
+    return error == 0 || refused(error, kh);
+  }
+
+  // After a copy failed with errno `e`: false if the kernel refused (the
+  // caller falls back to UCX); throws for the other failures.
+  bool refused(int e, const KeyHeader& kh) {
+    if (e == EPERM || e == ENOSYS) {
+      cma_ok_ = false;
+      return false;
+    }
+    if (e == ESRCH) fail(Code::Unavailable, "the process that owns this memory (pid ", kh.pid, ") is gone");
+    fail(Code::NotFound, "remote memory of pid ", kh.pid, " cannot be accessed: ", std::strerror(e));
+  }
+
+  // Copies bytes [from, to) of the ops taken end to end. Returns 0, or the
+  // errno of the failed call.
+  int copy_share(const KeyHeader& kh, std::span<const RemoteOp> ops, std::size_t from, std::size_t to, bool write) {
     const auto pid = static_cast<pid_t>(kh.pid);
     constexpr std::size_t kIov = 512;  // well under IOV_MAX
     std::vector<iovec> local, remote;
-    auto flush = [&]() -> bool {
+    auto flush = [&]() -> int {
       std::size_t i = 0;
       while (i < local.size()) {
         const std::size_t n = std::min(kIov, local.size() - i);
         const ssize_t done = write ? ::process_vm_writev(pid, &local[i], n, &remote[i], n, 0)
                                    : ::process_vm_readv(pid, &local[i], n, &remote[i], n, 0);
-        if (done < 0) {
-          if (errno == EPERM || errno == ENOSYS) {
-            cma_ok_ = false;
-            return false;
-          }
-          if (errno == ESRCH) fail(Code::Unavailable, "the process that owns this memory (pid ", kh.pid, ") is gone");
-          fail(Code::NotFound, "remote memory of pid ", kh.pid, " cannot be accessed: ", std::strerror(errno));
-        }
+        if (done < 0) return errno;
         // A partial transfer ends inside some iovec: skip what was done and go on from there.
         auto left = static_cast<std::size_t>(done);
         while (i < local.size() && left >= local[i].iov_len) left -= local[i++].iov_len;
@@ -646,13 +677,20 @@ class UcxEndpoint final : public Endpoint {
       }
       local.clear();
       remote.clear();
-      return true;
+      return 0;
     };
+    std::size_t at = 0;  // bytes of the ops before `op`
     for (const auto& op : ops) {
-      if (op.bytes == 0) continue;
-      local.push_back({op.local, op.bytes});
-      remote.push_back({reinterpret_cast<void*>(kh.address + op.offset), op.bytes});
-      if (local.size() == kIov && !flush()) return false;
+      const std::size_t lo = std::max(at, from), hi = std::min(at + op.bytes, to);
+      if (lo < hi) {
+        const std::size_t skip = lo - at;
+        local.push_back({static_cast<char*>(op.local) + skip, hi - lo});
+        remote.push_back({reinterpret_cast<void*>(kh.address + op.offset + skip), hi - lo});
+        if (local.size() == kIov)
+          if (const int e = flush()) return e;
+      }
+      at += op.bytes;
+      if (at >= to) break;
     }
     return flush();
   }
