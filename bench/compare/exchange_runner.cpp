@@ -41,7 +41,7 @@ double memcpy_gbps(std::size_t bytes) {
 
 struct Args {
   std::string method, role = "writer", case_name = "grid-particles", dir = ".", csv, run_id = "run";
-  int writers = 1, readers = 1, steps = 3;
+  int writers = 1, readers = 1, steps = 3, warmup = 3;
   double size = 0;
   std::map<std::string, std::string> options;
 };
@@ -60,6 +60,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--writers") a.writers = std::stoi(val());
     else if (k == "--readers") a.readers = std::stoi(val());
     else if (k == "--steps") a.steps = std::stoi(val());
+    else if (k == "--warmup") a.warmup = std::stoi(val());
     else if (k == "--size") a.size = std::stod(val());
     else if (k == "--dir") a.dir = val();
     else if (k == "--csv") a.csv = val();
@@ -200,7 +201,8 @@ int run_exchange(int argc, char** argv, const std::vector<std::string>& method_n
   if (ctx.world_rank == 0) mbw = memcpy_gbps(ctx.cs.step_bytes());
   quiet_barrier(ctx.world);
 
-  const int total_steps = ctx.cs.steps + 1;  // step 0 is a warm-up
+  const int warmup = std::max(0, args.warmup);
+  const int total_steps = ctx.cs.steps + warmup;  // the first `warmup` steps are not counted
   std::vector<double> wt(static_cast<std::size_t>(total_steps), 0.0), rt(wt), t_start(wt), t_end(wt);
   std::uint64_t bad = 0;
   std::string first_bad;
@@ -256,11 +258,17 @@ int run_exchange(int argc, char** argv, const std::vector<std::string>& method_n
   MPI_Reduce(&bad_mine, &bad_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, ctx.world);
   int rc = 0;
   if (ctx.world_rank == 0) {
-    std::vector<double> w(wmax.begin() + 1, wmax.end()), r(rmax.begin() + 1, rmax.end()), e;
-    for (int s = 1; s < total_steps; ++s) {
+    std::vector<double> w(wmax.begin() + warmup, wmax.end()), r(rmax.begin() + warmup, rmax.end()), e;
+    for (int s = warmup; s < total_steps; ++s) {
       const auto i = static_cast<std::size_t>(s);
       e.push_back(method->coupled() ? emax[i] + smax[i] : wmax[i] + rmax[i]);
     }
+    if (args.options.count("per-step"))
+      for (int s = 0; s < total_steps; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        std::printf("  step %d%s: write %.5f s  read %.5f s  e2e %.5f s\n", s, s < warmup ? " (warm-up)" : "", wmax[i],
+                    rmax[i], method->coupled() ? emax[i] + smax[i] : wmax[i] + rmax[i]);
+      }
     std::string note = args.options.count("note") ? args.options.at("note") : "";
     if (bad_all) note = std::to_string(bad_all) + " wrong elements" + (note.empty() ? "" : "; " + note);
     csv_row(args, ctx.cs, bad_all ? "FAILED" : "ok", note, median(w), median(r), median(e), mbw);

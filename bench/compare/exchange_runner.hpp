@@ -11,14 +11,18 @@
 //   coupled methods (the MPI redistribution): one phase in which writers
 //     send and readers receive; end-to-end = the phase.
 // Then, untimed: readers check every element; methods clean up (release,
-// remove files). The first step is a warm-up and is not counted; figures
-// are medians over the other steps of the slowest rank.
+// remove files). The first --warmup steps (default 3) are not counted: a
+// staging server keeping 2 versions reaches its steady state (piece buffers
+// reused, not freshly faulted in) at the third version. Figures are medians
+// over the counted steps of the slowest rank.
 //
 // Waiting between phases uses a barrier that sleeps instead of spinning, so
 // idle ranks leave the 2 cores to the ranks being timed.
 //
 // Output: rank 0 prints one line and appends one CSV row (--csv FILE):
 //   method,case,counts,writers,readers,bytes,steps,write_s,read_s,e2e_s,gbps,memcpy_gbps,status,note
+// --opt per-step prints every step's figures too; --opt note=TEXT adds a
+// note to the row; methods read their own --opt keys.
 // Exit status: 0 ok, 3 when any element was wrong, 4 when the method is
 // skipped (the CSV row says why), 1 on errors.
 #pragma once
