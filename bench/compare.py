@@ -180,7 +180,10 @@ class Bench:
                 row["note"] = (row["note"] + " | " if row["note"] else "") + last_lines(output)
             return row
         self.failed = True
-        base.update(status="FAILED", note=f"exit {proc.returncode}: " + last_lines(output))
+        log = os.path.join(self.out, f"failed-{run_id}.log")
+        with open(log, "w") as f:
+            f.write(" ".join(cmd) + "\n" + (output or ""))
+        base.update(status="FAILED", note=f"exit {proc.returncode}: " + last_lines(output) + f" (log: {log})")
         return base
 
     def run(self):
@@ -193,7 +196,9 @@ class Bench:
         total = len(configs) * len(methods)
         timeout = 120 if mode != "full" else 600
         print(f"== Cove side-by-side benchmark ({mode}): {len(configs)} configurations x {len(methods)} methods; "
-              f"Cove over UCX_TLS={self.args.ucx_tls}", flush=True)
+              f"Cove over UCX_TLS={self.args.ucx_tls}; {os.cpu_count()} cores, load average {load():.1f}", flush=True)
+        if load() > 1.0:
+            print("   (other work is running: expect noisy timings)")
         for m in methods:
             if self.programs[m].startswith("skipped"):
                 print(f"   {m}: {self.programs[m]}")
@@ -210,7 +215,7 @@ class Bench:
                         else f"{row['status']}: {row['note'][:90]}")
                 print(f"[{n:3d}/{total}] {case:14s} {counts_label(case, w, r):7s} {fmt_size(row, size):>9s} "
                       f"{m:12s} {what}  ({time.time() - t0:.1f} s)", flush=True)
-        print(f"== {total} runs in {time.time() - started:.0f} s")
+        print(f"== {total} runs in {time.time() - started:.0f} s; load average now {load():.1f}")
         self.report()
         shutil.rmtree(self.work, ignore_errors=True)
         return 1 if self.failed else 0
@@ -307,6 +312,7 @@ class Bench:
             import matplotlib
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
+            import matplotlib.ticker
         except ImportError:
             print("plots: matplotlib is not available to this Python (scripts/setup-bench.sh installs it into "
                   "BUILD/bench-venv; make bench uses that); CSV only")
@@ -317,7 +323,7 @@ class Bench:
             methods = [m for m in METHODS if any(r["method"] == m and r["status"] == "ok" for r in rows)]
             if not methods:
                 continue
-            fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(configs) + 3), 4.2))
+            fig, ax = plt.subplots(figsize=(max(7, 1.5 * len(configs) + 5), 4.2))
             width = 0.8 / len(methods)
             for i, m in enumerate(methods):
                 xs, ys = [], []
@@ -329,18 +335,26 @@ class Bench:
                         ys.append(r["e2e_s"] * 1e3)
                 ax.bar(xs, ys, width, label=LABELS[m], color=f"C{METHODS.index(m)}")
             ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
             ax.set_xticks(range(len(configs)))
             ax.set_xticklabels([f"{c}\n{fmt_size(next(r for r in rows if (r['counts'], r['size']) == (c, s)), s)}"
                                 for c, s in configs])
             ax.set_ylabel("end-to-end time per step (ms, log)")
-            ax.set_title(f"{case}: write + read per step, by method and process count (writers->readers)")
+            ax.set_title(f"{case}: end-to-end time per step (writers->readers, bytes per step)", fontsize=10)
             ax.grid(axis="y", which="both", alpha=0.3)
-            ax.legend(fontsize=7, ncol=2)
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
             fig.tight_layout()
             path = os.path.join(self.out, f"compare_{case}.png")
-            fig.savefig(path, dpi=90)
+            fig.savefig(path, dpi=90, bbox_inches="tight")
             plt.close(fig)
             print(f"plot: {path}")
+
+
+def load():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
 
 
 def fmt_size(row, size):
@@ -355,8 +369,10 @@ def fmt_ratio(v):
 
 
 def last_lines(text, n=3):
+    """The program's own error lines if any, else the last lines of the output."""
     lines = [l for l in (text or "").strip().splitlines() if l.strip() and not l.startswith("---")]
-    return " / ".join(lines[-n:])[:400]
+    own = [l for l in lines if l.startswith("cove-compare:")]
+    return " / ".join((own or lines)[-n:])[:400]
 
 
 def main():
