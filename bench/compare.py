@@ -285,8 +285,29 @@ class Bench:
               "vs Cove: the method's end-to-end time per step over Cove staged's (2.0 = twice as long).")
         self.targets()
         self.write_csv()
+        self.write_markdown()
         if not self.args.no_plots:
             self.plot()
+
+    def write_markdown(self):
+        """The table and the targets as Markdown (compare.md), for docs/bench-compare.md."""
+        out = ["| case | procs | bytes/step | memcpy GB/s | method | write s | read s | end-to-end s/step | GB/s "
+               "| x memcpy | vs Cove |", "|" + " --- |" * 11]
+        for r in self.rows:
+            key = (r["case"], r["counts"], r["size"])
+            mc = self.memcpy.get(key)
+            head = [r["case"], r["counts"], fmt_size(r, r["size"]), f"{mc:.2f}" if mc else "-", LABELS[r["method"]]]
+            if r["status"] == "ok":
+                out.append("| " + " | ".join(head + [f"{r['write_s']:.4f}", f"{r['read_s']:.4f}", f"{r['e2e_s']:.4f}",
+                                                      f"{r['gbps']:.2f}", f"{r['x_memcpy']:.2f}",
+                                                      fmt_ratio(r["vs_cove"])]) + " |")
+            else:
+                out.append("| " + " | ".join(head + [f"{r['status']}: {r['note']}"] + [""] * 5) + " |")
+        out += ["", "Targets:", ""] + [f"- {l.strip()}" for l in self.target_lines]
+        path = os.path.join(self.out, "compare.md")
+        with open(path, "w") as f:
+            f.write("\n".join(out) + "\n")
+        print(f"Markdown: {path}")
 
     def targets(self):
         ok = {(r["method"], r["case"], r["counts"], r["size"]): r for r in self.rows if r["status"] == "ok"}
@@ -326,6 +347,7 @@ class Bench:
         check("Cove staged vs files with the cache dropped (goal >= 5x faster)", files, 5, lambda v: f"{v:.1f}x")
         print("Targets (ratios measured in this run):")
         print("\n".join(lines))
+        self.target_lines = lines
 
     def write_csv(self):
         path = os.path.join(self.out, "compare.csv")
