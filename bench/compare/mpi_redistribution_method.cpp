@@ -130,13 +130,14 @@ class MpiRedistribution final : public Method {
   }
 
  private:
+  // Posts the transfer as messages of at most kMaxMessage bytes (same
+  // peer and tag: MPI keeps them in order).
   void post(unsigned char* buf, std::size_t bytes, const Transfer& t, bool send) {
-    for (std::size_t off = 0; off < bytes || (bytes == 0 && off == 0); off += kMaxMessage) {
+    for (std::size_t off = 0; off < bytes; off += kMaxMessage) {
       const int n = static_cast<int>(std::min(kMaxMessage, bytes - off));
       requests_.emplace_back();
       if (send) MPI_Isend(buf + off, n, MPI_BYTE, t.peer, t.tag, MPI_COMM_WORLD, &requests_.back());
       else MPI_Irecv(buf + off, n, MPI_BYTE, t.peer, t.tag, MPI_COMM_WORLD, &requests_.back());
-      if (bytes == 0) break;
     }
   }
 
