@@ -12,7 +12,10 @@ writes a CSV and PNG plots (CSV only, with a note, when matplotlib is not
 there). A method that cannot run is listed as skipped with the reason.
 
   compare.py [--build DIR] [--quick | --smoke] [--methods m1,m2] [--out DIR]
-             [--ucx-tls tcp|sm] [--no-plots]
+             [--repeat N] [--ucx-tls tcp|sm] [--no-plots]
+
+Cove's server and clients use UCX over loopback only (UCX_NET_DEVICES=lo
+unless set). Each run's own figures: bench/compare/exchange_runner.hpp.
 
 Exit status: 0 when every run that ran delivered exactly the right bytes,
 1 otherwise (wrong data, a crash or a time-out).
@@ -153,6 +156,7 @@ class Bench:
             if method.startswith("cove"):
                 env.update(UCX_TLS=self.args.ucx_tls, COVE_UCX_ERR_MODE="peer" if self.args.ucx_tls == "tcp" else "none",
                            UCX_WARN_UNUSED_ENV_VARS="n")
+                env.setdefault("UCX_NET_DEVICES", "lo")  # the server and clients talk over loopback only
                 env["COVE_CONNECT"] = self.start_server(env)
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                     start_new_session=True)
