@@ -1,17 +1,22 @@
 # The two commands of the README:
 #   make run    set up, build, and run the main job: the coupled heat-diffusion workflow
 #   make test   set up, build, and run every test, then the unit tests under ASan+UBSan
-# Also: make bench (the benchmark programs; make bench-workflow: the layout
-# reorganization experiments alone), make test-tsan (the concurrent
-# parts under ThreadSanitizer, in-process and over UCX), make clean.
+# Also: make bench (the benchmark programs, then bench-workflow and
+# bench-compare), make bench-workflow (the layout reorganization
+# experiments), make bench-compare (Cove side by side with files, HDF5, MPI
+# and ADIOS2 SST; BENCH_ARGS=--quick for a run under two minutes), make
+# test-tsan (the concurrent parts under ThreadSanitizer, in-process and over
+# UCX), make clean.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja --log-level=WARNING
 
 TSAN_BUILD ?= build-tsan
+BENCH_ARGS ?=
+WORKFLOW_ARGS ?=
 
-.PHONY: all setup build run bench bench-workflow test test-asan test-tsan clean
+.PHONY: all setup build run bench bench-workflow bench-compare bench-quick test test-asan test-tsan clean
 
 all: build
 
@@ -29,12 +34,26 @@ bench: build
 	$(BUILD)/bench/cove-core-bench --csv $(BUILD)/core_bench.csv
 	bash bench/staging_bench.sh --build $(BUILD)
 	@$(MAKE) --no-print-directory bench-workflow
+	@$(MAKE) --no-print-directory bench-compare
 
-# Plots need matplotlib: from the build folder's bench-venv when there is one.
-BENCH_PYTHON = $(shell [ -x $(BUILD)/bench-venv/bin/python ] && echo $(BUILD)/bench-venv/bin/python || echo python3)
+# The optional baselines (parallel HDF5, ADIOS2 and matplotlib in
+# $(BUILD)/bench-venv) are installed first; a method that still cannot run
+# is reported as skipped, with the reason.
+bench-compare: setup
+	@bash scripts/setup-bench.sh $(BUILD)
+	@$(MAKE) --no-print-directory build
+	@py=$(BUILD)/bench-venv/bin/python; [ -x $$py ] || py=python3; \
+	  $$py bench/compare.py --build $(BUILD) $(BENCH_ARGS)
 
-bench-workflow: build
-	$(BENCH_PYTHON) bench/workflow.py experiments --build $(BUILD)
+bench-quick:
+	@$(MAKE) --no-print-directory bench-compare BENCH_ARGS="--quick $(BENCH_ARGS)"
+
+# Plots need matplotlib, from the same bench-venv.
+bench-workflow: setup
+	@bash scripts/setup-bench.sh $(BUILD)
+	@$(MAKE) --no-print-directory build
+	@py=$(BUILD)/bench-venv/bin/python; [ -x $$py ] || py=python3; \
+	  $$py bench/workflow.py experiments --build $(BUILD) $(WORKFLOW_ARGS)
 
 test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
