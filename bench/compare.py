@@ -75,6 +75,7 @@ class Bench:
         os.makedirs(self.out, exist_ok=True)
         self.work = tempfile.mkdtemp(prefix="cove-compare.", dir=self.out)
         self.server = None
+        self.runs = 0
         self.rows = []
         self.failed = False
         self.programs = self.read_programs()
@@ -139,7 +140,8 @@ class Bench:
             base["note"] = prog[len("skipped: "):]
             return base
         env = dict(os.environ)
-        run_id = f"r{len(self.rows)}-{method}-{case}-{w}-{r}-{size}"
+        self.runs += 1
+        run_id = f"r{self.runs}-{method}-{case}-{w}-{r}-{size}"
         csv_path = os.path.join(self.work, run_id + ".csv")
         common = ["--method", method, "--case", case, "--writers", str(w), "--readers", str(r), "--steps", str(steps),
                   "--size", str(size), "--dir", os.path.join(self.work, "files"), "--csv", csv_path, "--run-id", run_id]
@@ -238,7 +240,6 @@ class Bench:
                 self.rows.append(row)
         print(f"== {total} runs in {time.time() - started:.0f} s; load average now {load():.1f}")
         self.report()
-        shutil.rmtree(self.work, ignore_errors=True)
         return 1 if self.failed else 0
 
     # -- output -----------------------------------------------------------
@@ -450,7 +451,9 @@ def main():
         rc = bench.run()
     finally:
         if bench.server is not None:
-            bench.server.kill()
+            bench.server.kill()  # the server this driver started, by its PID
+            bench.server.wait()
+        shutil.rmtree(bench.work, ignore_errors=True)
     sys.exit(rc)
 
 
