@@ -211,6 +211,7 @@ def main():
     p.add_argument("--build", default="build")
     p.add_argument("--out", default=None, help="where CSV, tables and plots go (default BUILD/workflow)")
     p.add_argument("--quick", action="store_true", help="experiments: a small domain and 3 steps")
+    p.add_argument("--only", default="cycle,servers,subset", help="experiments: which of them, comma-separated")
     p.add_argument("--method", default="rad", choices=METHODS)
     p.add_argument("--servers", type=int, default=2)
     p.add_argument("--writers", type=int, default=4)
@@ -245,6 +246,11 @@ def main():
             ("servers", "servers", "servers", [{"servers": n} for n in ([1, 2] if args.quick else [1, 2, 4])]),
             ("subset", "subset", "subset side d", [{"subset": side // k} for k in (8, 4, 2)]),
         ]
+        only = args.only.split(",")
+        unknown = [e for e in only if e not in ("cycle", "servers", "subset")]
+        if unknown:
+            p.error("--only: unknown experiment %s" % ", ".join(unknown))
+        experiments = [e for e in experiments if e[0] in only]
         summaries, all_rows = [], []
         total = sum(len(v) for *_, v in experiments) * len(METHODS)
         done = 0

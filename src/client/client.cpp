@@ -115,7 +115,12 @@ struct Client::Impl {
   net::Bytes call(std::size_t server, Op op, net::WireWriter&& w, net::Deadline deadline) {
     net::Bytes request = std::move(w).finish();
     const net::Header h = net::read_header(request);
-    net::Bytes reply = endpoint->call(servers[server], std::move(request), deadline);
+    net::Bytes reply;
+    try {
+      reply = endpoint->call(servers[server], std::move(request), deadline);
+    } catch (const Error& e) {  // the transport's failure, with which request it was
+      fail(e.code(), net::op_name(op), " request to server ", server, ": ", detail::message_of(e));
+    }
     net::check_reply(reply, static_cast<std::uint16_t>(op), h.request_id);
     return reply;
   }
