@@ -312,7 +312,7 @@ struct Client::Impl {
       }
       try {
         for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
-        if (a.method == Reorg::Sahr) record_pattern(var, region, layout);
+        if (a.method == Reorg::Sahr) record_pattern(var, a.version, region, layout);
         return a.version;
       } catch (const Error& e) {
         if (e.code() != Code::NotFound || attempt == 2) throw;
@@ -323,12 +323,12 @@ struct Client::Impl {
   // SAHR: the get goes into this client's records (Algorithm 1); a pattern
   // the records did not hold yet goes to every server, which prepare the
   // next versions for it. After the get: it never delays the data.
-  void record_pattern(const std::string& var, const Box& region, const Layout& layout) {
+  void record_pattern(const std::string& var, std::uint64_t version, const Box& region, const Layout& layout) {
     {
       std::lock_guard lock(mutex);
       if (!patterns.update(var, layout, region)) return;
     }
-    call_all(Op::Pattern, [&](net::WireWriter& w) { w.str(var).str(layout.to_string()).box(region).u64(1); },
+    call_all(Op::Pattern, [&](net::WireWriter& w) { w.str(var).str(layout.to_string()).box(region).u64(1).u64(version); },
              net::deadline_in(30000));
   }
 

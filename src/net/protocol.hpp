@@ -66,8 +66,9 @@ enum class Op : std::uint16_t {
   // whose bytes travel inside the request (small puts: no registration, no
   // one-sided read).
   PutInline = 15,
-  // var, layout (str), region (box), gets (u64)  ->  (empty). A reader's
-  // access pattern (SAHR), sent when its own records changed.
+  // var, layout (str), region (box), gets (u64), version (u64)  ->  (empty).
+  // A reader's access pattern (SAHR), sent when its own records changed;
+  // version is the one its get read (newer ones held here are prepared).
   Pattern = 16,
 };
 

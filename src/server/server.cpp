@@ -367,11 +367,19 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         const Layout layout = Layout::parse(in.str());
         const Box box = in.box();
         const std::uint64_t gets = in.u64();
+        const std::uint64_t read = in.u64();
         in.expect_end();
+        store::Store::Freed freed;
         std::lock_guard lock(mutex);
         store.check_piece(var, box);
         layout.axis_order(box.ndim);
-        patterns.update(var, layout, box, gets);
+        if (patterns.update(var, layout, box, gets))
+          // A writer may be ahead of this reader: the versions after the one
+          // it read are what it gets next.
+          for (std::uint64_t v : store.versions_newest_first(var)) {
+            if (v <= read) break;
+            for (store::Piece* p : store.pieces_of(var, v)) prepare_on_put(var, v, *p, 0, freed, false);
+          }
         return false;
       }
       case Op::MetaPut: {
@@ -544,13 +552,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
 
   // RASIA: every expected layout of the whole piece; SAHR (whatever the
   // writer's method: records exist only because readers asked for SAHR):
-  // the recorded regions in their layouts. In the background.
+  // the recorded regions in their layouts. In the background. `rasia`
+  // false: the recorded regions only (a new pattern for stored versions).
   void prepare_on_put(const std::string& var, std::uint64_t version, store::Piece& p, std::uint8_t client,
-                      store::Store::Freed& freed) {
+                      store::Store::Freed& freed, bool rasia = true) {
     if (!p.owner.empty()) return;
     const store::VariableDef& def = *store.find(var);
     const std::size_t elem = def.dtype.size();
-    if (method_for(def, client) == Reorg::Rasia)
+    if (rasia && method_for(def, client) == Reorg::Rasia)
       for (const Layout& l : expected_layouts(def)) schedule(var, version, p, p.box, l, elem, freed);
     for (const store::AccessPattern& rec : patterns.of(var)) {
       if (rec.box.ndim != def.ndim) continue;

@@ -175,6 +175,16 @@ std::optional<std::vector<Piece*>> Store::covering(const std::string& var, std::
   return found;
 }
 
+std::vector<Piece*> Store::pieces_of(const std::string& var, std::uint64_t version) {
+  std::vector<Piece*> out;
+  auto vit = vars_.find(var);
+  if (vit == vars_.end()) return out;
+  auto it = vit->second.versions.find(version);
+  if (it == vit->second.versions.end()) return out;
+  for (auto& [id, p] : it->second.pieces) out.push_back(p.get());
+  return out;
+}
+
 Piece* Store::piece(const std::string& var, std::uint64_t version, std::uint64_t id) {
   auto vit = vars_.find(var);
   if (vit == vars_.end()) return nullptr;

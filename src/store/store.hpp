@@ -111,6 +111,8 @@ class Store {
   // together they cover every part.
   std::optional<std::vector<Piece*>> covering(const std::string& var, std::uint64_t version,
                                               std::span<const Box> parts);
+  // The pieces of a version held or indexed here (empty when it is gone).
+  std::vector<Piece*> pieces_of(const std::string& var, std::uint64_t version);
   // A piece by id, or null when it is gone.
   Piece* piece(const std::string& var, std::uint64_t version, std::uint64_t id);
 

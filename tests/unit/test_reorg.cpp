@@ -361,6 +361,19 @@ TEST_F(Replicas, SahrPreparesLearntPatternsAndNeverWaits) {
   EXPECT_EQ(w.stat().patterns, 1u);
 }
 
+TEST_F(Replicas, SahrPreparesVersionsAWriterPutAheadOfItsReader) {
+  cove::Server server(options(Reorg::Sahr));
+  Client w = Client::connect(server.address());
+  Client r = Client::connect(server.address());
+  w.define("t", DType(DTypeKind::Float64), 3, shape);
+  for (std::uint64_t v = 1; v <= 3; ++v) put(w, v);
+  check_get(r, 1, Layout::f());  // the pattern: versions 2 and 3 are prepared, not 1
+  ASSERT_TRUE(eventually([&] { return w.stat().reorganizations == 2; }));
+  check_get(r, 3, Layout::f());
+  EXPECT_EQ(w.stat().replica_answers, 1u);
+  EXPECT_EQ(w.stat().replica_bytes, 2 * bytes);
+}
+
 TEST_F(Replicas, AreDroppedFirstUnderMemoryPressureAndNeverCauseErrors) {
   auto o = options(Reorg::Rasar);
   o.memory_budget = bytes * 5 / 2;  // two originals and half of a replica
