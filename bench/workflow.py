@@ -214,7 +214,7 @@ def main():
     p.add_argument("--only", default="cycle,servers,subset", help="experiments: which of them, comma-separated")
     p.add_argument("--method", default="rad", choices=METHODS)
     p.add_argument("--servers", type=int, default=2)
-    p.add_argument("--writers", type=int, default=4)
+    p.add_argument("--writers", type=int, default=2)
     p.add_argument("--readers", type=int, default=2)
     p.add_argument("--domain", type=int, default=192)
     p.add_argument("--steps", type=int, default=6)

@@ -493,10 +493,13 @@ class UcxEndpoint final : public Endpoint {
   // latency; otherwise
   // it sleeps in short waits that a posted command cuts short, so an idle
   // endpoint leaves the cores to others. Messages arriving while it sleeps
-  // wait at most about kIdleWait.
+  // wait at most about kIdleWait, or kDormantWait after kDormantAfter
+  // without activity or anything awaited.
   void progress_loop() {
     static constexpr auto kIdleWait = std::chrono::microseconds(50);
     static constexpr auto kWaitSpin = std::chrono::microseconds(1000);
+    static constexpr auto kDormantAfter = std::chrono::milliseconds(20);
+    static constexpr auto kDormantWait = std::chrono::microseconds(1000);
     prctl(PR_SET_TIMERSLACK, 1000UL);  // 1 us: short sleeps should be short
     auto last_activity = Clock::now();
     unsigned idle_spins = 0;
@@ -523,8 +526,13 @@ class UcxEndpoint final : public Endpoint {
       // get parked at the server for seconds must not hold a core meanwhile.
       const auto budget = in_flight_.load(std::memory_order_acquire) > 0 ? std::max(spin_, kWaitSpin) : spin_;
       if (now - last_activity > budget) {
+        // Long idle and waiting on nothing: longer naps. Each nap is a
+        // wake-up and a poll of the sockets; many idle processes napping
+        // 50 us took the cores from the ones copying (kokkos 4->2+2 in
+        // docs/bench-compare.md). A posted command still cuts a nap short.
+        const bool dormant = in_flight_.load(std::memory_order_acquire) == 0 && now - last_activity > kDormantAfter;
         std::unique_lock lock(command_mutex_);
-        command_posted_.wait_for(lock, kIdleWait, [&] { return !commands_.empty(); });
+        command_posted_.wait_for(lock, dormant ? kDormantWait : kIdleWait, [&] { return !commands_.empty(); });
       }
     }
   }
