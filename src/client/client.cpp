@@ -595,25 +595,7 @@ std::vector<std::pair<std::string, ServerStats>> Client::stat_each() {
   for (std::size_t s = 0; s < impl_->servers.size(); ++s) {
     net::Bytes reply = impl_->call(s, Op::Stat, impl_->begin(Op::Stat), net::deadline_in(30000));
     net::WireReader r(reply);
-    ServerStats st;
-    st.variables = r.u64();
-    st.versions = r.u64();
-    st.pieces = r.u64();
-    st.owned_bytes = r.u64();
-    st.local_bytes = r.u64();
-    st.memory_budget = r.u64();
-    st.requests = r.u64();
-    st.bytes_in = r.u64();
-    st.replicas = r.u64();
-    st.replica_bytes = r.u64();
-    st.reorganizations = r.u64();
-    st.replica_answers = r.u64();
-    st.patterns = r.u64();
-    st.reorg = parse_reorg(r.str());
-    st.layouts.resize(r.u32());
-    for (auto& l : st.layouts) l = Layout::parse(r.str());
-    r.expect_end();
-    out.emplace_back(impl_->addresses[s], st);
+    out.emplace_back(impl_->addresses[s], net::read_stats(r));
   }
   return out;
 }

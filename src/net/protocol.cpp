@@ -26,6 +26,27 @@ const char* op_name(Op op) noexcept {
   return "unknown";
 }
 
+void write_stats(WireWriter& out, const ServerStats& s) {
+  out.u64(s.variables).u64(s.versions).u64(s.pieces).u64(s.owned_bytes).u64(s.local_bytes);
+  out.u64(s.memory_budget).u64(s.requests).u64(s.bytes_in);
+  out.u64(s.replicas).u64(s.replica_bytes).u64(s.reorganizations).u64(s.replica_answers).u64(s.patterns);
+  out.str(reorg_name(s.reorg)).u32(static_cast<std::uint32_t>(s.layouts.size()));
+  for (const Layout& l : s.layouts) out.str(l.to_string());
+}
+
+ServerStats read_stats(WireReader& in) {
+  ServerStats s;
+  for (std::uint64_t* field : {&s.variables, &s.versions, &s.pieces, &s.owned_bytes, &s.local_bytes, &s.memory_budget,
+                               &s.requests, &s.bytes_in, &s.replicas, &s.replica_bytes, &s.reorganizations,
+                               &s.replica_answers, &s.patterns})
+    *field = in.u64();
+  s.reorg = parse_reorg(in.str());
+  s.layouts.resize(in.u32());
+  for (auto& l : s.layouts) l = Layout::parse(in.str());
+  in.expect_end();
+  return s;
+}
+
 Bytes error_reply(std::uint16_t type, std::uint64_t request_id, Code code, const std::string& message) {
   WireWriter w(type, request_id, code);
   w.str(message.size() > kMaxStringBytes ? message.substr(0, kMaxStringBytes) : message);

@@ -5,6 +5,8 @@
 // here, or an error status and a body holding one string (the message).
 #pragma once
 
+#include <cove/server.hpp>
+
 #include "net/transport.hpp"
 #include "net/wire.hpp"
 
@@ -78,6 +80,10 @@ inline constexpr std::size_t kEagerBytes = std::size_t{64} << 10;
 inline constexpr std::size_t kMaxMetaBytes = std::size_t{1} << 20;
 
 const char* op_name(Op op) noexcept;
+
+// The body of a Stat reply, written by the server and read by clients.
+void write_stats(WireWriter& out, const ServerStats& s);
+ServerStats read_stats(WireReader& in);
 
 // An error reply carrying `message`.
 Bytes error_reply(std::uint16_t type, std::uint64_t request_id, Code code, const std::string& message);

@@ -340,12 +340,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       }
       case Op::Stat: {
         in.expect_end();
-        const ServerStats s = stats();
-        out.u64(s.variables).u64(s.versions).u64(s.pieces).u64(s.owned_bytes).u64(s.local_bytes);
-        out.u64(s.memory_budget).u64(s.requests).u64(s.bytes_in);
-        out.u64(s.replicas).u64(s.replica_bytes).u64(s.reorganizations).u64(s.replica_answers).u64(s.patterns);
-        out.str(reorg_name(s.reorg)).u32(static_cast<std::uint32_t>(s.layouts.size()));
-        for (const Layout& l : s.layouts) out.str(l.to_string());
+        net::write_stats(out, stats());
         return false;
       }
       case Op::Disconnect: {
@@ -378,7 +373,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
           // it read are what it gets next.
           for (std::uint64_t v : store.versions_newest_first(var)) {
             if (v <= read) break;
-            for (store::Piece* p : store.pieces_of(var, v)) prepare_on_put(var, v, *p, 0, freed, false);
+            for (store::Piece* p : store.pieces_of(var, v)) prepare_patterns(var, v, *p, freed);
           }
         return false;
       }
@@ -550,17 +545,21 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     return &r;
   }
 
-  // RASIA: every expected layout of the whole piece; SAHR (whatever the
-  // writer's method: records exist only because readers asked for SAHR):
-  // the recorded regions in their layouts. In the background. `rasia`
-  // false: the recorded regions only (a new pattern for stored versions).
+  // In the background, for a piece just put: RASIA, every expected layout
+  // of the whole piece; and the recorded access patterns (whatever the
+  // writer's method: records exist only because readers asked for SAHR).
   void prepare_on_put(const std::string& var, std::uint64_t version, store::Piece& p, std::uint8_t client,
-                      store::Store::Freed& freed, bool rasia = true) {
-    if (!p.owner.empty()) return;
+                      store::Store::Freed& freed) {
+    const store::VariableDef& def = *store.find(var);
+    if (method_for(def, client) == Reorg::Rasia)
+      for (const Layout& l : expected_layouts(def)) schedule(var, version, p, p.box, l, def.dtype.size(), freed);
+    prepare_patterns(var, version, p, freed);
+  }
+
+  // SAHR: the recorded regions of `var` that meet piece `p`, in their layouts.
+  void prepare_patterns(const std::string& var, std::uint64_t version, store::Piece& p, store::Store::Freed& freed) {
     const store::VariableDef& def = *store.find(var);
     const std::size_t elem = def.dtype.size();
-    if (rasia && method_for(def, client) == Reorg::Rasia)
-      for (const Layout& l : expected_layouts(def)) schedule(var, version, p, p.box, l, elem, freed);
     for (const store::AccessPattern& rec : patterns.of(var)) {
       if (rec.box.ndim != def.ndim) continue;
       const Box part = p.box.intersection(rec.box);

@@ -8,6 +8,7 @@
 #include <cove/layout.hpp>
 #include <cove/server.hpp>
 
+#include "expect_error.hpp"
 #include "net/transport.hpp"
 
 #include <atomic>

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
+
 #include <random>
 #include <vector>
 
@@ -11,17 +13,8 @@ namespace {
 using cove::Box;
 using cove::Index;
 using V = std::vector<Index>;
+using cove_test::expect_error;
 
-template <typename Fn>
-void expect_error(cove::Code code, const std::string& needle, Fn&& fn) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected " << cove::code_name(code) << " mentioning '" << needle << "'";
-  } catch (const cove::Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
 
 TEST(Box, StartCountRoundTrip) {
   const Box b = Box::from_start_count(V{1, -2, 3}, V{4, 5, 0});

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -198,37 +200,28 @@ TEST(RegionCopy, RejectsBadInputAndWritesNothing) {
     cove::copy_region({src.data(), sbytes, sbox, Layout::c()}, {dst.data(), dst.size() * 8, dbox, Layout::c()}, region,
                       elem, opt);
   };
-  auto expect_code = [](cove::Code code, const std::string& needle, auto&& fn) {
-    try {
-      fn();
-      ADD_FAILURE() << "no error; expected " << cove::code_name(code);
-    } catch (const cove::Error& e) {
-      EXPECT_EQ(e.code(), code) << e.what();
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-  };
   const Box outside = Box::from_start_count(std::vector<Index>{2, 2}, std::vector<Index>{3, 1});
-  expect_code(cove::Code::InvalidArgument, "not inside the source box", [&] { copy(box, box, outside, 8, 128); });
-  expect_code(cove::Code::InvalidArgument, "element size = 0", [&] { copy(box, box, box, 0, 128); });
-  expect_code(cove::Code::InvalidArgument, "source size_bytes = 127", [&] { copy(box, box, box, 8, 127); });
+  cove_test::expect_error(cove::Code::InvalidArgument, "not inside the source box", [&] { copy(box, box, outside, 8, 128); });
+  cove_test::expect_error(cove::Code::InvalidArgument, "element size = 0", [&] { copy(box, box, box, 0, 128); });
+  cove_test::expect_error(cove::Code::InvalidArgument, "source size_bytes = 127", [&] { copy(box, box, box, 8, 127); });
   const Box three = Box::from_shape(std::vector<Index>{4, 4, 1});
-  expect_code(cove::Code::InvalidArgument, "3 dimensions", [&] { copy(box, box, three, 8, 128); });
+  cove_test::expect_error(cove::Code::InvalidArgument, "3 dimensions", [&] { copy(box, box, three, 8, 128); });
   Box bad = box;
   bad.lo[1] = 5;
-  expect_code(cove::Code::InvalidArgument, "lo[1] = 5 > hi[1] = 4", [&] { copy(box, box, bad, 8, 128); });
+  cove_test::expect_error(cove::Code::InvalidArgument, "lo[1] = 5 > hi[1] = 4", [&] { copy(box, box, bad, 8, 128); });
   bad = box;
   bad.ndim = 11;
-  expect_code(cove::Code::InvalidArgument, "ndim is 11", [&] { copy(box, box, bad, 8, 128); });
-  expect_code(cove::Code::InvalidArgument, "rank 3 but the box has 2", [&] {
+  cove_test::expect_error(cove::Code::InvalidArgument, "ndim is 11", [&] { copy(box, box, bad, 8, 128); });
+  cove_test::expect_error(cove::Code::InvalidArgument, "rank 3 but the box has 2", [&] {
     cove::copy_region({src.data(), 128, box, Layout::permuted(std::vector<int>{2, 1, 0})},
                       {dst.data(), 128, box, Layout::c()}, box, 8);
   });
   cove::CopyOptions tiled;
   tiled.method = CopyMethod::Tiled;
-  expect_code(cove::Code::InvalidArgument, "'tiled' does not apply", [&] { copy(box, box, box, 8, 128, tiled); });
+  cove_test::expect_error(cove::Code::InvalidArgument, "'tiled' does not apply", [&] { copy(box, box, box, 8, 128, tiled); });
   const Box huge = Box::from_shape(std::vector<Index>{Index{1} << 40, Index{1} << 30});
-  expect_code(cove::Code::Overflow, "does not fit 64 bits", [&] { copy(huge, box, box, 8, 128); });
-  expect_code(cove::Code::InvalidArgument, "source data is null", [&] {
+  cove_test::expect_error(cove::Code::Overflow, "does not fit 64 bits", [&] { copy(huge, box, box, 8, 128); });
+  cove_test::expect_error(cove::Code::InvalidArgument, "source data is null", [&] {
     cove::copy_region({nullptr, 128, box, Layout::c()}, {dst.data(), 128, box, Layout::c()}, box, 8);
   });
   EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](double v) { return v == 0.0; }));

@@ -47,17 +47,6 @@ bool eventually(const std::function<bool()>& done) {
   return done();
 }
 
-// The error an expression raises must have `code` and name `needle`.
-void expect_error(Code code, const std::string& needle, const std::function<void()>& fn) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected " << cove::code_name(code) << " naming " << needle;
-  } catch (const cove::Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-
 struct ScopedEnv {
   ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
   ~ScopedEnv() { ::unsetenv(name_); }
