@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <set>
 #include <future>
 #include <thread>
 #include <tuple>

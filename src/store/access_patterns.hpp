@@ -41,7 +41,6 @@ class AccessPatterns {
   // The records of `var`, in no particular order.
   const std::vector<AccessPattern>& of(const std::string& var) const;
   std::size_t size() const;
-  void forget(const std::string& var) { records_.erase(var); }
 
  private:
   std::map<std::string, std::vector<AccessPattern>> records_;
