@@ -14,7 +14,8 @@
 #include <cove/error.hpp>
 #include <cove/server.hpp>
 
-#include "server/config.hpp"
+#include "common/config.hpp"
+#include "common/connection_file.hpp"
 
 #ifdef COVE_HAVE_MPI
 #include <mpi.h>
@@ -121,19 +122,19 @@ int serve(int argc, char** argv, int first) {
   auto flags = parse_flags(argc, argv, first,
                            {"config", "connection-file", "memory-budget", "max-versions", "workers", "log-level",
                             "reorg", "layouts", "reorg-threads"});
-  cove::config::ServerConfig cfg;
-  if (flags.count("config")) cfg = cove::config::load_server_config(flags["config"]);
+  cove::common::ServerConfig cfg;
+  if (flags.count("config")) cfg = cove::common::load_server_config(flags["config"]);
   if (cfg.options.listen.rfind("inproc://", 0) == 0) cfg.options.listen = "ucx";  // a server process serves others
   if (flags.count("connection-file")) cfg.connection_file = flags["connection-file"];
   if (flags.count("memory-budget"))
-    cfg.options.memory_budget = cove::config::parse_bytes(flags["memory-budget"], "--memory-budget");
+    cfg.options.memory_budget = cove::common::parse_bytes(flags["memory-budget"], "--memory-budget");
   if (flags.count("max-versions")) cfg.options.max_versions = to_int(flags["max-versions"], "--max-versions");
   if (flags.count("workers")) cfg.options.workers = to_int(flags["workers"], "--workers");
   if (flags.count("reorg")) cfg.options.reorg = cove::parse_reorg(flags["reorg"]);
-  if (flags.count("layouts")) cfg.options.layouts = cove::config::parse_layouts(flags["layouts"], "--layouts");
+  if (flags.count("layouts")) cfg.options.layouts = cove::common::parse_layouts(flags["layouts"], "--layouts");
   if (flags.count("reorg-threads")) cfg.options.reorg_threads = to_int(flags["reorg-threads"], "--reorg-threads");
   if (flags.count("log-level")) {
-    cove::config::validate_log_level(flags["log-level"]);
+    cove::common::validate_log_level(flags["log-level"]);
     cfg.log_level = flags["log-level"];
   }
   // SIGTERM and SIGINT are taken by one thread (sigwait), so that no server
@@ -149,7 +150,7 @@ int serve(int argc, char** argv, int first) {
   const auto addresses = group.addresses(server.address());
   server.join_group(addresses, group.rank);
   group.barrier();  // every member knows the group before any client can
-  if (group.rank == 0) cove::config::write_connection_file(cfg.connection_file, addresses);
+  if (group.rank == 0) cove::common::write_connection_file(cfg.connection_file, addresses);
   if (cfg.log_level != "error" && cfg.log_level != "warn")
     std::fprintf(stderr, "cove-server %d: serving as %d of %d; connection file %s\n", static_cast<int>(::getpid()),
                  group.rank, group.size, cfg.connection_file.c_str());

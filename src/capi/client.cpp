@@ -2,7 +2,7 @@
 // turns it into a status plus a per-thread message.
 #include <cove.h>
 
-#include "server/config.hpp"
+#include "common/config.hpp"
 #include <cove/client.hpp>
 #include <cove/error.hpp>
 #include <cove/server.hpp>
@@ -120,7 +120,7 @@ cove_status cove_define_reorg(cove_client_t* c, const char* name, const char* dt
     }
     cove::VariableOptions options;
     if (reorg) options.reorg = cove::parse_reorg(reorg);
-    if (layouts) options.layouts = cove::config::parse_layouts(layouts, "layouts");
+    if (layouts) options.layouts = cove::common::parse_layouts(layouts, "layouts");
     c->client.define(name, cove::DType::parse(dtype), ndim, s, options);
   });
 }

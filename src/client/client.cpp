@@ -4,9 +4,10 @@
 #include "core/fail.hpp"
 #include "net/protocol.hpp"
 #include "net/transport.hpp"
-#include "server/config.hpp"
+#include "common/connection_file.hpp"
 #include "store/access_patterns.hpp"
-#include "store/shard_map.hpp"
+#include "common/placement.hpp"
+#include "common/shard_map.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -91,7 +92,7 @@ struct Client::Impl {
   std::atomic<std::uint64_t> next_id{1};
   std::mutex mutex;
   std::map<std::string, VarInfo> vars;                   // definitions seen
-  std::map<std::string, std::shared_ptr<const store::ShardMap>> maps;  // by variable; replaced, never changed
+  std::map<std::string, std::shared_ptr<const common::ShardMap>> maps;  // by variable; replaced, never changed
   net::PeerCache peers;                                  // writers read from (put_local), by address
   std::uint8_t reorg = 0;                                // COVE_REORG, 0 when unset
   store::AccessPatterns patterns;                        // this client's gets (SAHR), under mutex
@@ -138,7 +139,7 @@ struct Client::Impl {
   void remember(const std::string& name, const VarInfo& info) {
     std::lock_guard lock(mutex);
     vars[name] = info;
-    maps[name] = std::make_shared<const store::ShardMap>(info.shape, static_cast<int>(servers.size()), name);
+    maps[name] = std::make_shared<const common::ShardMap>(info.shape, static_cast<int>(servers.size()), name);
   }
 
   VarInfo var_info(const std::string& var) {
@@ -168,7 +169,7 @@ struct Client::Impl {
   }
 
   // Shared and immutable: a concurrent define() may replace it, not change it.
-  std::shared_ptr<const store::ShardMap> shard_map(const std::string& var) {
+  std::shared_ptr<const common::ShardMap> shard_map(const std::string& var) {
     var_info(var);
     std::lock_guard lock(mutex);
     return maps.at(var);
@@ -386,7 +387,7 @@ struct Client::Impl {
     auto w = begin(Op::MetaGet);
     w.str(name).u8(static_cast<std::uint8_t>(mode)).u64(version).i64(timeout_ms);
     const net::Deadline deadline = timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + 30000);
-    const std::size_t server = std::hash<std::string>{}(name) % servers.size();
+    const std::size_t server = static_cast<std::size_t>(common::home_server(name, static_cast<int>(servers.size())));
     net::Bytes reply = call(server, Op::MetaGet, std::move(w), deadline);
     net::WireReader r(reply);
     Metadata m;
@@ -443,7 +444,7 @@ std::vector<std::string> Client::resolve(const std::string& target, std::int64_t
     where = env;
   }
   const std::vector<std::string> addresses =
-      is_address(where) ? split_addresses(where) : config::read_connection_file(where, timeout_ms);
+      is_address(where) ? split_addresses(where) : common::read_connection_file(where, timeout_ms);
   if (addresses.empty()) fail(Code::InvalidArgument, "no server address in '", where, "'");
   return addresses;
 }
@@ -714,7 +715,7 @@ void Client::put_meta(const std::string& name, std::uint64_t version, std::span<
     fail(Code::InvalidArgument, "metadata '", name, "' of ", data.size(), " bytes exceeds ", net::kMaxMetaBytes);
   auto w = impl_->begin(Op::MetaPut);
   w.str(name).u64(version).bytes(data);
-  impl_->call(std::hash<std::string>{}(name) % impl_->servers.size(), Op::MetaPut, std::move(w), net::deadline_in(30000));
+  impl_->call(static_cast<std::size_t>(common::home_server(name, static_cast<int>(impl_->servers.size()))), Op::MetaPut, std::move(w), net::deadline_in(30000));
 }
 
 Metadata Client::get_meta(const std::string& name, std::uint64_t version, std::int64_t timeout_ms) {

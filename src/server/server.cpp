@@ -8,7 +8,7 @@
 #include "net/transport.hpp"
 #include "server/reorganizer.hpp"
 #include "store/access_patterns.hpp"
-#include "store/shard_map.hpp"
+#include "common/shard_map.hpp"
 #include "store/store.hpp"
 
 #include <atomic>
@@ -655,10 +655,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   }
 
   // The shard map of a variable for the current group. Caller holds the mutex.
-  const store::ShardMap& shard_map(const store::VariableDef& def) {
+  const common::ShardMap& shard_map(const store::VariableDef& def) {
     auto it = shard_maps.find(def.name);
     if (it == shard_maps.end())
-      it = shard_maps.emplace(def.name, store::ShardMap(def.shape, static_cast<int>(group.size()), def.name)).first;
+      it = shard_maps.emplace(def.name, common::ShardMap(def.shape, static_cast<int>(group.size()), def.name)).first;
     return it->second;
   }
 
@@ -807,7 +807,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::list<Waiter> waiters;
   std::vector<std::string> group;  // every server's address; ours at my_rank
   int my_rank = 0;
-  std::map<std::string, store::ShardMap> shard_maps;  // by variable, for the current group
+  std::map<std::string, common::ShardMap> shard_maps;  // by variable, for the current group
   net::PeerCache server_peers;
   std::map<std::string, std::map<std::uint64_t, net::Bytes>> metadata;  // name -> version -> blob
   std::atomic<std::uint64_t> next_forward{1};

@@ -14,7 +14,7 @@
 
 #include "net/protocol.hpp"
 #include "net/transport.hpp"
-#include "server/config.hpp"
+#include "common/config.hpp"
 #include "staging_support.hpp"
 #include "store/access_patterns.hpp"
 
@@ -86,18 +86,18 @@ TEST(Reorg, NamesRoundTripAndUnknownOnesAreNamed) {
     EXPECT_EQ(cove::parse_reorg(cove::reorg_name(m)), m);
   EXPECT_EQ(cove::parse_reorg("SAHR"), Reorg::Sahr);
   expect_error(Code::InvalidArgument, "'lazy'", [] { cove::parse_reorg("lazy"); });
-  const auto ls = cove::config::parse_layouts("F,P2,0,1,C", "--layouts");
+  const auto ls = cove::common::parse_layouts("F,P2,0,1,C", "--layouts");
   ASSERT_EQ(ls.size(), 3u);
   EXPECT_EQ(ls[1].to_string(), "P2,0,1");
-  expect_error(Code::InvalidArgument, "--layouts: layout 'P0,0,1'", [] { cove::config::parse_layouts("F,P0,0,1", "--layouts"); });
-  expect_error(Code::InvalidArgument, "Q", [] { cove::config::parse_layouts("Q", "--layouts"); });
+  expect_error(Code::InvalidArgument, "--layouts: layout 'P0,0,1'", [] { cove::common::parse_layouts("F,P0,0,1", "--layouts"); });
+  expect_error(Code::InvalidArgument, "Q", [] { cove::common::parse_layouts("Q", "--layouts"); });
   // The server configuration: the method, the expected layouts, the reorganizer threads.
   const std::string path = ::testing::TempDir() + "cove-reorg-" + std::to_string(::getpid()) + ".toml";
   auto load = [&](const std::string& text) {
     std::FILE* f = std::fopen(path.c_str(), "w");
     std::fputs(text.c_str(), f);
     std::fclose(f);
-    return cove::config::load_server_config(path);
+    return cove::common::load_server_config(path);
   };
   const auto cfg = load("[server]\nreorg = \"sahr\"\nlayouts = [\"F\", \"P2,0,1\"]\nreorg_threads = 2\n");
   EXPECT_EQ(cfg.options.reorg, Reorg::Sahr);

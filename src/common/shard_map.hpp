@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace cove::store {
+namespace cove::common {
 
 class ShardMap {
  public:
@@ -37,4 +37,4 @@ class ShardMap {
   std::vector<int> owner_;  // by block id
 };
 
-}  // namespace cove::store
+}  // namespace cove::common

@@ -1,16 +1,17 @@
-#include "store/shard_map.hpp"
+#include "common/shard_map.hpp"
+
+#include "common/placement.hpp"
 
 #include "core/fail.hpp"
 
 #include <algorithm>
-#include <functional>
 
-namespace cove::store {
+namespace cove::common {
 
 ShardMap::ShardMap(const std::optional<Box>& shape, int servers, const std::string& name) : servers_(servers) {
   if (servers < 1) detail::fail(Code::InvalidArgument, "a server group needs at least one server, not ", servers);
   if (servers == 1 || !shape || shape->empty()) {
-    whole_ = static_cast<int>(std::hash<std::string>{}(name) % static_cast<std::size_t>(servers));
+    whole_ = home_server(name, servers);
     return;
   }
   // As many blocks as asked for, but never more than cells along a dimension.
@@ -42,4 +43,4 @@ std::vector<Box> ShardMap::parts_of(int shard, const Box& region) const {
   return out;
 }
 
-}  // namespace cove::store
+}  // namespace cove::common

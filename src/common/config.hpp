@@ -1,4 +1,5 @@
-// Internal: the server's TOML configuration and the connection file.
+// Internal: the server's TOML configuration, and the parsers of values that
+// configuration files, command lines and the environment share.
 //
 // Configuration (every key optional; unknown keys are errors):
 //   [server]
@@ -8,8 +9,6 @@
 //   max_versions    = 0            # versions kept per variable; 0: all
 //   workers         = 2            # request-handling threads per server
 //   log_level       = "info"       # "error", "warn", "info" or "debug"
-//
-// Connection file (TOML): version = 1, servers = ["ADDRESS", ...].
 #pragma once
 
 #include <cove/server.hpp>
@@ -17,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace cove::config {
+namespace cove::common {
 
 struct ServerConfig {
   ServerOptions options;  // options.listen holds the transport
@@ -34,9 +33,4 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& what);
 std::vector<Layout> parse_layouts(const std::string& text, const std::string& what);
 void validate_log_level(const std::string& level);
 
-// Writes the connection file atomically (temporary file + rename), mode 0600.
-void write_connection_file(const std::string& path, const std::vector<std::string>& servers);
-// Reads a connection file, waiting up to timeout_ms for it to appear.
-std::vector<std::string> read_connection_file(const std::string& path, std::int64_t timeout_ms);
-
-}  // namespace cove::config
+}  // namespace cove::common
