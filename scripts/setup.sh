@@ -10,6 +10,10 @@ packages=(
   openmpi-bin libopenmpi-dev                           # MPI: server groups, coupled jobs
   libucx-dev                                           # UCX: the real transport
   libtomlplusplus-dev                                  # TOML: server configuration, connection files
+  libspdlog-dev libfmt-dev                             # logging and formatting
+  libcli11-dev                                         # command-line options of the programs
+  libsodium-dev                                        # random names and nonces, group proofs (HMAC)
+  nlohmann-json3-dev                                   # cove stat/ls --json
   python3
 )
 

@@ -14,6 +14,7 @@
 #include <cove/error.hpp>
 #include <cove/server.hpp>
 
+#include "common/auth.hpp"
 #include "common/config.hpp"
 #include "common/connection_file.hpp"
 
@@ -111,6 +112,14 @@ struct Group {
     return {mine};
 #endif
   }
+  // The group's secret: made by rank 0, known to the members only.
+  std::string secret() const {
+    std::string s = rank == 0 ? cove::common::random_hex(32) : std::string(64, '\0');
+#ifdef COVE_HAVE_MPI
+    if (mpi) MPI_Bcast(s.data(), static_cast<int>(s.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
+#endif
+    return s;
+  }
   void barrier() const {
 #ifdef COVE_HAVE_MPI
     if (mpi) MPI_Barrier(MPI_COMM_WORLD);
@@ -148,7 +157,7 @@ int serve(int argc, char** argv, int first) {
   Group group;
   cove::Server server(cfg.options);
   const auto addresses = group.addresses(server.address());
-  server.join_group(addresses, group.rank);
+  server.join_group(addresses, group.rank, group.secret());
   group.barrier();  // every member knows the group before any client can
   if (group.rank == 0) cove::common::write_connection_file(cfg.connection_file, addresses);
   if (cfg.log_level != "error" && cfg.log_level != "warn")

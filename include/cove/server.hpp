@@ -25,6 +25,10 @@
 
 namespace cove {
 
+namespace server {
+class Service;
+}
+
 struct ServerOptions {
   // The transport: "ucx" (clients in other processes; UCX_TLS picks the
   // wires) or "inproc://NAME" (clients in this process only).
@@ -54,11 +58,15 @@ struct ServerStats {
   std::uint64_t memory_budget = 0;
   std::uint64_t requests = 0;   // requests answered
   std::uint64_t bytes_in = 0;   // bytes read from writers by puts
+  std::uint64_t bytes_out = 0;  // bytes of the regions handed to readers from memory held here
   std::uint64_t replicas = 0;         // parts of pieces held in other layouts (ready or being built)
   std::uint64_t replica_bytes = 0;    // their bytes, counted against the budget too
   std::uint64_t reorganizations = 0;  // replicas built so far
   std::uint64_t replica_answers = 0;  // pieces answered by a replica so far
   std::uint64_t patterns = 0;         // access-pattern records (SAHR)
+  std::uint64_t parked_gets = 0;      // gets and metadata gets waiting for data now
+  std::uint64_t clients = 0;          // connections open now (clients and other servers)
+  std::uint64_t uptime_ms = 0;        // since the server started
   Reorg reorg = Reorg::Rad;           // the server's method
   std::vector<Layout> layouts;        // the server's expected layouts (empty: C and F)
 };
@@ -76,9 +84,12 @@ class COVE_EXPORT Server {
   // given addresses (addresses[rank] must be this server's): the index of
   // every variable with a global shape is then split across the group
   // along a Hilbert curve, and data stays on the server that received it.
-  // Call on every member, before clients connect. InvalidArgument if
-  // addresses[rank] is not this server.
-  void join_group(const std::vector<std::string>& addresses, int rank);
+  // `secret` (at least 16 bytes, the same on every member, never given to
+  // clients) is what the members prove to each other before one accepts
+  // another's server-to-server messages. Call on every member, before
+  // clients connect. InvalidArgument if addresses[rank] is not this server
+  // or the secret is too short.
+  void join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret);
   ServerStats stats() const;
   // Stops serving: pending requests are answered with Unavailable. Idempotent.
   void stop();
@@ -86,8 +97,7 @@ class COVE_EXPORT Server {
   void wait();
 
  private:
-  struct Impl;
-  std::shared_ptr<Impl> impl_;
+  std::shared_ptr<server::Service> impl_;
 };
 
 }  // namespace cove

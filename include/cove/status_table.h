@@ -20,6 +20,7 @@
   X(COVE_PROTOCOL, Protocol, 9, "malformed or incompatible message")      \
   X(COVE_UNSUPPORTED, Unsupported, 10, "unsupported operation")           \
   X(COVE_CANCELLED, Cancelled, 11, "cancelled")                           \
-  X(COVE_INTERNAL, Internal, 12, "internal error")
+  X(COVE_INTERNAL, Internal, 12, "internal error")                       \
+  X(COVE_PERMISSION_DENIED, PermissionDenied, 13, "permission denied")
 
 #endif

@@ -123,22 +123,39 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
   ~InprocEndpoint() override { stop(); }
 
   void stop() {
+    std::map<std::uint64_t, std::pair<std::weak_ptr<InprocEndpoint>, std::shared_ptr<InprocPeer>>> callees;
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
       queue_.clear();  // their destructors fail the callers' futures
+      callees.swap(as_caller_);
     }
     wake_.notify_all();
     if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id()) worker_.join();
+    // The endpoints this one called hear that their connection from it closed.
+    for (auto& [serial, entry] : callees)
+      if (auto callee = entry.first.lock()) callee->closed(entry.second);
   }
 
   std::string address() const override { return kScheme + name_; }
 
-  void serve(RequestHandler handler) override {
+  void serve(RequestHandler handler, DisconnectHandler on_disconnect) override {
     std::lock_guard lock(mutex_);
     if (handler_) fail(Code::InvalidArgument, "endpoint ", address(), " is already serving");
     handler_ = std::move(handler);
+    on_disconnect_ = std::move(on_disconnect);
     worker_ = std::thread([this] { run(); });
+  }
+
+  // A caller's connection to this endpoint closed.
+  void closed(const Peer& from) {
+    DisconnectHandler notify;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      notify = on_disconnect_;
+    }
+    if (notify) notify(from);
   }
 
   Peer connect(const std::string& address, Deadline deadline) override {
@@ -166,10 +183,7 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
     auto target = lock_target(peer);
     auto answer = std::make_shared<std::promise<Bytes>>();
     auto result = answer->get_future();
-    auto from = std::make_shared<InprocPeer>();
-    from->target = weak_from_this();
-    from->name = name_;
-    target->deliver(std::make_shared<InprocRequest>(std::move(request), std::move(from), std::move(answer)));
+    target->deliver(std::make_shared<InprocRequest>(std::move(request), as_caller_of(*target), std::move(answer)));
     target.reset();  // do not keep the callee alive while waiting
     if (deadline != kNoDeadline && result.wait_until(deadline) != std::future_status::ready)
       fail(Code::Timeout, "no answer from ", peer->address(), " before the deadline");
@@ -224,6 +238,19 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
   }
 
  private:
+  // This endpoint as `callee` sees it: one peer (one connection) per callee.
+  Peer as_caller_of(InprocEndpoint& callee) {
+    std::lock_guard lock(mutex_);
+    auto& entry = as_caller_[callee.serial_];
+    if (!entry.second) {
+      entry.first = callee.weak_from_this();
+      entry.second = std::make_shared<InprocPeer>();
+      entry.second->target = weak_from_this();
+      entry.second->name = name_;
+    }
+    return entry.second;
+  }
+
   static std::shared_ptr<InprocEndpoint> lock_target(const Peer& peer) {
     auto* p = dynamic_cast<const InprocPeer*>(peer.get());
     if (!p) fail(Code::InvalidArgument, "peer does not belong to the in-process transport");
@@ -253,6 +280,9 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Request>> queue_;
   RequestHandler handler_;
+  DisconnectHandler on_disconnect_;
+  // The endpoints this one has called, by serial, and the peer each sees.
+  std::map<std::uint64_t, std::pair<std::weak_ptr<InprocEndpoint>, std::shared_ptr<InprocPeer>>> as_caller_;
   bool stopping_ = false;
   std::thread worker_;
 };
@@ -270,7 +300,7 @@ class InprocOwner final : public Endpoint {
     ep_->stop();
   }
   std::string address() const override { return ep_->address(); }
-  void serve(RequestHandler h) override { ep_->serve(std::move(h)); }
+  void serve(RequestHandler h, DisconnectHandler d) override { ep_->serve(std::move(h), std::move(d)); }
   Peer connect(const std::string& a, Deadline d) override { return ep_->connect(a, d); }
   Bytes call(const Peer& p, Bytes r, Deadline d) override { return ep_->call(p, std::move(r), d); }
   std::unique_ptr<MemoryRegion> expose(void* data, std::size_t n) override { return ep_->expose(data, n); }

@@ -1,94 +1,141 @@
-// Internal: the requests a Cove client sends to a staging server.
+// Internal: the Cove protocol between clients and staging servers, and
+// between the servers of a group. This header is its table of contents:
+//   - Op: every message type, with who may send it (kOps);
+//   - the protocol version, exchanged in the hello;
+//   - the named constants both sides use (sizes, timeouts, codes).
+// Each message's fields, and its encode and decode, are in messages.hpp;
+// the framing (header, WireWriter / WireReader) is in wire.hpp.
 //
-// Each request is a wire message (wire.hpp) whose type is one of Op; the
-// reply has the same type and request id, status Ok and the body described
-// here, or an error status and a body holding one string (the message).
+// A request is a message of type Op; its reply has the same type and request
+// id, status Ok and the reply's body, or an error status and a body holding
+// one string (the message), in every protocol version.
 #pragma once
 
-#include <cove/server.hpp>
+#include <cove/error.hpp>
+#include <cove/reorg.hpp>
 
-#include "net/transport.hpp"
 #include "net/wire.hpp"
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
 
 namespace cove::net {
 
+// Raised when a message changes meaning; a client and a server of different
+// versions fail at the hello with a message naming both.
+inline constexpr std::uint16_t kProtocolVersion = kWireVersion;
+
 enum class Op : std::uint16_t {
-  // name, dtype (str), ndim (u8), has_shape (u8), [shape (box)], reorg (u8, 0: unset),
-  // nlayouts (u32) x layout (str)  ->  (empty)
-  Define = 1,
-  // var, version (u64), box, layout (str), dtype (str), bytes (u64), key (blob), reorg (u8)  ->  (empty)
-  // The server reads the bytes from the client's exposed memory. reorg is
-  // the client's method (0: none of its own).
-  Put = 2,
-  // var, version, box, layout, dtype, bytes, owner address (str), key (blob), reorg  ->  (empty)
-  // The bytes stay in the owner's memory; readers read them from there.
-  PutLocal = 3,
-  // var, version, box, owner address  ->  removed (u32)
-  Release = 4,
-  // var, version (u64), latest (u8), region (box), timeout_ms (i64), layout (str), eager_max (u32),
-  // reorg (u8, the client's method or 0)
-  //   ->  version (u64), dtype (str), reorg (u8: the method in force), eager (u8), then
-  //       eager 0: count (u32), count x [box, layout (str), owner (str), key (blob)]
-  //       eager 1: the region's bytes in `layout` (blob), when this server holds
-  //                every piece, the region is all in its shard and at most eager_max bytes
-  // With latest set, `version` is the oldest version that may answer (0: any).
-  // owner "" means the answering server. A server answers for the part of
-  // the region its index shard holds, when pieces cover that part, or with
-  // Timeout / NotFound as the timeout says. With latest set, it answers with
-  // the newest version covering its part. A piece may be answered by a
-  // replica (a part of it in the reader's layout) as the method says.
-  Query = 5,
-  // var  ->  version (u64); NotFound when there is none
-  Latest = 6,
-  // var, version  ->  (empty)
-  Delete = 7,
-  // (empty)  ->  count (u32) x [name, dtype, ndim (u8), has_shape (u8), [shape], reorg (u8), nlayouts (u32) x layout,
-  //                               nversions (u32) x [version (u64), npieces (u32) x [box, bytes (u64), owner,
-  //                                 nreplicas (u32) x [box, layout, bytes (u64), state (u8)]]]]
-  List = 8,
-  // (empty)  ->  variables, versions, pieces, owned_bytes, local_bytes, budget, requests, bytes_in,
-  //              replicas, replica_bytes, reorganizations, replica_answers, patterns (u64 each),
-  //              reorg (str), nlayouts (u32) x layout (str)
-  Stat = 9,
-  // owner address  ->  released (u32): a writer leaving; its put_local pieces go
-  Disconnect = 10,
-  // (empty)  ->  (empty); the server shuts down after answering
-  Stop = 11,
-  // Server to server: var, version, box, layout, dtype, bytes, holder address (str), key
-  //   ->  (empty). Adds an index entry for a piece another server or a writer holds.
-  IndexAdd = 12,
-  // name, version (u64), blob  ->  (empty). Stores a metadata blob.
-  MetaPut = 13,
-  // name, mode (u8: 0 exact, 1 next after version, 2 latest), version (u64), timeout_ms (i64)
-  //   ->  version (u64), blob. Waits as Query does when there is none yet.
-  MetaGet = 14,
-  // var, version, box, layout, dtype, bytes, data (blob), reorg (u8)  ->  (empty). A put
-  // whose bytes travel inside the request (small puts: no registration, no
-  // one-sided read).
-  PutInline = 15,
-  // var, layout (str), region (box), gets (u64), version (u64)  ->  (empty).
-  // A reader's access pattern (SAHR), sent when its own records changed;
-  // version is the one its get read (newer ones held here are prepared).
-  Pattern = 16,
+  Hello = 1,       // first message of every connection: versions and role
+  Join = 2,        // a server proves it belongs to the group (after Hello)
+  Define = 3,
+  Put = 4,         // the server reads the bytes from the writer's memory
+  PutLocal = 5,    // the bytes stay in the writer's memory
+  PutInline = 6,   // the bytes travel inside the request (small puts)
+  Release = 7,     // a writer withdraws a put_local piece
+  Query = 8,       // which pieces cover a region (waits as the get's timeout says)
+  Latest = 9,
+  Delete = 10,
+  List = 11,
+  Stat = 12,
+  Disconnect = 13, // a writer leaving: its put_local pieces go
+  Stop = 14,
+  IndexAdd = 15,   // server to server: an index entry for a piece held elsewhere
+  MetaPut = 16,
+  MetaGet = 17,    // waits as Query does
+  Pattern = 18,    // a reader's access pattern (SAHR)
 };
 
-inline constexpr std::uint16_t kLastOp = static_cast<std::uint16_t>(Op::Pattern);
-// Puts and gets of at most this many bytes travel inside messages.
-inline constexpr std::size_t kEagerBytes = std::size_t{64} << 10;
-inline constexpr std::size_t kMaxMetaBytes = std::size_t{1} << 20;
+// Who may send a message type. The dispatcher refuses the others before
+// decoding anything.
+enum class Sender : std::uint8_t {
+  Anyone,  // also before the hello (only Hello itself)
+  Client,  // any peer that said hello (clients and servers)
+  Server,  // a server of the group that proved it (Join)
+};
 
+struct OpInfo {
+  Op op;
+  const char* name;
+  Sender sender;
+};
+
+inline constexpr std::array<OpInfo, 18> kOps{{
+    {Op::Hello, "hello", Sender::Anyone},
+    {Op::Join, "join", Sender::Client},
+    {Op::Define, "define", Sender::Client},
+    {Op::Put, "put", Sender::Client},
+    {Op::PutLocal, "put_local", Sender::Client},
+    {Op::PutInline, "put_inline", Sender::Client},
+    {Op::Release, "release", Sender::Client},
+    {Op::Query, "query", Sender::Client},
+    {Op::Latest, "latest", Sender::Client},
+    {Op::Delete, "delete", Sender::Client},
+    {Op::List, "list", Sender::Client},
+    {Op::Stat, "stat", Sender::Client},
+    {Op::Disconnect, "disconnect", Sender::Client},
+    {Op::Stop, "stop", Sender::Client},
+    {Op::IndexAdd, "index_add", Sender::Server},
+    {Op::MetaPut, "meta_put", Sender::Client},
+    {Op::MetaGet, "meta_get", Sender::Client},
+    {Op::Pattern, "pattern", Sender::Client},
+}};
+
+// The entry of `type`, or null for a type no Op has.
+constexpr const OpInfo* op_info(std::uint16_t type) noexcept {
+  for (const OpInfo& i : kOps)
+    if (static_cast<std::uint16_t>(i.op) == type) return &i;
+  return nullptr;
+}
 const char* op_name(Op op) noexcept;
 
-// The body of a Stat reply, written by the server and read by clients.
-void write_stats(WireWriter& out, const ServerStats& s);
-ServerStats read_stats(WireReader& in);
+// ---- named constants ----
 
-// An error reply carrying `message`.
+// Puts and gets of at most this many bytes travel inside messages.
+inline constexpr std::size_t kEagerBytes = std::size_t{64} << 10;
+// A metadata blob's limit.
+inline constexpr std::size_t kMaxMetaBytes = std::size_t{1} << 20;
+// The largest request a server accepts by default: an inline put or a
+// metadata blob with its fields. Larger messages are refused before
+// anything is allocated for them (ServerOptions::max_message_bytes).
+inline constexpr std::size_t kDefaultMaxRequestBytes = kMaxMetaBytes + (std::size_t{64} << 10);
+// The largest reply a client accepts (a listing of a large space).
+inline constexpr std::size_t kMaxReplyBytes = std::size_t{256} << 20;
+// At most this many dimensions, layouts, pieces... in one message: counts
+// are also checked against the bytes that remain (WireReader::count).
+inline constexpr std::uint32_t kMaxCount = 1u << 24;
+
+// Timeouts, in milliseconds.
+inline constexpr std::int64_t kControlTimeoutMs = 30000;     // define, list, stat, delete, metadata puts...
+inline constexpr std::int64_t kDisconnectTimeoutMs = 5000;   // a client leaving
+inline constexpr std::int64_t kWaitGraceMs = 30000;          // added to a get's own timeout for its call
+inline constexpr std::int64_t kForwardTimeoutMs = 30000;     // server to server
+inline constexpr std::int64_t kPeerConnectTimeoutMs = 10000; // a reader connecting to a writer
+inline constexpr std::int64_t kSubscriptionPollMs = 200;     // how soon a cancelled subscription notices
+inline constexpr std::int64_t kReplicaWaitMs = 5000;         // a get waits this long for replicas being built
+
+// Reorganization methods on the wire: 0 for none, else the Reorg value.
+std::uint8_t encode_reorg(std::optional<Reorg> method) noexcept;
+// Protocol error for a code that is not 0..4.
+std::optional<Reorg> decode_reorg(std::uint8_t code);
+
+// Metadata lookups.
+enum class MetaMode : std::uint8_t { Exact = 0, Next = 1, Latest = 2 };
+
+// Peer roles in the hello.
+enum class Role : std::uint8_t { Client = 1, Server = 2 };
+
+// ---- replies ----
+
+// An error reply carrying `message` (cut to the wire's string limit).
 Bytes error_reply(std::uint16_t type, std::uint64_t request_id, Code code, const std::string& message);
-// Throws the error an error reply carries (any other reply passes through).
-// Returns the reply's header.
+// Throws the error an error reply carries; for an Ok reply, checks that it
+// answers (expected_type, request_id) in this protocol version and returns
+// its header.
 Header check_reply(std::span<const std::byte> reply, std::uint16_t expected_type, std::uint64_t request_id);
 
 }  // namespace cove::net

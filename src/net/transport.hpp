@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-namespace cove::net {
+#include "net/wire.hpp"
 
-using Bytes = std::vector<std::byte>;
+namespace cove::net {
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 inline constexpr Deadline kNoDeadline = Deadline::max();
@@ -43,11 +43,29 @@ inline Deadline deadline_in(std::int64_t ms) {
   return ms < 0 ? kNoDeadline : Clock::now() + std::chrono::milliseconds(ms);
 }
 
-// A peer as seen by one endpoint. Backends derive from it.
+// A peer as seen by one endpoint: one connection. Backends derive from it.
 class PeerHandle {
  public:
   virtual ~PeerHandle() = default;
   virtual std::string address() const = 0;  // the peer's own address, "" when it has none (a pure client)
+
+  // What the serving side keeps for this connection (a server's session),
+  // set and read from any thread; dropped with the connection.
+  std::shared_ptr<void> context() const {
+    std::lock_guard lock(context_mutex_);
+    return context_;
+  }
+  // The context, made by make() when there is none yet.
+  template <typename Make>
+  std::shared_ptr<void> context_or(Make&& make) {
+    std::lock_guard lock(context_mutex_);
+    if (!context_) context_ = make();
+    return context_;
+  }
+
+ private:
+  mutable std::mutex context_mutex_;
+  std::shared_ptr<void> context_;
 };
 using Peer = std::shared_ptr<PeerHandle>;
 
@@ -78,6 +96,8 @@ class Request {
   virtual void reply(Bytes message) = 0;
 };
 using RequestHandler = std::function<void(std::shared_ptr<Request>)>;
+// Called once when a connection that sent requests closes or fails.
+using DisconnectHandler = std::function<void(const Peer&)>;
 
 class Endpoint {
  public:
@@ -86,7 +106,8 @@ class Endpoint {
   virtual std::string address() const = 0;
   // Delivers every incoming request to `handler`, on a thread of the
   // endpoint's; the handler must not block (park the request instead).
-  virtual void serve(RequestHandler handler) = 0;
+  // `on_disconnect` hears of connections that close.
+  virtual void serve(RequestHandler handler, DisconnectHandler on_disconnect = {}) = 0;
 
   virtual Peer connect(const std::string& address, Deadline deadline) = 0;
   virtual Bytes call(const Peer& peer, Bytes request, Deadline deadline) = 0;
@@ -103,15 +124,22 @@ class Endpoint {
 // connect to a new address; the first one stored wins).
 class PeerCache {
  public:
-  Peer get(Endpoint& endpoint, const std::string& address, std::int64_t timeout_ms) {
+  // The peer at `address`, made by connect() (which may also say hello) on first use.
+  template <typename Connect>
+  Peer get(const std::string& address, Connect&& connect) {
     {
       std::lock_guard lock(mutex_);
       auto it = peers_.find(address);
       if (it != peers_.end()) return it->second;
     }
-    Peer p = endpoint.connect(address, deadline_in(timeout_ms));
+    Peer p = connect();
     std::lock_guard lock(mutex_);
     return peers_.emplace(address, std::move(p)).first->second;
+  }
+  // Forgets a peer (it failed): the next get() connects again.
+  void forget(const std::string& address) {
+    std::lock_guard lock(mutex_);
+    peers_.erase(address);
   }
   void clear() {
     std::lock_guard lock(mutex_);

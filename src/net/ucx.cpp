@@ -281,10 +281,11 @@ class UcxEndpoint final : public Endpoint {
 
   std::string address() const override { return address_; }
 
-  void serve(RequestHandler handler) override {
+  void serve(RequestHandler handler, DisconnectHandler on_disconnect) override {
     run([&] {
       if (handler_) fail(Code::InvalidArgument, "endpoint ", address_, " is already serving");
       handler_ = std::move(handler);
+      on_disconnect_ = std::move(on_disconnect);
     });
   }
 
@@ -776,8 +777,12 @@ class UcxEndpoint final : public Endpoint {
     auto it = peers_.find(ep);
     if (it == peers_.end()) return;
     it->second->failed = true;
-    for (auto r = by_reply_ep_.begin(); r != by_reply_ep_.end();)
+    bool served = false;
+    for (auto r = by_reply_ep_.begin(); r != by_reply_ep_.end();) {
+      served |= r->second == it->second;
       r = r->second == it->second ? by_reply_ep_.erase(r) : std::next(r);
+    }
+    if (served && on_disconnect_) on_disconnect_(it->second);
     close_ep(ep);
     peers_.erase(it);
   }
@@ -897,6 +902,7 @@ class UcxEndpoint final : public Endpoint {
   std::atomic<std::uint64_t> next_hello_{1};
   std::atomic<std::uint64_t> next_call_{1};
   RequestHandler handler_;                             // set on the progress thread
+  DisconnectHandler on_disconnect_;
 };
 
 UcxRegion::~UcxRegion() { ep_->unmap(memh_); }

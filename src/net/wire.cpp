@@ -59,13 +59,17 @@ Header read_header(std::span<const std::byte> m) {
   std::memcpy(&status, m.data() + 16, 4);
   std::memcpy(&body, m.data() + 20, 4);
   if (magic != kMagic) fail(Code::Protocol, "not a Cove message (magic 0x", std::hex, magic, ")");
-  if (version != kWireVersion)
-    fail(Code::Protocol, "wire version ", version, " is not supported (this build speaks ", kWireVersion, ")");
   if (body != m.size() - kHeaderBytes)
     fail(Code::Protocol, "header announces ", body, " body bytes but ", m.size() - kHeaderBytes, " arrived");
+  h.version = version;
   h.status = static_cast<Code>(status);
   h.body_bytes = body;
   return h;
+}
+
+void check_version(const Header& h) {
+  if (h.version != kWireVersion)
+    fail(Code::Protocol, "message of protocol version ", h.version, "; this build speaks version ", kWireVersion);
 }
 
 WireReader::WireReader(std::span<const std::byte> message) : body_(message.subspan(kHeaderBytes)) {}
@@ -103,6 +107,14 @@ Box WireReader::box() {
   for (int d = 0; d < nd; ++d)
     if (b.lo[d] > b.hi[d]) fail(Code::Protocol, "box in message has lo[", d, "] > hi[", d, "]");
   return b;
+}
+
+std::uint32_t WireReader::count(const char* what, std::size_t min_item_bytes, std::uint32_t max) {
+  const std::uint32_t n = u32();
+  if (n > max) fail(Code::Protocol, "message announces ", n, " ", what, "; at most ", max, " are allowed");
+  if (min_item_bytes && n > remaining() / min_item_bytes)
+    fail(Code::Protocol, "message announces ", n, " ", what, " but only ", remaining(), " bytes remain");
+  return n;
 }
 
 void WireReader::expect_end() const {

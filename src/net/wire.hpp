@@ -6,7 +6,10 @@
 // All integers little-endian. Bodies are built with WireWriter and read with
 // WireReader, which checks every read against the end of the message: a
 // truncated or malformed message is a Code::Protocol error, never a read
-// past the end. Peers with another wire version are rejected.
+// past the end, and no count is believed before the bytes it needs are
+// there. The version is the protocol version (protocol.hpp): read_header
+// reports it, and the receivers refuse another one (after the hello, which
+// says why).
 #pragma once
 
 #include <cove/box.hpp>
@@ -23,13 +26,16 @@
 
 namespace cove::net {
 
+using Bytes = std::vector<std::byte>;
+
 inline constexpr std::uint32_t kMagic = 0x45564F43u;  // "COVE" read as little-endian bytes
-inline constexpr std::uint16_t kWireVersion = 1;
+inline constexpr std::uint16_t kWireVersion = 2;
 inline constexpr std::size_t kHeaderBytes = 24;
 inline constexpr std::size_t kMaxBodyBytes = std::size_t{1} << 30;  // bulk data never travels in bodies
 inline constexpr std::size_t kMaxStringBytes = 4096;
 
 struct Header {
+  std::uint16_t version = 0;
   std::uint16_t type = 0;
   std::uint64_t request_id = 0;
   Code status = Code::Ok;
@@ -65,8 +71,10 @@ class WireWriter {
 };
 
 // Parses the header of `message` (throws Protocol on a short message, a bad
-// magic, another version, or a body length that does not match).
+// magic, or a body length that does not match). The version is not checked.
 Header read_header(std::span<const std::byte> message);
+// Throws Protocol unless `h` is of this build's version.
+void check_version(const Header& h);
 
 class WireReader {
  public:
@@ -82,6 +90,9 @@ class WireReader {
   std::string str();
   std::span<const std::byte> bytes();
   Box box();  // validated: ndim in 1..kMaxDims, lo <= hi
+  // A count of items that take at least min_item_bytes each: Protocol
+  // unless it is at most `max` and that many items can fit in what remains.
+  std::uint32_t count(const char* what, std::size_t min_item_bytes, std::uint32_t max);
 
   std::size_t remaining() const noexcept { return body_.size() - pos_; }
   // Throws Protocol unless the whole body was read.

@@ -2,6 +2,8 @@
 
 #include <cove/region_copy.hpp>
 
+#include "common/log.hpp"
+
 namespace cove::server {
 
 Reorganizer::Reorganizer(int threads, store::BufferPool& pool, Done done) : pool_(pool), done_(std::move(done)) {
@@ -45,11 +47,11 @@ void Reorganizer::run() {
       copy_region({job.source->data, job.source->size, job.source_box, job.source_layout},
                   {replica->data, bytes, job.box, job.layout}, job.box, job.elem);
     } catch (...) {
-      replica.reset();  // reported as a failure: readers fall back to the source
+      log::dropped("building a replica (readers fall back to the source)");
+      replica.reset();  // reported as a failure
     }
     job.source.reset();
     done_(job, std::move(replica));
-    ++completed_;
   }
 }
 

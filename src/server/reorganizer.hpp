@@ -16,7 +16,6 @@
 
 #include "store/buffer_pool.hpp"
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -49,7 +48,6 @@ class Reorganizer {
   void submit(ReorgJob job);
   // Joins the threads after the jobs running now; idempotent.
   void stop();
-  std::uint64_t completed() const { return completed_; }
 
  private:
   void run();
@@ -60,7 +58,6 @@ class Reorganizer {
   std::condition_variable wake_;
   std::deque<ReorgJob> jobs_;
   bool stopped_ = false;
-  std::atomic<std::uint64_t> completed_{0};
   std::vector<std::thread> threads_;
 };
 

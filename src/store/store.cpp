@@ -238,6 +238,11 @@ std::optional<std::uint64_t> Store::latest(const std::string& var) const {
   return it->second.versions.rbegin()->first;
 }
 
+bool Store::has_version(const std::string& var, std::uint64_t version) const {
+  auto it = vars_.find(var);
+  return it != vars_.end() && it->second.versions.count(version) > 0;
+}
+
 std::vector<std::uint64_t> Store::versions_newest_first(const std::string& var) const {
   std::vector<std::uint64_t> out;
   auto it = vars_.find(var);

@@ -127,6 +127,7 @@ class Store {
   // Marks a replica Failed and returns its bytes to the budget.
   void replica_failed(Replica& r);
   std::optional<std::uint64_t> latest(const std::string& var) const;
+  bool has_version(const std::string& var, std::uint64_t version) const;
   // The variable's versions, newest first (empty for an unknown variable).
   std::vector<std::uint64_t> versions_newest_first(const std::string& var) const;
 

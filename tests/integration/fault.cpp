@@ -9,7 +9,7 @@
 // The server comes from COVE_CONNECT.
 #include <cove/cove.hpp>
 
-#include "net/protocol.hpp"
+#include "net/handshake.hpp"
 #include "net/transport.hpp"
 
 #include <chrono>
@@ -93,6 +93,7 @@ int wait_on_death(cove::Client& c) {
 int garbage(const std::string& server) {
   auto ep = cove::net::make_endpoint("ucx");
   auto peer = ep->connect(server, cove::net::deadline_in(5000));
+  cove::net::greet(*ep, peer, cove::net::Role::Client, ep->address(), {}, cove::net::deadline_in(5000));
   auto status_of = [&](cove::net::Bytes m) {
     const auto reply = ep->call(peer, std::move(m), cove::net::deadline_in(5000));
     return cove::net::read_header(reply).status;

@@ -88,7 +88,8 @@ struct Group {
       servers.emplace_back(o);
       addresses.push_back(servers.back().address());
     }
-    for (int i = 0; i < n; ++i) servers[i].join_group(addresses, i);
+    const std::string secret = "test group secret " + std::to_string(reinterpret_cast<std::uintptr_t>(this));
+    for (int i = 0; i < n; ++i) servers[i].join_group(addresses, i, secret);
   }
   std::string addresses() const {
     std::string all;

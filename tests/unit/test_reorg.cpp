@@ -12,7 +12,7 @@
 #include <cove/reorg.hpp>
 #include <cove/server.hpp>
 
-#include "net/protocol.hpp"
+#include "net/handshake.hpp"
 #include "net/transport.hpp"
 #include "common/config.hpp"
 #include "staging_support.hpp"
@@ -410,10 +410,11 @@ TEST_F(Replicas, BadInputIsNamedAndNothingStoredIsLost) {
   }
   auto ep = cove::net::make_endpoint(over_ucx() ? "ucx" : "inproc://reorg-raw-" + std::to_string(::getpid()));
   auto peer = ep->connect(server.address(), cove::net::deadline_in(10000));
+  cove::net::greet(*ep, peer, cove::net::Role::Client, ep->address(), {}, cove::net::deadline_in(5000));
   cove::net::WireWriter q(static_cast<std::uint16_t>(cove::net::Op::Query), 7);
   q.str("t").u64(1).u8(0).box(domain).i64(0).str("F").u32(0).u8(9);
   const auto reply = ep->call(peer, std::move(q).finish(), cove::net::deadline_in(5000));
-  expect_error(Code::InvalidArgument, "method 9",
+  expect_error(Code::Protocol, "method 9",
                [&] { cove::net::check_reply(reply, static_cast<std::uint16_t>(cove::net::Op::Query), 7); });
   // Everything stored is intact.
   check_get(c, 1, Layout::f());

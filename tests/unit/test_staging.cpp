@@ -9,7 +9,7 @@
 #include <cove/error.hpp>
 #include <cove/server.hpp>
 
-#include "net/protocol.hpp"
+#include "net/handshake.hpp"
 #include "staging_support.hpp"
 #include "net/transport.hpp"
 
@@ -229,6 +229,10 @@ TEST_F(Staging, MalformedMessagesGetErrorRepliesAndServingGoesOn) {
     auto reply = ep->call(peer, std::move(m), cove::net::deadline_in(5000));
     return cove::net::read_header(reply).status;
   };
+  // Before the hello, nothing but a hello is taken.
+  cove::net::WireWriter early(static_cast<std::uint16_t>(cove::net::Op::List), 1);
+  EXPECT_EQ(send(std::move(early).finish()), Code::Protocol);
+  cove::net::greet(*ep, peer, cove::net::Role::Client, ep->address(), {}, cove::net::deadline_in(5000));
   EXPECT_EQ(send({std::byte{1}, std::byte{2}, std::byte{3}}), Code::Protocol);  // shorter than a header
   cove::net::WireWriter w(static_cast<std::uint16_t>(cove::net::Op::Define), 1);
   w.str("x").str("<f8");  // truncated: ndim and shape missing

@@ -1,0 +1,177 @@
+// Gets: ask the index shards that own a region which pieces cover it, then
+// read each piece's part straight into the caller's buffer, in its layout.
+#include "client/impl.hpp"
+
+#include <cove/region_copy.hpp>
+
+#include "common/log.hpp"
+#include "core/fail.hpp"
+
+#include <cstring>
+
+namespace cove {
+
+using detail::fail;
+using net::Message;
+using net::Op;
+
+namespace {
+
+// Milliseconds left before `deadline`, for a wait that started with `timeout_ms`.
+std::int64_t remaining_ms(std::int64_t timeout_ms, net::Deadline deadline) {
+  if (timeout_ms <= 0) return timeout_ms;
+  // Rounded up: a wait must never end before the caller asked.
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - net::Clock::now()).count();
+  return std::max<std::int64_t>(1, left);
+}
+
+}  // namespace
+
+Client::Impl::Answer Client::Impl::query(std::size_t server, const std::string& var, std::uint64_t version, bool latest,
+                                         const Box& region, std::int64_t timeout_ms, const DType& dtype,
+                                         const Layout& layout, std::uint32_t eager_max) {
+  const net::Deadline deadline =
+      timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + net::kWaitGraceMs);
+  net::QueryReply reply = call<Message<Op::Query>>(
+      server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg}, deadline);
+  if (!(reply.dtype == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", reply.dtype.name());
+  for (auto& p : reply.pieces)
+    if (p.holder.empty()) p.holder = addresses[server];
+  return {reply.version, std::move(reply.pieces), std::move(reply.data), reply.method};
+}
+
+// Asks every shard that indexes part of `region` for its pieces; for
+// `latest`, the newest version all of them cover.
+Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t version, bool latest,
+                                          const Box& region, std::int64_t timeout_ms, const DType& dtype,
+                                          const Layout& layout) {
+  const std::vector<int> shards = shard_map(var)->shards_for(region);
+  const net::Deadline deadline = net::deadline_in(timeout_ms);
+  // A small region within one shard may come back as bytes (one round trip).
+  const bool small = static_cast<std::uint64_t>(region.volume()) * dtype.size() <= net::kEagerBytes;
+  const auto eager_max = static_cast<std::uint32_t>(shards.size() == 1 && small && !latest ? net::kEagerBytes : 0);
+  std::vector<Answer> answers;
+  for (int s : shards)
+    answers.push_back(query(static_cast<std::size_t>(s), var, version, latest, region,
+                            remaining_ms(timeout_ms, deadline), dtype, layout, eager_max));
+  if (answers.size() == 1 && answers.front().data) return std::move(answers.front());
+  if (latest) {
+    std::uint64_t v = answers.front().version;
+    for (const auto& a : answers) v = std::min(v, a.version);
+    for (std::size_t i = 0; i < shards.size(); ++i)
+      if (answers[i].version != v)
+        answers[i] = query(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype, layout, 0);
+  }
+  Answer all{answers.front().version, {}, {}, answers.front().method};
+  // A piece indexed by two shards comes twice; its holder may send a
+  // replica where the other shard sends the piece itself: the replica wins.
+  std::map<std::pair<std::string, net::Bytes>, std::size_t> seen;
+  for (auto& a : answers)
+    for (auto& p : a.pieces) {
+      auto [it, fresh] = seen.try_emplace({p.holder, p.source}, all.pieces.size());
+      if (fresh)
+        all.pieces.push_back(std::move(p));
+      else if (p.replica && !all.pieces[it->second].replica)
+        all.pieces[it->second] = std::move(p);
+    }
+  return all;
+}
+
+std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, bool latest, const Box& region,
+                                void* data, std::size_t bytes, std::int64_t timeout_ms, const Layout& layout) {
+  validate_box(region, "region");
+  layout.axis_order(region.ndim);
+  const VarInfo info = var_info(var);
+  check_region(var, info, region);
+  const DType dtype = info.dtype;
+  std::uint64_t need = 0;
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(region.volume()), dtype.size(), &need) || bytes != need)
+    fail(Code::InvalidArgument, "get buffer of ", bytes, " bytes does not match region ", region.to_string(), " of ",
+         dtype.name());
+  if (need > 0 && !data) fail(Code::InvalidArgument, "get buffer is null");
+  // A piece may be deleted or evicted between the answer and our read; the
+  // read then fails with NotFound and the query is asked again.
+  for (int attempt = 0;; ++attempt) {
+    Answer a = gather(var, version, latest, region, timeout_ms, dtype, layout);
+    if (a.data) {
+      if (a.data->size() != bytes)
+        fail(Code::Protocol, "a server answered with ", a.data->size(), " bytes for ", bytes);
+      std::memcpy(data, a.data->data(), bytes);
+      return a.version;
+    }
+    try {
+      for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
+      if (a.method == Reorg::Sahr) record_pattern(var, a.version, region, layout);
+      return a.version;
+    } catch (const Error& e) {
+      if (e.code() != Code::NotFound || attempt == 2) throw;
+      log::debug("get of '{}' {}: a piece went away while it was read ({}); asking again", var, region.to_string(),
+                 e.what());
+    }
+  }
+}
+
+// SAHR: the get goes into this client's records (Algorithm 1); a pattern
+// the records did not hold yet goes to every server, which prepare the
+// next versions for it. After the get: it never delays the data.
+void Client::Impl::record_pattern(const std::string& var, std::uint64_t version, const Box& region,
+                                  const Layout& layout) {
+  {
+    std::lock_guard lock(mutex);
+    if (!patterns.update(var, layout, region)) return;
+  }
+  call_all<Message<Op::Pattern>>({var, layout, region, 1, version});
+}
+
+// Reads the part of piece `p` inside `region` into `data`. Runs contiguous
+// in both buffers go straight to their place; otherwise the part is read
+// packed (in the piece's layout) and reorganised here.
+void Client::Impl::read_piece(const net::QueryPiece& p, const Box& region, void* data, std::size_t bytes,
+                              const Layout& layout, std::size_t elem) {
+  const Box part = p.box.intersection(region);
+  if (part.empty()) return;
+  const net::Peer peer = peer_for(p.holder);
+  auto* dst = static_cast<std::byte*>(data);
+  std::vector<net::RemoteOp> ops;
+  const bool direct = for_each_common_run(p.box, p.layout, region, layout, part, elem,
+                                          [&](std::int64_t so, std::int64_t dof, std::int64_t n) {
+                                            ops.push_back({static_cast<std::uint64_t>(so), dst + dof,
+                                                           static_cast<std::size_t>(n)});
+                                          });
+  if (direct) {
+    read_runs(peer, p.key, ops);
+    return;
+  }
+  std::vector<std::byte> packed(static_cast<std::size_t>(part.volume()) * elem);
+  std::size_t at = 0;
+  contiguous_runs(part, p.box, p.layout, elem).for_each([&](std::int64_t off, std::int64_t n) {
+    ops.push_back({static_cast<std::uint64_t>(off), packed.data() + at, static_cast<std::size_t>(n)});
+    at += static_cast<std::size_t>(n);
+  });
+  read_runs(peer, p.key, ops);
+  copy_region({packed.data(), packed.size(), part, p.layout}, {data, bytes, region, layout}, part, elem);
+}
+
+// Reads the runs `ops` of a remote region. Many short runs cost a transfer
+// (or an iovec) each: when they are short and packed closely, the span
+// that holds them is read at once and the runs are taken from it here.
+void Client::Impl::read_runs(const net::Peer& peer, const net::Bytes& key, std::span<const net::RemoteOp> ops) {
+  constexpr std::size_t kShortRun = 4096, kMinRuns = 64, kMaxSpread = 4;
+  std::size_t total = 0;
+  std::uint64_t lo = UINT64_MAX, hi = 0;
+  for (const auto& op : ops) {
+    total += op.bytes;
+    lo = std::min(lo, op.offset);
+    hi = std::max(hi, op.offset + op.bytes);
+  }
+  if (ops.size() < kMinRuns || total > ops.size() * kShortRun || hi - lo > kMaxSpread * total) {
+    endpoint->read(peer, key, ops, net::kNoDeadline);
+    return;
+  }
+  const std::unique_ptr<std::byte[]> span(new std::byte[hi - lo]);  // not zeroed: every byte is read
+  const net::RemoteOp whole{lo, span.get(), static_cast<std::size_t>(hi - lo)};
+  endpoint->read(peer, key, {&whole, 1}, net::kNoDeadline);
+  for (const auto& op : ops) std::memcpy(op.local, span.get() + (op.offset - lo), op.bytes);
+}
+
+}  // namespace cove

@@ -1,0 +1,105 @@
+// Internal: the state behind a cove::Client, shared by its parts:
+//   client.cpp        connecting, definitions, puts, releases, metadata, administration
+//   get.cpp           gets: querying the index shards and reading the pieces
+//   subscription.cpp  put_async and subscriptions
+//
+// Thread-safety: `mutex` guards the caches; calls may run on any thread.
+#pragma once
+
+#include <cove/client.hpp>
+
+#include "common/shard_map.hpp"
+#include "net/handshake.hpp"
+#include "net/messages.hpp"
+#include "net/transport.hpp"
+#include "store/access_patterns.hpp"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace cove {
+
+struct Client::Impl {
+  struct VarInfo {
+    DType dtype;
+    std::optional<Box> shape;
+  };
+
+  std::unique_ptr<net::Endpoint> endpoint;
+  std::vector<std::string> addresses;  // the servers, in group order
+  std::vector<net::Peer> servers;
+  std::optional<Reorg> reorg;  // COVE_REORG
+
+  std::mutex mutex;
+  std::map<std::string, VarInfo> vars;  // definitions seen
+  std::map<std::string, std::shared_ptr<const common::ShardMap>> maps;  // by variable; replaced, never changed
+  net::PeerCache peers;                 // writers read from (put_local), by address
+  store::AccessPatterns patterns;       // this client's gets (SAHR), under mutex
+  std::map<std::tuple<std::string, std::uint64_t, std::string>, std::unique_ptr<net::MemoryRegion>> local;
+
+  ~Impl();
+
+  // Sends one request of message type M to server `s`; transport failures
+  // name the request and the server.
+  template <typename M>
+  typename M::Reply call(std::size_t s, const typename M::Request& request, net::Deadline deadline) {
+    try {
+      return net::call<M>(*endpoint, servers.at(s), request, deadline);
+    } catch (const Error& e) {
+      if (e.code() != Code::Unavailable && e.code() != Code::Timeout) throw;
+      detail_fail(e, net::op_name(M::op), s);
+    }
+  }
+  template <typename M>
+  typename M::Reply call(std::size_t s, const typename M::Request& request) {
+    return call<M>(s, request, net::deadline_in(net::kControlTimeoutMs));
+  }
+  // The same request to every server; the replies in server order.
+  template <typename M>
+  std::vector<typename M::Reply> call_all(const typename M::Request& request) {
+    std::vector<typename M::Reply> replies;
+    for (std::size_t s = 0; s < servers.size(); ++s) replies.push_back(call<M>(s, request));
+    return replies;
+  }
+  [[noreturn]] static void detail_fail(const Error& e, const char* op, std::size_t server);
+
+  void remember(const std::string& name, const VarInfo& info);
+  VarInfo var_info(const std::string& var);
+  // The checks the server makes too, made here first so that a bad region
+  // is reported as such rather than by the shard map.
+  static void check_region(const std::string& var, const VarInfo& info, const Box& box);
+  // Shared and immutable: a concurrent define() may replace it, not change it.
+  std::shared_ptr<const common::ShardMap> shard_map(const std::string& var);
+  net::Peer peer_for(const std::string& address);
+  std::vector<VariableInfo> list_server(std::size_t s);
+
+  Metadata meta_get(const std::string& name, net::MetaMode mode, std::uint64_t version, std::int64_t timeout_ms);
+  void send_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
+                std::size_t bytes, const Layout& layout);
+
+  // get.cpp
+  struct Answer {
+    std::uint64_t version = 0;
+    std::vector<net::QueryPiece> pieces;  // holders resolved
+    std::optional<net::Bytes> data;       // the region itself, when a server answered with it
+    Reorg method = Reorg::Rad;            // the method in force (the first server's answer)
+  };
+  Answer query(std::size_t server, const std::string& var, std::uint64_t version, bool latest, const Box& region,
+               std::int64_t timeout_ms, const DType& dtype, const Layout& layout, std::uint32_t eager_max);
+  Answer gather(const std::string& var, std::uint64_t version, bool latest, const Box& region, std::int64_t timeout_ms,
+                const DType& dtype, const Layout& layout = Layout::c());
+  std::uint64_t get(const std::string& var, std::uint64_t version, bool latest, const Box& region, void* data,
+                    std::size_t bytes, std::int64_t timeout_ms, const Layout& layout);
+  void record_pattern(const std::string& var, std::uint64_t version, const Box& region, const Layout& layout);
+  void read_piece(const net::QueryPiece& p, const Box& region, void* data, std::size_t bytes, const Layout& layout,
+                  std::size_t elem);
+  void read_runs(const net::Peer& peer, const net::Bytes& key, std::span<const net::RemoteOp> ops);
+};
+
+}  // namespace cove

@@ -1,0 +1,85 @@
+#include "common/log.hpp"
+
+#include "core/fail.hpp"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace cove::log {
+
+namespace {
+
+std::mutex g_mutex;
+std::shared_ptr<spdlog::logger> g_logger;
+
+std::shared_ptr<spdlog::logger> make(spdlog::level::level_enum level, const std::string& file) {
+  std::shared_ptr<spdlog::logger> l;
+  if (file.empty()) {
+    l = std::make_shared<spdlog::logger>("cove", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  } else {
+    try {
+      l = std::make_shared<spdlog::logger>("cove", std::make_shared<spdlog::sinks::basic_file_sink_mt>(file));
+    } catch (const spdlog::spdlog_ex& e) {
+      detail::fail(Code::InvalidArgument, "log file '", file, "' cannot be opened: ", e.what());
+    }
+  }
+  l->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%n %P] [%l] %v");
+  l->set_level(level);
+  l->flush_on(spdlog::level::warn);
+  return l;
+}
+
+}  // namespace
+
+spdlog::level::level_enum parse_level(const std::string& level, const std::string& what) {
+  if (level == "error") return spdlog::level::err;
+  if (level == "warn") return spdlog::level::warn;
+  if (level == "info") return spdlog::level::info;
+  if (level == "debug") return spdlog::level::debug;
+  detail::fail(Code::InvalidArgument, what, " = '", level, "'; expected error, warn, info or debug");
+}
+
+std::shared_ptr<spdlog::logger> logger() {
+  std::lock_guard lock(g_mutex);
+  if (!g_logger) {
+    auto level = spdlog::level::warn;
+    if (const char* env = std::getenv("COVE_LOG_LEVEL"); env && *env) {
+      try {
+        level = parse_level(env, "COVE_LOG_LEVEL");
+      } catch (const Error& e) {
+        g_logger = make(spdlog::level::warn, "");
+        g_logger->warn("{}; logging at warn", e.what());
+        return g_logger;
+      }
+    }
+    g_logger = make(level, "");
+  }
+  return g_logger;
+}
+
+void configure(const std::string& level, const std::string& file) {
+  auto l = make(parse_level(level, "log_level"), file);
+  std::lock_guard lock(g_mutex);
+  g_logger = std::move(l);
+}
+
+void dropped(const char* context) noexcept {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    try {
+      error("{}: {}", context, e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+    try {
+      error("{}: an exception that is not a std::exception", context);
+    } catch (...) {
+    }
+  }
+}
+
+}  // namespace cove::log

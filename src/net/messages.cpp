@@ -1,0 +1,454 @@
+#include "net/messages.hpp"
+
+#include "core/fail.hpp"
+
+namespace cove::net {
+
+using detail::fail;
+
+namespace {
+
+Bytes blob(WireReader& in) {
+  const auto b = in.bytes();
+  return Bytes(b.begin(), b.end());
+}
+
+// The smallest encodings, for the count checks.
+constexpr std::size_t kMinString = 4;
+constexpr std::size_t kMinBox = 1 + 2 * 8;
+
+void write_layouts(WireWriter& out, const std::vector<Layout>& layouts) {
+  out.u32(static_cast<std::uint32_t>(layouts.size()));
+  for (const Layout& l : layouts) out.str(l.to_string());
+}
+std::vector<Layout> read_layouts(WireReader& in) {
+  std::vector<Layout> out(in.count("layouts", kMinString, kMaxCount));
+  for (auto& l : out) l = Layout::parse(in.str());
+  return out;
+}
+
+void write_optional_box(WireWriter& out, const std::optional<Box>& b) {
+  out.u8(b ? 1 : 0);
+  if (b) out.box(*b);
+}
+std::optional<Box> read_optional_box(WireReader& in) {
+  const std::uint8_t has = in.u8();
+  if (has > 1) fail(Code::Protocol, "optional box flag ", int{has}, " is not 0 or 1");
+  if (!has) return std::nullopt;
+  return in.box();
+}
+
+bool read_flag(WireReader& in, const char* what) {
+  const std::uint8_t v = in.u8();
+  if (v > 1) fail(Code::Protocol, what, " flag ", int{v}, " is not 0 or 1");
+  return v != 0;
+}
+
+}  // namespace
+
+const char* op_name(Op op) noexcept {
+  const OpInfo* i = op_info(static_cast<std::uint16_t>(op));
+  return i ? i->name : "unknown";
+}
+
+std::uint8_t encode_reorg(std::optional<Reorg> method) noexcept {
+  return method ? static_cast<std::uint8_t>(*method) : 0;
+}
+
+std::optional<Reorg> decode_reorg(std::uint8_t code) {
+  if (code == 0) return std::nullopt;
+  if (code > static_cast<std::uint8_t>(Reorg::Sahr))
+    fail(Code::Protocol, "reorganization method ", int{code}, " is not one this build knows");
+  return static_cast<Reorg>(code);
+}
+
+Empty Empty::decode(WireReader&) { return {}; }
+
+void HelloRequest::encode(WireWriter& out) const {
+  out.u16(protocol).u8(static_cast<std::uint8_t>(role)).str(address);
+}
+HelloRequest HelloRequest::decode(WireReader& in) {
+  HelloRequest m;
+  m.protocol = in.u16();
+  const std::uint8_t role = in.u8();
+  if (role != static_cast<std::uint8_t>(Role::Client) && role != static_cast<std::uint8_t>(Role::Server))
+    fail(Code::Protocol, "hello with role ", int{role}, " (1: client, 2: server)");
+  m.role = static_cast<Role>(role);
+  m.address = in.str();
+  return m;
+}
+
+void HelloReply::encode(WireWriter& out) const { out.u16(protocol).str(address).bytes(nonce); }
+HelloReply HelloReply::decode(WireReader& in) {
+  HelloReply m;
+  m.protocol = in.u16();
+  m.address = in.str();
+  m.nonce = blob(in);
+  return m;
+}
+
+void JoinRequest::encode(WireWriter& out) const { out.bytes(proof); }
+JoinRequest JoinRequest::decode(WireReader& in) { return {blob(in)}; }
+
+void DefineRequest::encode(WireWriter& out) const {
+  out.str(name).str(dtype.name()).u8(static_cast<std::uint8_t>(ndim));
+  write_optional_box(out, shape);
+  out.u8(encode_reorg(reorg));
+  write_layouts(out, layouts);
+}
+DefineRequest DefineRequest::decode(WireReader& in) {
+  DefineRequest m;
+  m.name = in.str();
+  m.dtype = DType::parse(in.str());
+  m.ndim = in.u8();
+  m.shape = read_optional_box(in);
+  m.reorg = decode_reorg(in.u8());
+  m.layouts = read_layouts(in);
+  return m;
+}
+
+void PieceHeader::encode(WireWriter& out) const {
+  out.str(var).u64(version).box(box).str(layout.to_string()).str(dtype.name()).u64(bytes);
+}
+PieceHeader PieceHeader::decode(WireReader& in) {
+  PieceHeader m;
+  m.var = in.str();
+  m.version = in.u64();
+  m.box = in.box();
+  m.layout = Layout::parse(in.str());
+  m.dtype = DType::parse(in.str());
+  m.bytes = in.u64();
+  return m;
+}
+
+void PutRequest::encode(WireWriter& out) const {
+  piece.encode(out);
+  out.bytes(key).u8(encode_reorg(reorg));
+}
+PutRequest PutRequest::decode(WireReader& in) {
+  PutRequest m;
+  m.piece = PieceHeader::decode(in);
+  m.key = blob(in);
+  m.reorg = decode_reorg(in.u8());
+  return m;
+}
+
+void PutLocalRequest::encode(WireWriter& out) const {
+  piece.encode(out);
+  out.str(owner).bytes(key).u8(encode_reorg(reorg));
+}
+PutLocalRequest PutLocalRequest::decode(WireReader& in) {
+  PutLocalRequest m;
+  m.piece = PieceHeader::decode(in);
+  m.owner = in.str();
+  m.key = blob(in);
+  m.reorg = decode_reorg(in.u8());
+  return m;
+}
+
+void PutInlineRequest::encode(WireWriter& out) const {
+  piece.encode(out);
+  out.bytes(data).u8(encode_reorg(reorg));
+}
+PutInlineRequest PutInlineRequest::decode(WireReader& in) {
+  PutInlineRequest m;
+  m.piece = PieceHeader::decode(in);
+  m.data = blob(in);
+  m.reorg = decode_reorg(in.u8());
+  if (m.data.size() != m.piece.bytes)
+    fail(Code::Protocol, "inline put announces ", m.piece.bytes, " bytes but carries ", m.data.size());
+  return m;
+}
+
+void IndexAddRequest::encode(WireWriter& out) const {
+  piece.encode(out);
+  out.str(holder).bytes(key);
+}
+IndexAddRequest IndexAddRequest::decode(WireReader& in) {
+  IndexAddRequest m;
+  m.piece = PieceHeader::decode(in);
+  m.holder = in.str();
+  m.key = blob(in);
+  if (m.holder.empty()) fail(Code::Protocol, "index entry without the holder's address");
+  return m;
+}
+
+void ReleaseRequest::encode(WireWriter& out) const { out.str(var).u64(version).box(box).str(owner); }
+ReleaseRequest ReleaseRequest::decode(WireReader& in) {
+  ReleaseRequest m;
+  m.var = in.str();
+  m.version = in.u64();
+  m.box = in.box();
+  m.owner = in.str();
+  return m;
+}
+
+void CountReply::encode(WireWriter& out) const { out.u32(count); }
+CountReply CountReply::decode(WireReader& in) { return {in.u32()}; }
+
+void QueryRequest::encode(WireWriter& out) const {
+  out.str(var).u64(version).u8(latest ? 1 : 0).box(region).i64(timeout_ms).str(layout.to_string()).u32(eager_max);
+  out.u8(encode_reorg(reorg));
+}
+QueryRequest QueryRequest::decode(WireReader& in) {
+  QueryRequest m;
+  m.var = in.str();
+  m.version = in.u64();
+  m.latest = read_flag(in, "latest");
+  m.region = in.box();
+  m.timeout_ms = in.i64();
+  m.layout = Layout::parse(in.str());
+  m.eager_max = in.u32();
+  m.reorg = decode_reorg(in.u8());
+  return m;
+}
+
+void QueryPiece::encode(WireWriter& out) const {
+  out.box(box).str(layout.to_string()).str(holder).bytes(key).u8(replica ? 1 : 0);
+  if (replica) out.bytes(source);
+}
+QueryPiece QueryPiece::decode(WireReader& in) {
+  QueryPiece m;
+  m.box = in.box();
+  m.layout = Layout::parse(in.str());
+  m.holder = in.str();
+  m.key = blob(in);
+  m.replica = read_flag(in, "replica");
+  m.source = m.replica ? blob(in) : m.key;
+  return m;
+}
+
+void QueryReply::encode(WireWriter& out) const {
+  out.u64(version).str(dtype.name()).u8(encode_reorg(method)).u8(data ? 1 : 0);
+  if (data) {
+    out.bytes(*data);
+    return;
+  }
+  out.u32(static_cast<std::uint32_t>(pieces.size()));
+  for (const QueryPiece& p : pieces) p.encode(out);
+}
+QueryReply QueryReply::decode(WireReader& in) {
+  QueryReply m;
+  m.version = in.u64();
+  m.dtype = DType::parse(in.str());
+  const auto method = decode_reorg(in.u8());
+  if (!method) fail(Code::Protocol, "a query answer without the method in force");
+  m.method = *method;
+  if (read_flag(in, "eager")) {
+    m.data = blob(in);
+    return m;
+  }
+  m.pieces.resize(in.count("pieces", kMinBox + 3 * kMinString + 1, kMaxCount));
+  for (auto& p : m.pieces) p = QueryPiece::decode(in);
+  return m;
+}
+
+void VarRequest::encode(WireWriter& out) const { out.str(var); }
+VarRequest VarRequest::decode(WireReader& in) { return {in.str()}; }
+
+void LatestReply::encode(WireWriter& out) const {
+  out.u8(version ? 1 : 0);
+  if (version) out.u64(*version);
+}
+LatestReply LatestReply::decode(WireReader& in) {
+  LatestReply m;
+  if (read_flag(in, "has version")) m.version = in.u64();
+  return m;
+}
+
+void DeleteRequest::encode(WireWriter& out) const { out.str(var).u64(version); }
+DeleteRequest DeleteRequest::decode(WireReader& in) {
+  DeleteRequest m;
+  m.var = in.str();
+  m.version = in.u64();
+  return m;
+}
+
+void DeleteReply::encode(WireWriter& out) const { out.u8(found ? 1 : 0); }
+DeleteReply DeleteReply::decode(WireReader& in) { return {read_flag(in, "found")}; }
+
+void ListReply::encode(WireWriter& out) const {
+  out.u32(static_cast<std::uint32_t>(variables.size()));
+  for (const VariableInfo& v : variables) {
+    out.str(v.name).str(v.dtype.name()).u8(static_cast<std::uint8_t>(v.ndim));
+    write_optional_box(out, v.shape);
+    out.u8(encode_reorg(v.reorg));
+    write_layouts(out, v.layouts);
+    out.u32(static_cast<std::uint32_t>(v.versions.size()));
+    for (const VersionInfo& ver : v.versions) {
+      out.u64(ver.version).u32(static_cast<std::uint32_t>(ver.pieces.size()));
+      for (const PieceInfo& p : ver.pieces) {
+        out.box(p.box).u64(p.bytes).str(p.holder).u32(static_cast<std::uint32_t>(p.replicas.size()));
+        for (const ReplicaInfo& r : p.replicas) out.box(r.box).str(r.layout.to_string()).u64(r.bytes).u8(r.ready ? 1 : 0);
+      }
+    }
+  }
+}
+ListReply ListReply::decode(WireReader& in) {
+  ListReply m;
+  m.variables.resize(in.count("variables", 2 * kMinString + 3 + 4 + 4, kMaxCount));
+  for (VariableInfo& v : m.variables) {
+    v.name = in.str();
+    v.dtype = DType::parse(in.str());
+    v.ndim = in.u8();
+    v.shape = read_optional_box(in);
+    v.reorg = decode_reorg(in.u8());
+    v.layouts = read_layouts(in);
+    v.versions.resize(in.count("versions", 8 + 4, kMaxCount));
+    for (VersionInfo& ver : v.versions) {
+      ver.version = in.u64();
+      ver.pieces.resize(in.count("pieces", kMinBox + 8 + kMinString + 4, kMaxCount));
+      for (PieceInfo& p : ver.pieces) {
+        p.box = in.box();
+        p.bytes = in.u64();
+        p.holder = in.str();
+        p.on_server = false;
+        p.replicas.resize(in.count("replicas", kMinBox + kMinString + 8 + 1, kMaxCount));
+        for (ReplicaInfo& r : p.replicas) {
+          r.box = in.box();
+          r.layout = Layout::parse(in.str());
+          r.bytes = in.u64();
+          r.ready = read_flag(in, "ready");
+        }
+      }
+    }
+  }
+  return m;
+}
+
+namespace {
+
+bool same(const ReplicaInfo& a, const ReplicaInfo& b) {
+  return a.box == b.box && a.layout == b.layout && a.bytes == b.bytes && a.ready == b.ready;
+}
+bool same(const PieceInfo& a, const PieceInfo& b) {
+  return a.box == b.box && a.bytes == b.bytes && a.holder == b.holder && a.on_server == b.on_server &&
+         std::equal(a.replicas.begin(), a.replicas.end(), b.replicas.begin(), b.replicas.end(),
+                    [](const auto& x, const auto& y) { return same(x, y); });
+}
+bool same(const VersionInfo& a, const VersionInfo& b) {
+  return a.version == b.version && std::equal(a.pieces.begin(), a.pieces.end(), b.pieces.begin(), b.pieces.end(),
+                                              [](const auto& x, const auto& y) { return same(x, y); });
+}
+bool same(const VariableInfo& a, const VariableInfo& b) {
+  return a.name == b.name && a.dtype == b.dtype && a.ndim == b.ndim && a.shape == b.shape && a.reorg == b.reorg &&
+         a.layouts == b.layouts &&
+         std::equal(a.versions.begin(), a.versions.end(), b.versions.begin(), b.versions.end(),
+                    [](const auto& x, const auto& y) { return same(x, y); });
+}
+
+}  // namespace
+
+bool ListReply::operator==(const ListReply& o) const {
+  return std::equal(variables.begin(), variables.end(), o.variables.begin(), o.variables.end(),
+                    [](const auto& x, const auto& y) { return same(x, y); });
+}
+
+namespace {
+
+// The counters of ServerStats, in wire order.
+template <typename Stats, typename Fn>
+void for_each_counter(Stats& s, Fn&& fn) {
+  for (auto* field : {&s.variables, &s.versions, &s.pieces, &s.owned_bytes, &s.local_bytes, &s.memory_budget,
+                      &s.requests, &s.bytes_in, &s.bytes_out, &s.replicas, &s.replica_bytes, &s.reorganizations,
+                      &s.replica_answers, &s.patterns, &s.parked_gets, &s.clients, &s.uptime_ms})
+    fn(*field);
+}
+
+}  // namespace
+
+void StatReply::encode(WireWriter& out) const {
+  for_each_counter(stats, [&](std::uint64_t v) { out.u64(v); });
+  out.str(reorg_name(stats.reorg));
+  write_layouts(out, stats.layouts);
+}
+StatReply StatReply::decode(WireReader& in) {
+  StatReply m;
+  for_each_counter(m.stats, [&](std::uint64_t& v) { v = in.u64(); });
+  m.stats.reorg = parse_reorg(in.str());
+  m.stats.layouts = read_layouts(in);
+  return m;
+}
+bool StatReply::operator==(const StatReply& o) const {
+  bool equal = stats.reorg == o.stats.reorg && stats.layouts == o.stats.layouts;
+  auto copy = o.stats;
+  std::vector<std::uint64_t> mine, theirs;
+  for_each_counter(stats, [&](std::uint64_t v) { mine.push_back(v); });
+  for_each_counter(copy, [&](std::uint64_t v) { theirs.push_back(v); });
+  return equal && mine == theirs;
+}
+
+void DisconnectRequest::encode(WireWriter& out) const { out.str(owner); }
+DisconnectRequest DisconnectRequest::decode(WireReader& in) { return {in.str()}; }
+
+void MetaPutRequest::encode(WireWriter& out) const { out.str(name).u64(version).bytes(data); }
+MetaPutRequest MetaPutRequest::decode(WireReader& in) {
+  MetaPutRequest m;
+  m.name = in.str();
+  m.version = in.u64();
+  m.data = blob(in);
+  return m;
+}
+
+void MetaGetRequest::encode(WireWriter& out) const {
+  out.str(name).u8(static_cast<std::uint8_t>(mode)).u64(version).i64(timeout_ms);
+}
+MetaGetRequest MetaGetRequest::decode(WireReader& in) {
+  MetaGetRequest m;
+  m.name = in.str();
+  const std::uint8_t mode = in.u8();
+  if (mode > static_cast<std::uint8_t>(MetaMode::Latest))
+    fail(Code::InvalidArgument, "metadata get mode ", int{mode}, " is not 0 (exact), 1 (next) or 2 (latest)");
+  m.mode = static_cast<MetaMode>(mode);
+  m.version = in.u64();
+  m.timeout_ms = in.i64();
+  return m;
+}
+
+void MetaGetReply::encode(WireWriter& out) const { out.u64(version).bytes(data); }
+MetaGetReply MetaGetReply::decode(WireReader& in) {
+  MetaGetReply m;
+  m.version = in.u64();
+  m.data = blob(in);
+  return m;
+}
+
+void PatternRequest::encode(WireWriter& out) const {
+  out.str(var).str(layout.to_string()).box(region).u64(gets).u64(version);
+}
+PatternRequest PatternRequest::decode(WireReader& in) {
+  PatternRequest m;
+  m.var = in.str();
+  m.layout = Layout::parse(in.str());
+  m.region = in.box();
+  m.gets = in.u64();
+  m.version = in.u64();
+  return m;
+}
+
+Bytes error_reply(std::uint16_t type, std::uint64_t request_id, Code code, const std::string& message) {
+  WireWriter w(type, request_id, code);
+  w.str(message.size() > kMaxStringBytes ? message.substr(0, kMaxStringBytes) : message);
+  return std::move(w).finish();
+}
+
+Header check_reply(std::span<const std::byte> reply, std::uint16_t expected_type, std::uint64_t request_id) {
+  const Header h = read_header(reply);
+  if (h.type != expected_type || h.request_id != request_id)
+    fail(Code::Protocol, "reply of type ", h.type, " for request ", h.request_id, " does not answer request ",
+         request_id, " of type ", expected_type);
+  if (h.status != Code::Ok) {
+    WireReader r(reply);
+    std::string message;
+    try {
+      message = r.str();
+    } catch (const Error&) {
+      message = "(no message)";
+    }
+    throw Error(h.status, message);
+  }
+  check_version(h);
+  return h;
+}
+
+}  // namespace cove::net

@@ -1,0 +1,352 @@
+// Internal: every message of the Cove protocol (protocol.hpp lists them),
+// one type per request and per reply, each with its encode and decode.
+//
+// encode() writes the body; decode() reads one, checking every field
+// (Protocol for a malformed or truncated body, InvalidArgument for a value
+// that is well formed but not valid, such as an unknown dtype name) and
+// that nothing follows the last field. A message type M is tied to its Op
+// by Message<Op>: Message<Op::Define>::Request is DefineRequest.
+//
+// Sizes: every count is checked against the bytes that remain before
+// anything is allocated for it (WireReader::count).
+#pragma once
+
+#include <cove/box.hpp>
+#include <cove/client.hpp>
+#include <cove/dtype.hpp>
+#include <cove/layout.hpp>
+#include <cove/reorg.hpp>
+#include <cove/server.hpp>
+
+#include "net/protocol.hpp"
+#include "net/wire.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cove::net {
+
+// A reply (or request) with no fields.
+struct Empty {
+  void encode(WireWriter&) const {}
+  static Empty decode(WireReader& in);
+  bool operator==(const Empty&) const = default;
+};
+
+// ---- connection ----
+
+// The first message of a connection. Its layout never changes, so that
+// peers of different versions can say why they cannot talk: the version
+// travels in the body as well as in the header.
+struct HelloRequest {
+  std::uint16_t protocol = kProtocolVersion;
+  Role role = Role::Client;
+  std::string address;  // the sender's own address ("" for a client nobody connects to)
+  void encode(WireWriter& out) const;
+  static HelloRequest decode(WireReader& in);
+  bool operator==(const HelloRequest&) const = default;
+};
+struct HelloReply {
+  std::uint16_t protocol = kProtocolVersion;
+  std::string address;  // the answering endpoint's
+  Bytes nonce;          // for Join: a server proves HMAC(group secret, nonce)
+  void encode(WireWriter& out) const;
+  static HelloReply decode(WireReader& in);
+  bool operator==(const HelloReply&) const = default;
+};
+struct JoinRequest {
+  Bytes proof;
+  void encode(WireWriter& out) const;
+  static JoinRequest decode(WireReader& in);
+  bool operator==(const JoinRequest&) const = default;
+};
+
+// ---- variables and data ----
+
+struct DefineRequest {
+  std::string name;
+  DType dtype;
+  int ndim = 0;
+  std::optional<Box> shape;
+  std::optional<Reorg> reorg;   // the variable's method, if given
+  std::vector<Layout> layouts;  // the variable's expected layouts, if given
+  void encode(WireWriter& out) const;
+  static DefineRequest decode(WireReader& in);
+  bool operator==(const DefineRequest&) const = default;
+};
+
+// The fields every piece message starts with.
+struct PieceHeader {
+  std::string var;
+  std::uint64_t version = 0;
+  Box box;
+  Layout layout;
+  DType dtype;
+  std::uint64_t bytes = 0;
+  void encode(WireWriter& out) const;
+  static PieceHeader decode(WireReader& in);
+  bool operator==(const PieceHeader&) const = default;
+};
+
+// Put: the server reads `bytes` from the writer's memory described by `key`.
+struct PutRequest {
+  PieceHeader piece;
+  Bytes key;
+  std::optional<Reorg> reorg;  // the writer's method, if it has one
+  void encode(WireWriter& out) const;
+  static PutRequest decode(WireReader& in);
+  bool operator==(const PutRequest&) const = default;
+};
+// PutLocal: the bytes stay in the memory of `owner` (the writer's address).
+struct PutLocalRequest {
+  PieceHeader piece;
+  std::string owner;
+  Bytes key;
+  std::optional<Reorg> reorg;
+  void encode(WireWriter& out) const;
+  static PutLocalRequest decode(WireReader& in);
+  bool operator==(const PutLocalRequest&) const = default;
+};
+// PutInline: the bytes travel here (at most kEagerBytes).
+struct PutInlineRequest {
+  PieceHeader piece;
+  Bytes data;
+  std::optional<Reorg> reorg;
+  void encode(WireWriter& out) const;
+  static PutInlineRequest decode(WireReader& in);
+  bool operator==(const PutInlineRequest&) const = default;
+};
+// IndexAdd: a piece held by `holder` (a writer or another server).
+struct IndexAddRequest {
+  PieceHeader piece;
+  std::string holder;
+  Bytes key;
+  void encode(WireWriter& out) const;
+  static IndexAddRequest decode(WireReader& in);
+  bool operator==(const IndexAddRequest&) const = default;
+};
+
+struct ReleaseRequest {
+  std::string var;
+  std::uint64_t version = 0;
+  Box box;
+  std::string owner;
+  void encode(WireWriter& out) const;
+  static ReleaseRequest decode(WireReader& in);
+  bool operator==(const ReleaseRequest&) const = default;
+};
+// Release and Disconnect: how many pieces the server dropped.
+struct CountReply {
+  std::uint32_t count = 0;
+  void encode(WireWriter& out) const;
+  static CountReply decode(WireReader& in);
+  bool operator==(const CountReply&) const = default;
+};
+
+struct QueryRequest {
+  std::string var;
+  std::uint64_t version = 0;  // with latest: the oldest version that may answer (0: any)
+  bool latest = false;
+  Box region;
+  std::int64_t timeout_ms = 0;  // 0: answer now; < 0: wait until covered
+  Layout layout;                // the reader's
+  std::uint32_t eager_max = 0;  // answer with the bytes when the region is at most this big and all here
+  std::optional<Reorg> reorg;   // the reader's method, if it has one
+  void encode(WireWriter& out) const;
+  static QueryRequest decode(WireReader& in);
+  bool operator==(const QueryRequest&) const = default;
+};
+// A piece (or a replica of part of one) that covers part of a query's region.
+struct QueryPiece {
+  Box box;
+  Layout layout;
+  std::string holder;  // the holder's address; "" for the answering server
+  Bytes key;           // memory key of the bytes
+  bool replica = false;
+  Bytes source;        // replicas: the key of the piece it is part of (identifies the piece)
+  void encode(WireWriter& out) const;
+  static QueryPiece decode(WireReader& in);
+  bool operator==(const QueryPiece&) const = default;
+};
+// A server answers for the part of the region its index shard holds: the
+// pieces covering it, or the region's bytes (eager) in the reader's layout.
+struct QueryReply {
+  std::uint64_t version = 0;
+  DType dtype;
+  Reorg method = Reorg::Rad;  // the method in force
+  std::optional<Bytes> data;  // eager answer
+  std::vector<QueryPiece> pieces;
+  void encode(WireWriter& out) const;
+  static QueryReply decode(WireReader& in);
+  bool operator==(const QueryReply&) const = default;
+};
+
+struct VarRequest {  // Latest
+  std::string var;
+  void encode(WireWriter& out) const;
+  static VarRequest decode(WireReader& in);
+  bool operator==(const VarRequest&) const = default;
+};
+// Latest: the newest version this server holds, if any (NotFound only when
+// the variable is not defined).
+struct LatestReply {
+  std::optional<std::uint64_t> version;
+  void encode(WireWriter& out) const;
+  static LatestReply decode(WireReader& in);
+  bool operator==(const LatestReply&) const = default;
+};
+
+struct DeleteRequest {
+  std::string var;
+  std::uint64_t version = 0;
+  void encode(WireWriter& out) const;
+  static DeleteRequest decode(WireReader& in);
+  bool operator==(const DeleteRequest&) const = default;
+};
+// Delete: whether this server held the version (NotFound only when the
+// variable is not defined).
+struct DeleteReply {
+  bool found = false;
+  void encode(WireWriter& out) const;
+  static DeleteReply decode(WireReader& in);
+  bool operator==(const DeleteReply&) const = default;
+};
+
+// List: every variable this server knows, with the versions and pieces it
+// holds or indexes (PieceInfo::on_server is the client's to fill in).
+struct ListReply {
+  std::vector<VariableInfo> variables;
+  void encode(WireWriter& out) const;
+  static ListReply decode(WireReader& in);
+  bool operator==(const ListReply&) const;
+};
+
+struct StatReply {
+  ServerStats stats;
+  void encode(WireWriter& out) const;
+  static StatReply decode(WireReader& in);
+  bool operator==(const StatReply&) const;
+};
+
+struct DisconnectRequest {
+  std::string owner;
+  void encode(WireWriter& out) const;
+  static DisconnectRequest decode(WireReader& in);
+  bool operator==(const DisconnectRequest&) const = default;
+};
+
+// ---- metadata ----
+
+struct MetaPutRequest {
+  std::string name;
+  std::uint64_t version = 0;
+  Bytes data;  // at most kMaxMetaBytes
+  void encode(WireWriter& out) const;
+  static MetaPutRequest decode(WireReader& in);
+  bool operator==(const MetaPutRequest&) const = default;
+};
+struct MetaGetRequest {
+  std::string name;
+  MetaMode mode = MetaMode::Exact;
+  std::uint64_t version = 0;
+  std::int64_t timeout_ms = 0;
+  void encode(WireWriter& out) const;
+  static MetaGetRequest decode(WireReader& in);
+  bool operator==(const MetaGetRequest&) const = default;
+};
+struct MetaGetReply {
+  std::uint64_t version = 0;
+  Bytes data;
+  void encode(WireWriter& out) const;
+  static MetaGetReply decode(WireReader& in);
+  bool operator==(const MetaGetReply&) const = default;
+};
+
+// ---- access patterns (SAHR) ----
+
+struct PatternRequest {
+  std::string var;
+  Layout layout;
+  Box region;
+  std::uint64_t gets = 1;
+  std::uint64_t version = 0;  // the version the reader's get read; newer ones held are prepared
+  void encode(WireWriter& out) const;
+  static PatternRequest decode(WireReader& in);
+  bool operator==(const PatternRequest&) const = default;
+};
+
+// ---- the table: Op -> request and reply types ----
+
+template <Op>
+struct Message;
+#define COVE_MESSAGE(OP, REQUEST, REPLY) \
+  template <>                            \
+  struct Message<Op::OP> {               \
+    static constexpr Op op = Op::OP;     \
+    using Request = REQUEST;             \
+    using Reply = REPLY;                 \
+  };
+COVE_MESSAGE(Hello, HelloRequest, HelloReply)
+COVE_MESSAGE(Join, JoinRequest, Empty)
+COVE_MESSAGE(Define, DefineRequest, Empty)
+COVE_MESSAGE(Put, PutRequest, Empty)
+COVE_MESSAGE(PutLocal, PutLocalRequest, Empty)
+COVE_MESSAGE(PutInline, PutInlineRequest, Empty)
+COVE_MESSAGE(Release, ReleaseRequest, CountReply)
+COVE_MESSAGE(Query, QueryRequest, QueryReply)
+COVE_MESSAGE(Latest, VarRequest, LatestReply)
+COVE_MESSAGE(Delete, DeleteRequest, DeleteReply)
+COVE_MESSAGE(List, Empty, ListReply)
+COVE_MESSAGE(Stat, Empty, StatReply)
+COVE_MESSAGE(Disconnect, DisconnectRequest, CountReply)
+COVE_MESSAGE(Stop, Empty, Empty)
+COVE_MESSAGE(IndexAdd, IndexAddRequest, Empty)
+COVE_MESSAGE(MetaPut, MetaPutRequest, Empty)
+COVE_MESSAGE(MetaGet, MetaGetRequest, MetaGetReply)
+COVE_MESSAGE(Pattern, PatternRequest, Empty)
+#undef COVE_MESSAGE
+
+// Calls fn.template operator()<Message<op>>() for the Op `type`; false
+// when no Op has that type.
+template <typename Fn>
+bool visit_op(std::uint16_t type, Fn&& fn) {
+  switch (static_cast<Op>(type)) {
+#define COVE_VISIT(OP)                        \
+  case Op::OP:                                \
+    fn.template operator()<Message<Op::OP>>(); \
+    return true;
+    COVE_VISIT(Hello) COVE_VISIT(Join) COVE_VISIT(Define) COVE_VISIT(Put) COVE_VISIT(PutLocal)
+    COVE_VISIT(PutInline) COVE_VISIT(Release) COVE_VISIT(Query) COVE_VISIT(Latest) COVE_VISIT(Delete)
+    COVE_VISIT(List) COVE_VISIT(Stat) COVE_VISIT(Disconnect) COVE_VISIT(Stop) COVE_VISIT(IndexAdd)
+    COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern)
+#undef COVE_VISIT
+  }
+  return false;
+}
+
+// A whole request message of type M::op.
+template <typename M>
+Bytes encode_request(const typename M::Request& request, std::uint64_t request_id) {
+  WireWriter out(static_cast<std::uint16_t>(M::op), request_id);
+  request.encode(out);
+  return std::move(out).finish();
+}
+// A whole Ok reply to request `request_id`.
+template <typename M>
+Bytes encode_reply(const typename M::Reply& reply, std::uint64_t request_id) {
+  WireWriter out(static_cast<std::uint16_t>(M::op), request_id);
+  reply.encode(out);
+  return std::move(out).finish();
+}
+// The body of `message` decoded as T (the header must have been read).
+template <typename T>
+T decode_body(std::span<const std::byte> message) {
+  WireReader in(message);
+  T value = T::decode(in);
+  in.expect_end();
+  return value;
+}
+
+}  // namespace cove::net

@@ -1,0 +1,64 @@
+#include "server/group.hpp"
+
+#include "core/fail.hpp"
+#include "net/handshake.hpp"
+
+namespace cove::server {
+
+using detail::fail;
+
+void GroupLink::join(const std::vector<std::string>& members, int rank, const std::string& secret) {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= members.size() || members[rank] != own_)
+    fail(Code::InvalidArgument, "join_group: member ", rank, " of ", members.size(), " is not this server's address");
+  if (members.size() > 1 && secret.size() < 16)
+    fail(Code::InvalidArgument, "join_group: the group secret has ", secret.size(), " bytes; at least 16 are needed");
+  std::lock_guard lock(mutex_);
+  members_ = members;
+  rank_ = rank;
+  secret_ = secret;
+  peers_.clear();
+}
+
+int GroupLink::size() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int>(members_.size());
+}
+
+int GroupLink::rank() const {
+  std::lock_guard lock(mutex_);
+  return rank_;
+}
+
+std::string GroupLink::secret() const {
+  std::lock_guard lock(mutex_);
+  return secret_;
+}
+
+net::Peer GroupLink::peer(const std::string& address) {
+  return peers_.get(address, [&] {
+    const auto deadline = net::deadline_in(net::kForwardTimeoutMs);
+    net::Peer p = endpoint_.connect(address, deadline);
+    net::greet(endpoint_, p, net::Role::Server, own_, secret(), deadline);
+    return p;
+  });
+}
+
+void GroupLink::forward(const std::vector<int>& shards, const net::IndexAddRequest& entry) {
+  std::vector<std::string> targets;
+  {
+    std::lock_guard lock(mutex_);
+    for (int s : shards)
+      if (s != rank_) targets.push_back(members_.at(static_cast<std::size_t>(s)));
+  }
+  for (const std::string& address : targets) {
+    try {
+      net::call<net::Message<net::Op::IndexAdd>>(endpoint_, peer(address), entry,
+                                                 net::deadline_in(net::kForwardTimeoutMs));
+    } catch (const Error& e) {
+      if (e.code() == Code::Unavailable) peers_.forget(address);  // connect afresh next time
+      throw;
+    }
+  }
+}
+
+}  // namespace cove::server

@@ -1,0 +1,55 @@
+// Handlers of metadata: MetaPut, and MetaGet (parked until its version exists).
+#include "core/fail.hpp"
+#include "server/service.hpp"
+
+namespace cove::server {
+
+namespace {
+
+class MetaWait final : public ParkedRequest {
+ public:
+  MetaWait(std::string key, const store::MetadataStore& store, net::MetaGetRequest q, Responder answer,
+           net::Deadline deadline)
+      : ParkedRequest(std::move(key), deadline), store_(store), q_(std::move(q)), answer_(std::move(answer)) {}
+
+  // Answers if the store has the version asked for.
+  bool answer_if_there() {
+    const auto found = store_.find(q_.name, q_.mode, q_.version);
+    if (!found) return false;
+    answer_.reply<net::Message<net::Op::MetaGet>>({found->first, *found->second});
+    return true;
+  }
+  bool retry(store::Store::Freed&) override { return answer_if_there(); }
+  void expire() override {
+    answer_.fail(Code::Timeout, detail::concat("metadata '", q_.name, "' had no such version before the timeout"));
+  }
+  void cancel() override { answer_.fail(Code::Unavailable, "the server is shutting down"); }
+
+ private:
+  const store::MetadataStore& store_;
+  net::MetaGetRequest q_;
+  Responder answer_;
+};
+
+}  // namespace
+
+net::Empty Service::meta_put(net::MetaPutRequest&& r) {
+  store::Store::Freed none;  // metadata frees no buffers
+  std::lock_guard lock(mutex);
+  metadata_.put(r.name, r.version, r.data);
+  parked_->retry(meta_key(r.name), none);
+  return {};
+}
+
+void Service::meta_get(net::MetaGetRequest&& r, Responder answer) {
+  const net::Deadline deadline = net::deadline_in(r.timeout_ms);
+  const bool now_only = r.timeout_ms == 0;
+  std::string key = meta_key(r.name), name = r.name;
+  std::lock_guard lock(mutex);
+  auto wait = std::make_unique<MetaWait>(std::move(key), metadata_, std::move(r), std::move(answer), deadline);
+  if (wait->answer_if_there()) return;
+  if (now_only) detail::fail(Code::NotFound, "metadata '", name, "' has no such version (yet)");
+  parked_->park(std::move(wait));
+}
+
+}  // namespace cove::server

@@ -1,0 +1,150 @@
+// Handlers of reads: Query (which pieces cover a region, parked until they
+// do), Latest, Pattern.
+#include <cove/region_copy.hpp>
+
+#include "core/fail.hpp"
+#include "server/service.hpp"
+
+#include <algorithm>
+
+namespace cove::server {
+
+using detail::fail;
+using net::Op;
+
+// A query waiting for its region to be covered, or for replicas being built.
+class Service::QueryWait final : public ParkedRequest {
+ public:
+  QueryWait(Service& service, net::QueryRequest q, Responder answer, net::Deadline deadline)
+      : ParkedRequest(var_key(q.var), deadline), service_(service), q_(std::move(q)), answer_(std::move(answer)) {}
+
+  bool retry(store::Store::Freed& freed) override {
+    const Cover c = service_.try_cover(q_, sources_only_, answer_, freed);
+    if (c == Cover::Preparing) deadline = std::max(deadline, net::deadline_in(net::kReplicaWaitMs));
+    return c == Cover::Answered;
+  }
+  void expire() override {
+    if (!sources_only_) {
+      // Waiting for replicas took too long: the pieces themselves, if they cover it.
+      sources_only_ = true;
+      store::Store::Freed none;
+      if (service_.try_cover(q_, true, answer_, none) == Cover::Answered) return;
+    }
+    answer_.fail(Code::Timeout, detail::concat("variable '", q_.var, "': region ", q_.region.to_string(),
+                                               " was not covered before the timeout"));
+  }
+  void cancel() override { answer_.fail(Code::Unavailable, "the server is shutting down"); }
+
+ private:
+  Service& service_;
+  net::QueryRequest q_;
+  Responder answer_;
+  bool sources_only_ = false;
+};
+
+void Service::query(net::QueryRequest&& q, Responder answer) {
+  const net::Deadline deadline = net::deadline_in(q.timeout_ms);
+  store::Store::Freed freed;  // replicas dropped to make room: released after the lock
+  std::lock_guard lock(mutex);
+  if (store_.find(q.var)) {  // a bad region or layout fails now, not when a put arrives
+    const store::VariableDef& def = store_.check_piece(q.var, q.region);
+    q.layout.axis_order(def.ndim);
+  }
+  const Cover c = try_cover(q, false, answer, freed);
+  if (c == Cover::Answered) return;
+  if (c == Cover::No && q.timeout_ms == 0) {
+    if (!store_.find(q.var)) fail(Code::NotFound, "variable '", q.var, "' is not defined");
+    if (q.latest) fail(Code::NotFound, "variable '", q.var, "' has no version covering ", q.region.to_string());
+    fail(Code::NotFound, "version ", q.version, " of variable '", q.var, "' does not cover ", q.region.to_string(),
+         " (yet)");
+  }
+  auto wait = std::make_unique<QueryWait>(*this, std::move(q), std::move(answer), deadline);
+  if (c == Cover::Preparing) wait->deadline = std::max(wait->deadline, net::deadline_in(net::kReplicaWaitMs));
+  parked_->park(std::move(wait));
+}
+
+// Answers `q` if the store covers its region now. Errors checking it are
+// the answer too. Caller holds the mutex.
+Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only, Responder& answer,
+                                  store::Store::Freed& freed) {
+  try {
+    const store::VariableDef* def = store_.find(q.var);
+    if (!def) return Cover::No;
+    const std::vector<Box> parts = shard_map(*def).parts_of(group_->rank(), q.region);
+    std::optional<std::vector<store::Piece*>> pieces;
+    std::uint64_t version = q.version;
+    if (q.latest) {
+      for (std::uint64_t v : store_.versions_newest_first(q.var))
+        if (v >= q.version && (pieces = store_.covering(q.var, v, parts))) {
+          version = v;
+          break;
+        }
+    } else {
+      pieces = store_.covering(q.var, version, parts);
+    }
+    if (!pieces) return Cover::No;
+    net::QueryReply out;
+    out.version = version;
+    out.dtype = def->dtype;
+    out.method = replicas_->method_for(*def, q.reorg);
+    const std::size_t elem = def->dtype.size();
+    const std::uint64_t region_bytes = static_cast<std::uint64_t>(q.region.volume()) * elem;
+    const bool all_here =
+        std::all_of(pieces->begin(), pieces->end(), [](const store::Piece* p) { return p->owner.empty(); });
+    if (all_here && region_bytes <= q.eager_max && parts.size() == 1 && parts[0] == q.region) {
+      // Small, and all ours: answer with the bytes, assembled in the reader's layout.
+      net::Bytes data(region_bytes);
+      for (const store::Piece* p : *pieces)
+        copy_region({p->buffer->data, p->bytes, p->box, p->layout}, {data.data(), data.size(), q.region, q.layout},
+                    p->box.intersection(q.region), elem);
+      out.data = std::move(data);
+      bytes_out_ += region_bytes;
+    } else {
+      bool preparing = false;
+      std::vector<const store::Replica*> replicas;
+      for (store::Piece* p : *pieces)
+        replicas.push_back(sources_only ? nullptr
+                                        : replicas_->replica_for(out.method, q.var, version, *p, q.region, q.layout,
+                                                                 elem, preparing, freed));
+      if (preparing) return Cover::Preparing;
+      for (std::size_t i = 0; i < pieces->size(); ++i) {
+        const store::Piece* p = (*pieces)[i];
+        if (p->owner.empty())
+          bytes_out_ += static_cast<std::uint64_t>(p->box.intersection(q.region).volume()) * elem;
+        if (const store::Replica* r = replicas[i]) {
+          out.pieces.push_back({r->box, r->layout, "", r->buffer->key, true, p->key});
+          ++replica_answers_;
+        } else {
+          out.pieces.push_back({p->box, p->layout, p->owner, p->key, false, p->key});
+        }
+      }
+    }
+    answer.reply<net::Message<Op::Query>>(out);
+  } catch (...) {
+    answer.fail(std::current_exception());
+  }
+  return Cover::Answered;
+}
+
+net::LatestReply Service::latest(net::VarRequest&& r) {
+  std::lock_guard lock(mutex);
+  if (!store_.find(r.var)) fail(Code::NotFound, "variable '", r.var, "' is not defined");
+  return {store_.latest(r.var)};
+}
+
+net::Empty Service::pattern(net::PatternRequest&& r) {
+  store::Store::Freed freed;
+  std::lock_guard lock(mutex);
+  store_.check_piece(r.var, r.region);
+  r.layout.axis_order(r.region.ndim);
+  if (patterns_.update(r.var, r.layout, r.region, r.gets))
+    // A writer may be ahead of this reader: the versions after the one it
+    // read are what it gets next.
+    for (std::uint64_t v : store_.versions_newest_first(r.var)) {
+      if (v <= r.version) break;
+      for (store::Piece* p : store_.pieces_of(r.var, v)) replicas_->prepare_patterns(r.var, v, *p, freed);
+    }
+  return {};
+}
+
+}  // namespace cove::server

@@ -1,0 +1,67 @@
+// Handlers of a connection's life: Hello, Join, Disconnect, Stop.
+#include "common/auth.hpp"
+#include "common/log.hpp"
+#include "core/fail.hpp"
+#include "server/service.hpp"
+
+#include <thread>
+
+namespace cove::server {
+
+using detail::fail;
+
+net::HelloReply Service::hello(Session& s, net::HelloRequest&& r) {
+  if (r.protocol != net::kProtocolVersion)
+    fail(Code::Protocol, "the client speaks protocol version ", r.protocol, " but this server (", address_.substr(0, 64),
+         ") speaks version ", net::kProtocolVersion);
+  net::HelloReply reply;
+  reply.address = address_;
+  reply.nonce = common::random_bytes(32);
+  bool first = false;
+  {
+    std::lock_guard lock(s.mutex);
+    first = !s.greeted;
+    s.greeted = true;
+    s.role = r.role;
+    s.member = false;
+    s.address = r.address;
+    s.nonce = reply.nonce;
+  }
+  if (first) ++connections_;
+  log::debug("hello from a {} at {}", r.role == net::Role::Server ? "server" : "client", r.address.substr(0, 64));
+  return reply;
+}
+
+net::Empty Service::join(Session& s, net::JoinRequest&& r) {
+  std::lock_guard lock(s.mutex);
+  if (s.role != net::Role::Server)
+    fail(Code::PermissionDenied, "join from a connection that said hello as a client");
+  const std::string secret = group_->secret();
+  if (secret.empty() || !common::verify(secret, s.nonce, r.proof)) {
+    log::warn("a server at {} could not prove it belongs to this group", s.address.substr(0, 64));
+    fail(Code::PermissionDenied, "join refused: the proof does not match this group's secret");
+  }
+  s.member = true;
+  s.nonce.clear();  // one proof per challenge
+  return {};
+}
+
+net::CountReply Service::disconnect(Session& s, net::DisconnectRequest&& r) {
+  if (r.owner != s.peer_address())
+    fail(Code::PermissionDenied, "disconnect for '", r.owner.substr(0, 64), "', which is not this connection's address");
+  std::vector<std::unique_ptr<store::Piece>> gone;
+  {
+    std::lock_guard lock(mutex);
+    gone = store_.remove_owner(r.owner);
+  }
+  if (!gone.empty()) log::debug("a writer left: {} of its pieces released", gone.size());
+  return {static_cast<std::uint32_t>(gone.size())};
+}
+
+void Service::stop_request(Responder answer) {
+  answer.reply<net::Message<net::Op::Stop>>({});
+  log::info("stop requested by a client");
+  std::thread([self = shared_from_this()] { self->stop(); }).detach();
+}
+
+}  // namespace cove::server

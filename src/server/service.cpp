@@ -1,0 +1,165 @@
+#include "server/service.hpp"
+
+#include "common/log.hpp"
+#include "core/fail.hpp"
+
+namespace cove::server {
+
+using detail::fail;
+using net::Op;
+
+Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, o.max_versions), metadata_(o.max_versions) {
+  if (o.workers < 1 || o.workers > 256)
+    fail(Code::InvalidArgument, "ServerOptions.workers = ", o.workers, " must be 1..256");
+  if (o.reorg_threads < 1 || o.reorg_threads > 64)
+    fail(Code::InvalidArgument, "ServerOptions.reorg_threads = ", o.reorg_threads, " must be 1..64");
+  if (static_cast<int>(o.reorg) < 1 || static_cast<int>(o.reorg) > 4)
+    fail(Code::InvalidArgument, "ServerOptions.reorg = ", static_cast<int>(o.reorg), " is not a method");
+  endpoint_ = net::make_endpoint(o.listen);
+  address_ = endpoint_->address();
+  // Freed piece buffers are kept for reuse up to a quarter of the budget
+  // (1 GiB without one); they do not count against it.
+  pool_ = std::make_unique<store::BufferPool>(*endpoint_,
+                                              o.memory_budget ? o.memory_budget / 4 : std::size_t{1} << 30);
+  reorganizer_ = std::make_unique<Reorganizer>(
+      o.reorg_threads, *pool_,
+      [this](const ReorgJob& job, std::shared_ptr<store::BufferPool::Block> bytes) { replica_built(job, std::move(bytes)); });
+  replicas_ = std::make_unique<ReplicaPlanner>(options_, store_, patterns_, *reorganizer_);
+  group_ = std::make_unique<GroupLink>(*endpoint_, address_);
+  parked_ = std::make_unique<Parked>(mutex);
+  dispatcher_ = std::make_unique<Dispatcher>(o.workers);
+}
+
+Service::~Service() { stop(); }
+
+void Service::start() {
+  using D = Dispatcher;
+  auto& d = *dispatcher_;
+  // Puts that pull data, and those that forward index entries to other
+  // servers, run on workers: an index entry arriving from another server
+  // must not queue behind a put that is itself forwarding to that server.
+  const D::RunsInline unless_forwarding = [this] { return group_->alone(); };
+  d.on<Op::Hello>(D::always(), [this](Session& s, net::HelloRequest&& r) { return hello(s, std::move(r)); });
+  d.on<Op::Join>(D::always(), [this](Session& s, net::JoinRequest&& r) { return join(s, std::move(r)); });
+  d.on<Op::Define>(D::always(), [this](Session&, net::DefineRequest&& r) { return define(std::move(r)); });
+  d.on_async<Op::Put>(D::never(), [this](Session& s, net::PutRequest&& r, Responder answer) {
+    answer.reply<net::Message<Op::Put>>(
+        put(s, answer.peer(), std::move(r.piece), std::move(r.key), "", r.reorg, Op::Put));
+  });
+  d.on_async<Op::PutLocal>(unless_forwarding, [this](Session& s, net::PutLocalRequest&& r, Responder answer) {
+    answer.reply<net::Message<Op::PutLocal>>(
+        put(s, answer.peer(), std::move(r.piece), std::move(r.key), r.owner, r.reorg, Op::PutLocal));
+  });
+  d.on_async<Op::PutInline>(unless_forwarding, [this](Session& s, net::PutInlineRequest&& r, Responder answer) {
+    answer.reply<net::Message<Op::PutInline>>(
+        put(s, answer.peer(), std::move(r.piece), std::move(r.data), "", r.reorg, Op::PutInline));
+  });
+  d.on<Op::IndexAdd>(D::always(), [this](Session&, net::IndexAddRequest&& r) { return index_add(std::move(r)); });
+  d.on<Op::Release>(D::always(), [this](Session& s, net::ReleaseRequest&& r) { return release(s, std::move(r)); });
+  d.on<Op::Delete>(D::always(), [this](Session&, net::DeleteRequest&& r) { return remove(std::move(r)); });
+  d.on_async<Op::Query>(D::always(), [this](Session&, net::QueryRequest&& r, Responder answer) {
+    query(std::move(r), std::move(answer));
+  });
+  d.on<Op::Latest>(D::always(), [this](Session&, net::VarRequest&& r) { return latest(std::move(r)); });
+  d.on<Op::Pattern>(D::always(), [this](Session&, net::PatternRequest&& r) { return pattern(std::move(r)); });
+  d.on<Op::MetaPut>(D::always(), [this](Session&, net::MetaPutRequest&& r) { return meta_put(std::move(r)); });
+  d.on_async<Op::MetaGet>(D::always(), [this](Session&, net::MetaGetRequest&& r, Responder answer) {
+    meta_get(std::move(r), std::move(answer));
+  });
+  d.on<Op::List>(D::always(), [this](Session&, net::Empty&&) { return list(); });
+  d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
+  d.on<Op::Disconnect>(D::always(),
+                       [this](Session& s, net::DisconnectRequest&& r) { return disconnect(s, std::move(r)); });
+  d.on_async<Op::Stop>(D::always(), [this](Session&, net::Empty&&, Responder answer) { stop_request(std::move(answer)); });
+  d.start();
+  endpoint_->serve([this](std::shared_ptr<net::Request> r) { dispatcher_->deliver(std::move(r)); },
+                   [this](const net::Peer& peer) {
+                     auto s = std::static_pointer_cast<Session>(peer->context());
+                     if (s && s->is_greeted()) {
+                       --connections_;
+                       log::debug("connection from {} closed", s->peer_address().substr(0, 64));
+                     }
+                   });
+}
+
+void Service::join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret) {
+  std::lock_guard lock(mutex);
+  group_->join(addresses, rank, secret);
+  shard_maps_.clear();
+}
+
+const common::ShardMap& Service::shard_map(const store::VariableDef& def) {
+  auto it = shard_maps_.find(def.name);
+  if (it == shard_maps_.end()) it = shard_maps_.emplace(def.name, common::ShardMap(def.shape, group_->size(), def.name)).first;
+  return it->second;
+}
+
+void Service::replica_built(const ReorgJob& job, std::shared_ptr<store::BufferPool::Block> bytes) {
+  store::Store::Freed freed;  // released after the lock
+  std::lock_guard lock(mutex);
+  if (replicas_->built(job, std::move(bytes), freed)) parked_->retry(var_key(job.var), freed);
+}
+
+void Service::stop() {
+  {
+    std::unique_lock lock(mutex);
+    if (stopping_) {  // someone else is stopping it: wait for them, unless we are one of its threads
+      if (!dispatcher_->is_worker(std::this_thread::get_id())) done_cv_.wait(lock, [&] { return done_; });
+      return;
+    }
+    stopping_ = true;
+  }
+  log::info("server {} stopping", address_.substr(0, 64));
+  parked_->stop();
+  dispatcher_->stop();
+  reorganizer_->stop();
+  {
+    // The store's pieces must go before the endpoint that registered their
+    // memory, and after the lock: unregistering may need the transport's
+    // thread, which may be waiting for this lock.
+    std::vector<std::unique_ptr<store::Piece>> dropped;
+    {
+      std::lock_guard lock(mutex);
+      dropped = store_.clear();
+    }
+  }
+  pool_.reset();
+  endpoint_.reset();  // fails requests still queued in the transport
+  std::lock_guard lock(mutex);
+  done_ = true;
+  done_cv_.notify_all();
+}
+
+void Service::wait() {
+  std::unique_lock lock(mutex);
+  done_cv_.wait(lock, [&] { return done_; });
+}
+
+ServerStats Service::stats() {
+  std::lock_guard lock(mutex);
+  const store::StoreStats s = store_.stats();
+  ServerStats out;
+  out.variables = s.variables;
+  out.versions = s.versions;
+  out.pieces = s.pieces;
+  out.owned_bytes = s.owned_bytes;
+  out.local_bytes = s.local_bytes;
+  out.memory_budget = s.budget;
+  out.requests = dispatcher_->answered();
+  out.bytes_in = bytes_in_;
+  out.bytes_out = bytes_out_;
+  out.replicas = s.replicas;
+  out.replica_bytes = s.replica_bytes;
+  out.reorganizations = replicas_->built_count();
+  out.replica_answers = replica_answers_;
+  out.patterns = patterns_.size();
+  out.parked_gets = parked_->size();
+  out.clients = connections_;
+  out.uptime_ms = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(net::Clock::now() - started_).count());
+  out.reorg = options_.reorg;
+  out.layouts = options_.layouts;
+  return out;
+}
+
+}  // namespace cove::server

@@ -1,0 +1,117 @@
+// Internal: a staging server's service: its state, and one handler per
+// message type (registered in service.cpp, each defined in the handlers_*
+// file of its concern):
+//   handlers_session.cpp  Hello, Join, Disconnect, Stop
+//   handlers_put.cpp      Define, Put, PutLocal, PutInline, IndexAdd, Release, Delete
+//   handlers_query.cpp    Query (parked until covered), Latest, Pattern
+//   handlers_meta.cpp     MetaPut, MetaGet (parked until the version exists)
+//   handlers_admin.cpp    List, Stat
+// The parts it is made of each do one thing: Dispatcher (routing, who may
+// send what), Parked (waiting requests and their deadlines), ReplicaPlanner
+// and Reorganizer (replicas), GroupLink (the other servers), store::Store
+// and store::MetadataStore (what is held).
+//
+// Locking: `mutex` guards the store, the metadata, the access patterns, the
+// shard maps and the parked requests. Transfers (reading a writer's bytes)
+// and calls to other servers happen outside it.
+#pragma once
+
+#include <cove/server.hpp>
+
+#include "common/shard_map.hpp"
+#include "net/messages.hpp"
+#include "net/transport.hpp"
+#include "server/dispatch.hpp"
+#include "server/group.hpp"
+#include "server/parked.hpp"
+#include "server/replicas.hpp"
+#include "server/reorganizer.hpp"
+#include "server/session.hpp"
+#include "store/access_patterns.hpp"
+#include "store/buffer_pool.hpp"
+#include "store/metadata.hpp"
+#include "store/store.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace cove::server {
+
+class Service : public std::enable_shared_from_this<Service> {
+ public:
+  explicit Service(const ServerOptions& options);
+  ~Service();
+  // Registers the handlers and starts serving.
+  void start();
+
+  const std::string& address() const { return address_; }
+  void join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret);
+  ServerStats stats();
+  // Stops serving: parked requests are answered with Unavailable. Idempotent.
+  void stop();
+  void wait();
+
+ private:
+  // Handlers.
+  net::HelloReply hello(Session& s, net::HelloRequest&& r);
+  net::Empty join(Session& s, net::JoinRequest&& r);
+  net::CountReply disconnect(Session& s, net::DisconnectRequest&& r);
+  void stop_request(Responder answer);
+
+  net::Empty define(net::DefineRequest&& r);
+  net::Empty put(Session& s, const net::Peer& from, net::PieceHeader&& h, net::Bytes&& key_or_data,
+                 const std::string& owner, std::optional<Reorg> reorg, net::Op op);
+  net::Empty index_add(net::IndexAddRequest&& r);
+  net::CountReply release(Session& s, net::ReleaseRequest&& r);
+  net::DeleteReply remove(net::DeleteRequest&& r);
+
+  void query(net::QueryRequest&& r, Responder answer);
+  net::LatestReply latest(net::VarRequest&& r);
+  net::Empty pattern(net::PatternRequest&& r);
+
+  net::Empty meta_put(net::MetaPutRequest&& r);
+  void meta_get(net::MetaGetRequest&& r, Responder answer);
+
+  net::ListReply list();
+
+  // Query support (handlers_query.cpp); callers hold `mutex`.
+  class QueryWait;
+  enum class Cover { No, Answered, Preparing };
+  Cover try_cover(const net::QueryRequest& q, bool sources_only, Responder& answer, store::Store::Freed& freed);
+  const common::ShardMap& shard_map(const store::VariableDef& def);
+  // Checks a piece's header against its variable: dtype, layout rank, byte count.
+  const store::VariableDef& check_header(const net::PieceHeader& h);
+  // Called by a reorganizer thread when a replica is done.
+  void replica_built(const ReorgJob& job, std::shared_ptr<store::BufferPool::Block> bytes);
+
+  static std::string var_key(const std::string& var) { return "v:" + var; }
+  static std::string meta_key(const std::string& name) { return "m:" + name; }
+
+  ServerOptions options_;
+  std::string address_;
+  const net::Clock::time_point started_ = net::Clock::now();
+
+  std::mutex mutex;  // see the header comment
+  store::Store store_;
+  store::MetadataStore metadata_;
+  store::AccessPatterns patterns_;
+  std::map<std::string, common::ShardMap> shard_maps_;  // by variable, for the current group
+
+  std::unique_ptr<net::Endpoint> endpoint_;
+  std::unique_ptr<store::BufferPool> pool_;          // after endpoint_: destroyed before it
+  std::unique_ptr<Reorganizer> reorganizer_;         // after pool_: stopped and destroyed before it
+  std::unique_ptr<ReplicaPlanner> replicas_;
+  std::unique_ptr<GroupLink> group_;
+  std::unique_ptr<Parked> parked_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+
+  std::atomic<std::uint64_t> bytes_in_{0}, bytes_out_{0}, replica_answers_{0}, connections_{0};
+  std::condition_variable done_cv_;
+  bool stopping_ = false, done_ = false;  // under mutex
+};
+
+}  // namespace cove::server

@@ -1,0 +1,218 @@
+// Every message of the protocol: each request and reply type round-trips
+// through its encode and decode, every truncation of it is rejected, and
+// random corruption never makes a decoder crash or read past the end.
+#include "net/messages.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+namespace {
+
+using cove::Box;
+using cove::Code;
+using cove::DType;
+using cove::DTypeKind;
+using cove::Index;
+using cove::Layout;
+using cove::Reorg;
+namespace net = cove::net;
+using V = std::vector<Index>;
+
+const Box kBox = Box::from_start_count(V{1, -2, 3}, V{4, 5, 6});
+net::Bytes bytes(std::size_t n, int seed) {
+  net::Bytes b(n);
+  for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::byte>(seed + 7 * i);
+  return b;
+}
+net::PieceHeader header() { return {"temperature", 7, kBox, Layout::parse("P2,0,1"), DType(DTypeKind::Float64), 960}; }
+
+// One sample of every message body; a type without one fails to link.
+template <typename T>
+T sample();
+template <>
+net::Empty sample() { return {}; }
+template <>
+net::HelloRequest sample() { return {net::kProtocolVersion, net::Role::Server, "ucx:127.0.0.1:4000"}; }
+template <>
+net::HelloReply sample() { return {net::kProtocolVersion, "inproc://s", bytes(32, 1)}; }
+template <>
+net::JoinRequest sample() { return {bytes(32, 2)}; }
+template <>
+net::DefineRequest sample() {
+  return {"temperature", DType(DTypeKind::Float32), 3, kBox, Reorg::Sahr, {Layout::f(), Layout::parse("P1,2,0")}};
+}
+template <>
+net::PutRequest sample() { return {header(), bytes(40, 3), Reorg::Rasar}; }
+template <>
+net::PutLocalRequest sample() { return {header(), "inproc://writer", bytes(40, 4), std::nullopt}; }
+template <>
+net::PutInlineRequest sample() {
+  auto h = header();
+  h.bytes = 24;
+  return {h, bytes(24, 5), Reorg::Rad};
+}
+template <>
+net::IndexAddRequest sample() { return {header(), "inproc://holder", bytes(16, 6)}; }
+template <>
+net::ReleaseRequest sample() { return {"v", 3, kBox, "inproc://writer"}; }
+template <>
+net::CountReply sample() { return {42}; }
+template <>
+net::QueryRequest sample() { return {"v", 9, true, kBox, -1, Layout::f(), 65536, Reorg::Rasia}; }
+template <>
+net::QueryReply sample() {
+  net::QueryReply r{12, DType(DTypeKind::Int16), Reorg::Sahr, std::nullopt, {}};
+  r.pieces.push_back({kBox, Layout::c(), "", bytes(8, 7), false, bytes(8, 7)});
+  r.pieces.push_back({kBox, Layout::f(), "inproc://w", bytes(8, 8), true, bytes(12, 9)});
+  return r;
+}
+template <>
+net::VarRequest sample() { return {"v"}; }
+template <>
+net::LatestReply sample() { return {std::uint64_t{17}}; }
+template <>
+net::DeleteRequest sample() { return {"v", 4}; }
+template <>
+net::DeleteReply sample() { return {true}; }
+template <>
+net::ListReply sample() {
+  cove::VariableInfo v{"field", DType(DTypeKind::Float64), 3, kBox, {}, Reorg::Rasar, {Layout::f()}};
+  cove::PieceInfo p{kBox, 960, "inproc://s", false, {{kBox, Layout::f(), 960, true}}};
+  v.versions.push_back({3, {p, p}});
+  return {{v, v}};
+}
+template <>
+net::StatReply sample() {
+  net::StatReply r;
+  std::uint64_t n = 1;
+  for (auto* f : {&r.stats.variables, &r.stats.versions, &r.stats.pieces, &r.stats.owned_bytes, &r.stats.local_bytes,
+                  &r.stats.memory_budget, &r.stats.requests, &r.stats.bytes_in, &r.stats.bytes_out, &r.stats.replicas,
+                  &r.stats.replica_bytes, &r.stats.reorganizations, &r.stats.replica_answers, &r.stats.patterns,
+                  &r.stats.parked_gets, &r.stats.clients, &r.stats.uptime_ms})
+    *f = n++;
+  r.stats.reorg = Reorg::Rasia;
+  r.stats.layouts = {Layout::f()};
+  return r;
+}
+template <>
+net::DisconnectRequest sample() { return {"inproc://writer"}; }
+template <>
+net::MetaPutRequest sample() { return {"done", 5, bytes(100, 10)}; }
+template <>
+net::MetaGetRequest sample() { return {"done", net::MetaMode::Next, 5, 2500}; }
+template <>
+net::MetaGetReply sample() { return {6, bytes(50, 11)}; }
+template <>
+net::PatternRequest sample() { return {"v", Layout::f(), kBox, 3, 8}; }
+
+template <typename T>
+net::Bytes message_of(std::uint16_t type) {
+  net::WireWriter out(type, 99);
+  sample<T>().encode(out);
+  return std::move(out).finish();
+}
+
+Code code_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const cove::Error& e) {
+    return e.code();
+  }
+  return Code::Ok;
+}
+
+// Runs fn.template operator()<T>(op name, type) for the request and the reply of every Op.
+template <typename Fn>
+void for_every_message(Fn&& fn) {
+  for (const net::OpInfo& info : net::kOps)
+    ASSERT_TRUE(net::visit_op(static_cast<std::uint16_t>(info.op), [&]<typename M>() {
+      fn.template operator()<typename M::Request>(std::string(info.name) + " request", info.op);
+      fn.template operator()<typename M::Reply>(std::string(info.name) + " reply", info.op);
+    }));
+}
+
+TEST(Protocol, EveryOpHasOneEntryAndOneName) {
+  std::set<std::uint16_t> types;
+  std::set<std::string> names;
+  for (const net::OpInfo& info : net::kOps) {
+    EXPECT_TRUE(types.insert(static_cast<std::uint16_t>(info.op)).second);
+    EXPECT_TRUE(names.insert(info.name).second);
+    EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(info.op)), &info);
+  }
+  EXPECT_EQ(net::op_info(0), nullptr);
+  EXPECT_EQ(net::op_info(999), nullptr);
+  // Only the hello may come from a stranger; only IndexAdd is the servers' own.
+  EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(net::Op::Hello))->sender, net::Sender::Anyone);
+  EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(net::Op::IndexAdd))->sender, net::Sender::Server);
+}
+
+TEST(Protocol, EveryMessageRoundTrips) {
+  for_every_message([]<typename T>(const std::string& what, net::Op op) {
+    const net::Bytes m = message_of<T>(static_cast<std::uint16_t>(op));
+    const net::Header h = net::read_header(m);
+    EXPECT_EQ(h.type, static_cast<std::uint16_t>(op));
+    EXPECT_EQ(h.request_id, 99u);
+    EXPECT_TRUE(net::decode_body<T>(m) == sample<T>()) << what;
+  });
+}
+
+TEST(Protocol, EveryTruncationOfEveryMessageIsRejected) {
+  for_every_message([]<typename T>(const std::string& what, net::Op op) {
+    const net::Bytes m = message_of<T>(static_cast<std::uint16_t>(op));
+    for (std::size_t n = net::kHeaderBytes; n < m.size(); ++n) {
+      // A consistent header with a shorter body: fields run off the end.
+      net::Bytes cut(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(n));
+      const auto body = static_cast<std::uint32_t>(n - net::kHeaderBytes);
+      std::memcpy(cut.data() + 20, &body, 4);
+      EXPECT_EQ(code_of([&] { net::decode_body<T>(cut); }), Code::Protocol) << what << " cut at " << n;
+    }
+    if (m.size() > net::kHeaderBytes || !std::is_same_v<T, net::Empty>) {
+      net::Bytes longer = m;
+      longer.push_back(std::byte{0});
+      const auto body = static_cast<std::uint32_t>(longer.size() - net::kHeaderBytes);
+      std::memcpy(longer.data() + 20, &body, 4);
+      EXPECT_EQ(code_of([&] { net::decode_body<T>(longer); }), Code::Protocol) << what << " with a trailing byte";
+    }
+  });
+}
+
+TEST(Protocol, RandomCorruptionOfEveryMessageNeverCrashes) {
+  std::mt19937_64 rng(23);
+  for_every_message([&]<typename T>(const std::string& what, net::Op op) {
+    const net::Bytes m = message_of<T>(static_cast<std::uint16_t>(op));
+    if (m.size() == net::kHeaderBytes) return;
+    for (int i = 0; i < 2000; ++i) {
+      auto bad = m;
+      const int flips = 1 + static_cast<int>(rng() % 4);
+      for (int f = 0; f < flips; ++f)
+        bad[net::kHeaderBytes + rng() % (bad.size() - net::kHeaderBytes)] = static_cast<std::byte>(rng());
+      const Code c = code_of([&] { net::decode_body<T>(bad); });
+      EXPECT_TRUE(c == Code::Ok || c == Code::Protocol || c == Code::InvalidArgument) << what << ": " << int(c);
+    }
+  });
+}
+
+TEST(Protocol, CountsAreCheckedBeforeAnythingIsAllocated) {
+  // A listing announcing 2^24 variables in a 4-byte body, and one announcing
+  // more than the limit: both refused at once, without a huge allocation.
+  for (std::uint32_t n : {net::kMaxCount, 0xffffffffu}) {
+    net::WireWriter w(static_cast<std::uint16_t>(net::Op::List), 1);
+    w.u32(n);
+    const auto m = std::move(w).finish();
+    EXPECT_EQ(code_of([&] { net::decode_body<net::ListReply>(m); }), Code::Protocol) << n;
+  }
+  net::WireWriter d(static_cast<std::uint16_t>(net::Op::Define), 1);
+  d.str("x").str("<f8").u8(1).u8(0).u8(0).u32(0x7fffffff);  // 2^31 layouts announced, none sent
+  const auto m = std::move(d).finish();
+  EXPECT_EQ(code_of([&] { net::decode_body<net::DefineRequest>(m); }), Code::Protocol);
+}
+
+TEST(Protocol, ReorganizationCodesAreChecked) {
+  EXPECT_EQ(net::decode_reorg(0), std::nullopt);
+  for (Reorg m : {Reorg::Rad, Reorg::Rasar, Reorg::Rasia, Reorg::Sahr}) EXPECT_EQ(net::decode_reorg(net::encode_reorg(m)), m);
+  EXPECT_EQ(code_of([] { net::decode_reorg(5); }), Code::Protocol);
+}
+
+}  // namespace
