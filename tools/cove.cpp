@@ -133,7 +133,7 @@ int serve(int argc, char** argv, int first) {
                             "reorg", "layouts", "reorg-threads"});
   cove::common::ServerConfig cfg;
   if (flags.count("config")) cfg = cove::common::load_server_config(flags["config"]);
-  if (cfg.options.listen.rfind("inproc://", 0) == 0) cfg.options.listen = "ucx";  // a server process serves others
+  if (cfg.options.transport.rfind("inproc://", 0) == 0) cfg.options.transport = "ucx";  // a server process serves others
   if (flags.count("connection-file")) cfg.connection_file = flags["connection-file"];
   if (flags.count("memory-budget"))
     cfg.options.memory_budget = cove::common::parse_bytes(flags["memory-budget"], "--memory-budget");

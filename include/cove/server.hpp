@@ -30,9 +30,17 @@ class Service;
 }
 
 struct ServerOptions {
-  // The transport: "ucx" (clients in other processes; UCX_TLS picks the
-  // wires) or "inproc://NAME" (clients in this process only).
-  std::string listen = "inproc://cove";
+  // The transport: "ucx" (clients on this host over Unix-domain sockets,
+  // and on other hosts over UCX), "local" (this host only), or
+  // "inproc://NAME" (clients in this process only).
+  std::string transport = "inproc://cove";
+  // Where UCX listens: an interface name (e.g. "ib0") or an IP address.
+  // Empty: loopback only, so that no other host can reach the server.
+  std::string listen;
+  // The largest request accepted, in bytes; larger ones are refused before
+  // anything is allocated for them. 0: the protocol's default (1 MiB of
+  // metadata or 64 KiB of inline data, with their fields).
+  std::size_t max_message_bytes = 0;
   // Bytes of array data the server may hold; 0 means no limit. A put that
   // would exceed it fails with NoMemory and the server keeps what it had.
   std::uint64_t memory_budget = 0;

@@ -70,7 +70,7 @@ cove_status cove_server_start(const char* transport, uint64_t memory_budget, int
     require(transport, "transport");
     require(out, "server");
     cove::ServerOptions o;
-    o.listen = transport;
+    o.transport = transport;
     o.memory_budget = memory_budget;
     o.max_versions = max_versions;
     auto* s = new cove_server{cove::Server(o), {}};

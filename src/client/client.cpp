@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 #include <unistd.h>
 
 namespace cove {
@@ -25,12 +27,15 @@ std::unique_ptr<net::Endpoint> open_endpoint(const std::string& server_address) 
   static std::atomic<std::uint64_t> counter{0};
   if (server_address.rfind("inproc://", 0) == 0)
     return net::make_endpoint("inproc://client-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
-  if (server_address.rfind("ucx:", 0) == 0) return net::make_endpoint("ucx");
+  if (server_address.rfind("ucx:", 0) == 0 || server_address.rfind("local:", 0) == 0)
+    return net::make_endpoint("local");  // UCX starts when a server is reached by it
   fail(Code::InvalidArgument, "server address '", server_address.substr(0, 48),
-       "' has an unknown scheme; expected inproc://NAME or ucx:...");
+       "' has an unknown scheme; expected local:@NAME, ucx:... or inproc://NAME");
 }
 
-bool is_address(const std::string& s) { return s.rfind("inproc://", 0) == 0 || s.rfind("ucx:", 0) == 0; }
+bool is_address(const std::string& s) {
+  return s.rfind("inproc://", 0) == 0 || s.rfind("ucx:", 0) == 0 || s.rfind("local:", 0) == 0;
+}
 
 std::vector<std::string> split_addresses(const std::string& s) {
   std::vector<std::string> out;
@@ -68,6 +73,24 @@ Client::Impl::~Impl() {
     } catch (...) {
       log::dropped("releasing this client's put_local pieces as it disconnects");
     }
+}
+
+// A server may not be there yet: connecting is tried again until the
+// deadline (a UCX connection fails only when first used: a Stat proves it).
+net::Peer Client::Impl::connect_server(const std::string& address, net::Deadline deadline, std::int64_t timeout_ms) {
+  for (;;) {
+    try {
+      net::Peer p = endpoint->connect(address, deadline);
+      if (std::strcmp(p->transport(), "ucx") == 0)
+        net::greet(*endpoint, p, net::Role::Client, "", {}, std::max(deadline, net::deadline_in(1000)));
+      return p;
+    } catch (const Error& e) {
+      if (e.code() != Code::Unavailable || net::Clock::now() >= deadline)
+        fail(e.code() == Code::InvalidArgument ? Code::InvalidArgument : Code::Unavailable, "no Cove server at ",
+             address.substr(0, 64), " within ", timeout_ms, " ms (", detail::message_of(e), ")");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
 }
 
 void Client::Impl::detail_fail(const Error& e, const char* op, std::size_t server) {
@@ -178,16 +201,12 @@ Client Client::connect(const std::string& target, const ConnectOptions& options)
   impl.addresses = addresses;
   if (const char* env = std::getenv("COVE_REORG"); env && *env) impl.reorg = parse_reorg(env);  // names a bad value
   const net::Deadline deadline = net::deadline_in(options.timeout_ms);
-  for (const auto& a : addresses) {
-    try {
-      impl.servers.push_back(impl.endpoint->connect(a, deadline));
-    } catch (const Error& e) {
-      fail(Code::Unavailable, "no Cove server at ", a.substr(0, 48), " within ", options.timeout_ms, " ms (",
-           e.what(), ")");
-    }
-    net::greet(*impl.endpoint, impl.servers.back(), net::Role::Client, impl.endpoint->address(), {},
+  for (const auto& a : addresses) impl.servers.push_back(impl.connect_server(a, deadline, options.timeout_ms));
+  // Hello once every server is connected: this client's address (which
+  // grows a UCX part when a server is reached by UCX) is final now.
+  for (std::size_t s = 0; s < addresses.size(); ++s)
+    net::greet(*impl.endpoint, impl.servers[s], net::Role::Client, impl.endpoint->address(), {},
                net::deadline_in(net::kControlTimeoutMs));
-  }
   return c;
 }
 

@@ -99,9 +99,25 @@ ServerConfig load_server_config(const std::string& path) {
     if (name == "transport") {
       auto s = v.value<std::string>();
       if (!s) fail(Code::InvalidArgument, key("transport"), " must be a string");
-      if (*s != "ucx" && s->rfind("inproc://", 0) != 0)
-        fail(Code::InvalidArgument, key("transport"), " = '", *s, "'; expected \"ucx\" or \"inproc://NAME\"");
+      if (*s != "ucx" && *s != "local" && s->rfind("inproc://", 0) != 0)
+        fail(Code::InvalidArgument, key("transport"), " = '", *s, "'; expected \"ucx\", \"local\" or \"inproc://NAME\"");
+      c.options.transport = *s;
+    } else if (name == "listen") {
+      auto s = v.value<std::string>();
+      if (!s) fail(Code::InvalidArgument, key("listen"), " must be a string (an interface name or an IP address)");
       c.options.listen = *s;
+    } else if (name == "log_file") {
+      auto s = v.value<std::string>();
+      if (!s) fail(Code::InvalidArgument, key("log_file"), " must be a string (a file name)");
+      c.log_file = *s;
+    } else if (name == "max_message_bytes") {
+      if (auto i = v.value<std::int64_t>(); i && *i >= 1024) {
+        c.options.max_message_bytes = static_cast<std::size_t>(*i);
+      } else if (auto t = v.value<std::string>()) {
+        c.options.max_message_bytes = parse_bytes(*t, key("max_message_bytes"));
+      } else {
+        fail(Code::InvalidArgument, key("max_message_bytes"), " must be a size of at least 1024 bytes");
+      }
     } else if (name == "connection_file") {
       auto s = v.value<std::string>();
       if (!s || s->empty()) fail(Code::InvalidArgument, key("connection_file"), " must be a non-empty string");

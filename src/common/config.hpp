@@ -3,12 +3,16 @@
 //
 // Configuration (every key optional; unknown keys are errors):
 //   [server]
-//   transport       = "ucx"        # "ucx", or "inproc://NAME" (same process only)
+//   transport       = "ucx"        # "ucx" (this host by Unix-domain sockets, others by UCX),
+//                                  # "local" (this host only), or "inproc://NAME" (same process only)
+//   listen          = "ib0"        # where UCX listens: an interface or an IP address; default loopback only
+//   max_message_bytes = "2MiB"     # the largest request accepted (default: 1 MiB of metadata and its fields)
 //   connection_file = "cove.conn"  # written by rank 0, mode 0600, atomically
 //   memory_budget   = "8GiB"       # bytes (integer) or "N[KMGT]iB"; 0: no limit
 //   max_versions    = 0            # versions kept per variable; 0: all
 //   workers         = 2            # request-handling threads per server
 //   log_level       = "info"       # "error", "warn", "info" or "debug"
+//   log_file        = "cove.log"   # where the log goes (appended); default stderr
 #pragma once
 
 #include <cove/server.hpp>
@@ -19,9 +23,10 @@
 namespace cove::common {
 
 struct ServerConfig {
-  ServerOptions options;  // options.listen holds the transport
+  ServerOptions options;
   std::string connection_file = "cove.conn";
   std::string log_level = "info";
+  std::string log_file;  // "" for stderr
 };
 
 // Reads and validates a configuration file; errors name the file, key and value.

@@ -5,6 +5,7 @@
 #include "net/transport.hpp"
 
 #include "core/fail.hpp"
+#include "net/protocol.hpp"
 
 #include <condition_variable>
 #include <cstring>
@@ -39,6 +40,7 @@ struct InprocPeer final : PeerHandle {
   std::weak_ptr<InprocEndpoint> target;
   std::string name;
   std::string address() const override { return name.empty() ? "" : kScheme + name; }
+  const char* transport() const override { return "inproc"; }
 };
 
 // Key of an exposed region: its id in the exposing endpoint's table.
@@ -203,10 +205,6 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
     target->access(key, ops, [](std::byte* remote, const RemoteOp& op) { std::memcpy(op.local, remote, op.bytes); });
   }
 
-  void write(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops, Deadline) override {
-    auto target = lock_target(peer);
-    target->access(key, ops, [](std::byte* remote, const RemoteOp& op) { std::memcpy(remote, op.local, op.bytes); });
-  }
 
   template <typename Copy>
   void access(std::span<const std::byte> key, std::span<const RemoteOp> ops, Copy copy) {
@@ -307,9 +305,6 @@ class InprocOwner final : public Endpoint {
   void read(const Peer& p, std::span<const std::byte> k, std::span<const RemoteOp> ops, Deadline d) override {
     ep_->read(p, k, ops, d);
   }
-  void write(const Peer& p, std::span<const std::byte> k, std::span<const RemoteOp> ops, Deadline d) override {
-    ep_->write(p, k, ops, d);
-  }
 
  private:
   static std::string name_of(const InprocEndpoint& ep) { return ep.address().substr(std::strlen(kScheme)); }
@@ -317,12 +312,6 @@ class InprocOwner final : public Endpoint {
 };
 
 }  // namespace
-
-std::unique_ptr<Endpoint> make_endpoint(const std::string& transport) {
-  if (transport.rfind(kScheme, 0) == 0) return make_inproc_endpoint(transport.substr(std::strlen(kScheme)));
-  if (transport == "ucx") return make_ucx_endpoint();
-  fail(Code::InvalidArgument, "transport '", transport, "' is unknown; expected inproc://NAME or ucx");
-}
 
 std::unique_ptr<Endpoint> make_inproc_endpoint(const std::string& name) {
   static std::atomic<std::uint64_t> serial{1};

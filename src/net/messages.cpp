@@ -434,7 +434,10 @@ Bytes error_reply(std::uint16_t type, std::uint64_t request_id, Code code, const
 
 Header check_reply(std::span<const std::byte> reply, std::uint16_t expected_type, std::uint64_t request_id) {
   const Header h = read_header(reply);
-  if (h.type != expected_type || h.request_id != request_id)
+  // A refusal by the transport itself (a message too large, an endpoint
+  // that serves no requests) answers type 0, request 0.
+  const bool refusal = h.status != Code::Ok && h.type == 0 && h.request_id == 0;
+  if (!refusal && (h.type != expected_type || h.request_id != request_id))
     fail(Code::Protocol, "reply of type ", h.type, " for request ", h.request_id, " does not answer request ",
          request_id, " of type ", expected_type);
   if (h.status != Code::Ok) {

@@ -11,8 +11,9 @@
 // Requests and replies are wire messages (wire.hpp); bulk data never
 // travels inside them.
 //
-// Backends: in-process (inproc.cpp; addresses "inproc://NAME") and UCX
-// (ucx.cpp; addresses "ucx:" + hex worker address).
+// Backends: local (local.cpp; processes on one host, "local:@NAME"), UCX
+// (ucx.cpp; other hosts, "ucx:IP:PORT"), both at once (endpoint.cpp;
+// "local:@NAME|ucx:IP:PORT"), and in-process (inproc.cpp; "inproc://NAME").
 //
 // Errors: Unavailable when a peer cannot be reached or goes away, Timeout
 // when a deadline passes, InvalidArgument for a key or range that does not
@@ -48,6 +49,7 @@ class PeerHandle {
  public:
   virtual ~PeerHandle() = default;
   virtual std::string address() const = 0;  // the peer's own address, "" when it has none (a pure client)
+  virtual const char* transport() const = 0;  // "local", "ucx" or "inproc"
 
   // What the serving side keeps for this connection (a server's session),
   // set and read from any thread; dropped with the connection.
@@ -113,10 +115,10 @@ class Endpoint {
   virtual Bytes call(const Peer& peer, Bytes request, Deadline deadline) = 0;
 
   virtual std::unique_ptr<MemoryRegion> expose(void* data, std::size_t bytes) = 0;
+  // Reads the ops (offsets within the region `key` describes) from memory
+  // `peer` exposed. Blocks until done or `deadline`.
   virtual void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
                     Deadline deadline) = 0;
-  virtual void write(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
-                     Deadline deadline) = 0;
 };
 
 // Peers an endpoint has connected to, by address: connect once, reuse.
@@ -151,17 +153,27 @@ class PeerCache {
   std::map<std::string, Peer> peers_;
 };
 
-// An in-process endpoint named `name` (address "inproc://name"); names are
-// unique within the process while their endpoint lives.
+// How an endpoint listens.
+struct EndpointOptions {
+  // UCX: the interface name or IP address to listen on; "" is loopback.
+  std::string listen;
+  // Requests larger than this are refused before anything is allocated.
+  std::size_t max_request_bytes = 0;  // 0: the protocol's default
+};
+
+// A new endpoint for a transport:
+//   "local"          processes on this host, over Unix-domain sockets
+//                    (address "local:@" + a random name);
+//   "ucx"            the local transport, and UCX for peers on other hosts
+//                    (address "local:@NAME|ucx:IP:PORT");
+//   "inproc://NAME"  one process (NAME must be free).
+// A client reaching an address with several alternatives takes the local
+// one when it is on this host, unless COVE_TRANSPORT=ucx asks for UCX.
+// Throws Unsupported for "ucx" when Cove was built without UCX.
+std::unique_ptr<Endpoint> make_endpoint(const std::string& transport, const EndpointOptions& options = {});
+
+std::unique_ptr<Endpoint> make_local_endpoint(std::size_t max_request_bytes);
+std::unique_ptr<Endpoint> make_ucx_endpoint(const std::string& listen, std::size_t max_request_bytes);
 std::unique_ptr<Endpoint> make_inproc_endpoint(const std::string& name);
-
-// A UCX endpoint; its address() is "ucx:" + the hex of its worker address.
-// UCX_TLS and the other UCX_* environment variables select the transports.
-// Throws Unsupported when Cove was built without UCX.
-std::unique_ptr<Endpoint> make_ucx_endpoint();
-
-// A new endpoint for a transport: "inproc://NAME" (NAME must be free) or
-// "ucx" (a UCX endpoint, whose address is chosen by UCX).
-std::unique_ptr<Endpoint> make_endpoint(const std::string& transport);
 
 }  // namespace cove::net

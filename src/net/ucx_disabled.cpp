@@ -5,7 +5,7 @@
 
 namespace cove::net {
 
-std::unique_ptr<Endpoint> make_ucx_endpoint() {
+std::unique_ptr<Endpoint> make_ucx_endpoint(const std::string&, std::size_t) {
   detail::fail(Code::Unsupported, "this Cove was built without UCX (COVE_ENABLE_UCX=OFF)");
 }
 

@@ -15,7 +15,7 @@ Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, 
     fail(Code::InvalidArgument, "ServerOptions.reorg_threads = ", o.reorg_threads, " must be 1..64");
   if (static_cast<int>(o.reorg) < 1 || static_cast<int>(o.reorg) > 4)
     fail(Code::InvalidArgument, "ServerOptions.reorg = ", static_cast<int>(o.reorg), " is not a method");
-  endpoint_ = net::make_endpoint(o.listen);
+  endpoint_ = net::make_endpoint(o.transport, {o.listen, o.max_message_bytes});
   address_ = endpoint_->address();
   // Freed piece buffers are kept for reuse up to a quarter of the budget
   // (1 GiB without one); they do not count against it.

@@ -21,28 +21,26 @@ namespace cove_test {
 
 using V = std::vector<cove::Index>;
 
-inline bool over_ucx() {
+// The transport the staging tests run over: COVE_TEST_TRANSPORT = inproc
+// (default), local or ucx.
+inline std::string test_transport() {
   const char* t = std::getenv("COVE_TEST_TRANSPORT");
-  return t && std::string(t) == "ucx";
+  return t && *t ? t : "inproc";
 }
-
-// UCX without peer-failure detection (shared memory) cannot notice a dead server.
-inline bool detects_failures() {
-  const char* m = std::getenv("COVE_UCX_ERR_MODE");
-  return !over_ucx() || !m || std::string(m) != "none";
-}
+inline bool over_ucx() { return test_transport() == "ucx"; }
+inline bool across_processes() { return test_transport() != "inproc"; }
 
 // Where a test server listens: a fresh in-process name, or UCX.
 inline std::string unique_name(const char* base) {
   static std::atomic<int> n{0};
-  if (over_ucx()) return "ucx";
+  if (across_processes()) return test_transport();
   return std::string("inproc://") + base + "-" + std::to_string(++n);
 }
 
 // An address at which nobody answers.
 inline std::string dead_address() {
-  if (!over_ucx()) return unique_name("nobody");
-  return cove::net::make_endpoint("ucx")->address();  // the endpoint is gone when this returns
+  if (!across_processes()) return unique_name("nobody");
+  return cove::net::make_endpoint(test_transport())->address();  // the endpoint is gone when this returns
 }
 
 // Values of `box` of a global array of shape `shape`: element x holds its C-order global linear index.
@@ -84,7 +82,7 @@ struct Group {
     std::vector<std::string> addresses;
     for (int i = 0; i < n; ++i) {
       cove::ServerOptions o = base;
-      o.listen = unique_name("group");
+      o.transport = unique_name("group");
       servers.emplace_back(o);
       addresses.push_back(servers.back().address());
     }

@@ -208,7 +208,7 @@ struct Replicas : ::testing::Test {
 
   cove::ServerOptions options(Reorg method) {
     cove::ServerOptions o;
-    o.listen = unique_name("replicas");
+    o.transport = unique_name("replicas");
     o.reorg = method;
     return o;
   }
@@ -408,7 +408,7 @@ TEST_F(Replicas, BadInputIsNamedAndNothingStoredIsLost) {
     ScopedEnv env("COVE_REORG", "eager");
     expect_error(Code::InvalidArgument, "'eager'", [&] { Client::connect(server.address()); });
   }
-  auto ep = cove::net::make_endpoint(over_ucx() ? "ucx" : "inproc://reorg-raw-" + std::to_string(::getpid()));
+  auto ep = cove::net::make_endpoint(across_processes() ? test_transport() : "inproc://reorg-raw-" + std::to_string(::getpid()));
   auto peer = ep->connect(server.address(), cove::net::deadline_in(10000));
   cove::net::greet(*ep, peer, cove::net::Role::Client, ep->address(), {}, cove::net::deadline_in(5000));
   cove::net::WireWriter q(static_cast<std::uint16_t>(cove::net::Op::Query), 7);

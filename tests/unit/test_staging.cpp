@@ -39,7 +39,7 @@ using namespace cove_test;
 struct Staging : ::testing::Test {
   cove::ServerOptions options() {
     cove::ServerOptions o;
-    o.listen = unique_name("server");
+    o.transport = unique_name("server");
     return o;
   }
 };
@@ -223,7 +223,7 @@ TEST_F(Staging, BadInputIsRejectedAndStoredDataStaysIntact) {
 
 TEST_F(Staging, MalformedMessagesGetErrorRepliesAndServingGoesOn) {
   cove::Server server(options());
-  auto ep = cove::net::make_endpoint(over_ucx() ? "ucx" : "inproc://raw-sender-" + std::to_string(::getpid()));
+  auto ep = cove::net::make_endpoint(across_processes() ? test_transport() : "inproc://raw-sender-" + std::to_string(::getpid()));
   auto peer = ep->connect(server.address(), cove::net::deadline_in(10000));
   auto send = [&](cove::net::Bytes m) {
     auto reply = ep->call(peer, std::move(m), cove::net::deadline_in(5000));
@@ -311,7 +311,6 @@ TEST_F(Staging, ClientBeforeAnyServerFailsAfterItsTimeout) {
 }
 
 TEST_F(Staging, ReaderWaitingWhileTheServerStopsGetsAnError) {
-  if (!detects_failures()) GTEST_SKIP() << "UCX without peer-failure detection";
   auto server = std::make_unique<cove::Server>(options());
   Client c = Client::connect(server->address());
   c.define("w", DType(DTypeKind::UInt8), 1);

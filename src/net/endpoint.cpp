@@ -1,0 +1,194 @@
+// Choosing a transport: make_endpoint(), and the endpoint that speaks the
+// local transport and UCX at once (a server reached from its own host and
+// from others; a client whose servers are on several hosts).
+//
+// Addresses list their alternatives separated by '|'. connect() takes the
+// local one when it answers (the peer is on this host) and UCX otherwise;
+// COVE_TRANSPORT=ucx prefers UCX. A client's UCX part starts only when it
+// first connects to a peer by UCX, listening on the address that reaches
+// that peer. Memory keys carry the local key's header and, once UCX runs,
+// the UCX rkey after it: each transport reads the part it knows.
+#include "net/memory_key.hpp"
+#include "net/protocol.hpp"
+#include "net/transport.hpp"
+
+#include "core/fail.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+
+namespace cove::net {
+
+using detail::fail;
+
+namespace {
+
+std::vector<std::string> alternatives(const std::string& address) {
+  std::vector<std::string> out;
+  std::stringstream in(address);
+  std::string a;
+  while (std::getline(in, a, '|'))
+    if (!a.empty()) out.push_back(a);
+  return out;
+}
+
+bool prefer_ucx() {
+  const char* v = std::getenv("COVE_TRANSPORT");
+  if (!v || !*v || std::strcmp(v, "local") == 0) return false;
+  if (std::strcmp(v, "ucx") == 0) return true;
+  fail(Code::InvalidArgument, "COVE_TRANSPORT = '", v, "'; expected local or ucx");
+}
+
+// The local IPv4 address this host reaches `ucx_address` (ucx:IP:PORT) from.
+std::string source_address_for(const std::string& ucx_address) {
+  const std::string rest = ucx_address.substr(4);
+  const std::string host = rest.substr(0, rest.rfind(':'));
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(9);
+  if (::inet_pton(AF_INET, host.c_str(), &to.sin_addr) != 1) return "";
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  sockaddr_in from{};
+  socklen_t len = sizeof from;
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&from), &len) == 0) {
+    char text[INET_ADDRSTRLEN] = {0};
+    ::inet_ntop(AF_INET, &from.sin_addr, text, sizeof text);
+    out = text;
+  }
+  ::close(fd);
+  return out;
+}
+
+class DualRegion final : public MemoryRegion {
+ public:
+  DualRegion(std::unique_ptr<MemoryRegion> local, std::unique_ptr<MemoryRegion> ucx)
+      : local_(std::move(local)), ucx_(std::move(ucx)) {
+    key_ = join(local_->key(), ucx_ ? Bytes(ucx_->key().begin(), ucx_->key().end()) : Bytes{});
+  }
+  std::span<const std::byte> key() const override { return key_; }
+  std::size_t size() const override { return local_->size(); }
+  Bytes window_key(std::size_t offset, std::size_t length) const override {
+    return join(local_->window_key(offset, length), ucx_ ? ucx_->window_key(offset, length) : Bytes{});
+  }
+
+ private:
+  // The local key's header, then the UCX rkey.
+  static Bytes join(std::span<const std::byte> local, const Bytes& ucx) {
+    Bytes k(local.begin(), local.end());
+    if (ucx.size() > sizeof(KeyHeader)) k.insert(k.end(), ucx.begin() + sizeof(KeyHeader), ucx.end());
+    return k;
+  }
+  std::unique_ptr<MemoryRegion> local_, ucx_;
+  Bytes key_;
+};
+
+class DualEndpoint final : public Endpoint {
+ public:
+  DualEndpoint(const EndpointOptions& options, bool ucx_now) : options_(options) {
+    local_ = make_local_endpoint(options.max_request_bytes);
+    if (ucx_now) ucx_ = make_ucx_endpoint(options.listen, options.max_request_bytes);
+  }
+
+  std::string address() const override {
+    std::lock_guard lock(mutex_);
+    return ucx_ ? local_->address() + "|" + ucx_->address() : local_->address();
+  }
+
+  void serve(RequestHandler handler, DisconnectHandler on_disconnect) override {
+    std::lock_guard lock(mutex_);
+    handler_ = handler;
+    on_disconnect_ = on_disconnect;
+    local_->serve(std::move(handler), std::move(on_disconnect));
+    if (ucx_) ucx_->serve(handler_, on_disconnect_);
+  }
+
+  Peer connect(const std::string& address, Deadline deadline) override {
+    std::vector<std::string> local, ucx;
+    for (const std::string& a : alternatives(address)) {
+      if (a.rfind("local:", 0) == 0) local.push_back(a);
+      else if (a.rfind("ucx:", 0) == 0) ucx.push_back(a);
+      else fail(Code::InvalidArgument, "address '", a.substr(0, 64), "' is neither local:@NAME nor ucx:IP:PORT");
+    }
+    if (local.empty() && ucx.empty()) fail(Code::InvalidArgument, "address '", address.substr(0, 64), "' is empty");
+    const bool ucx_first = prefer_ucx() && !ucx.empty();
+    if (!ucx_first && !local.empty()) {
+      try {
+        // With a UCX alternative, a local one that does not answer at once is on another host.
+        return local_->connect(local.front(), ucx.empty() ? deadline : Clock::now());
+      } catch (const Error& e) {
+        if (ucx.empty()) throw;
+      }
+    }
+    return ucx_for(ucx.front()).connect(ucx.front(), deadline);
+  }
+
+  Bytes call(const Peer& peer, Bytes request, Deadline deadline) override {
+    return backend(peer).call(peer, std::move(request), deadline);
+  }
+
+  std::unique_ptr<MemoryRegion> expose(void* data, std::size_t bytes) override {
+    Endpoint* ucx = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      ucx = ucx_.get();
+    }
+    return std::make_unique<DualRegion>(local_->expose(data, bytes), ucx ? ucx->expose(data, bytes) : nullptr);
+  }
+
+  void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
+            Deadline deadline) override {
+    backend(peer).read(peer, key, ops, deadline);
+  }
+
+ private:
+  Endpoint& backend(const Peer& peer) {
+    if (std::strcmp(peer->transport(), "ucx") == 0) {
+      std::lock_guard lock(mutex_);
+      if (!ucx_) fail(Code::InvalidArgument, "a UCX peer on an endpoint without UCX");
+      return *ucx_;
+    }
+    return *local_;
+  }
+
+  // The UCX part, started on first use, listening where `peer` can reach it.
+  Endpoint& ucx_for(const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    if (!ucx_) {
+      EndpointOptions o = options_;
+      if (o.listen.empty()) o.listen = source_address_for(peer);
+      ucx_ = make_ucx_endpoint(o.listen, o.max_request_bytes);
+      if (handler_) ucx_->serve(handler_, on_disconnect_);
+    }
+    return *ucx_;
+  }
+
+  const EndpointOptions options_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<Endpoint> local_;
+  std::unique_ptr<Endpoint> ucx_;
+  RequestHandler handler_;
+  DisconnectHandler on_disconnect_;
+};
+
+}  // namespace
+
+std::unique_ptr<Endpoint> make_endpoint(const std::string& transport, const EndpointOptions& options) {
+  EndpointOptions o = options;
+  if (o.max_request_bytes == 0) o.max_request_bytes = kDefaultMaxRequestBytes;
+  if (transport.rfind("inproc://", 0) == 0) return make_inproc_endpoint(transport.substr(std::strlen("inproc://")));
+  if (transport == "local") return std::make_unique<DualEndpoint>(o, false);
+  if (transport == "ucx") return std::make_unique<DualEndpoint>(o, true);
+  fail(Code::InvalidArgument, "transport '", transport, "' is unknown; expected local, ucx or inproc://NAME");
+}
+
+}  // namespace cove::net

@@ -1,0 +1,940 @@
+// The local transport: processes on one host, over Unix-domain stream
+// sockets in the abstract namespace ("local:@NAME"; NAME is random, so
+// nobody can plant a listener in advance, and it vanishes with its process).
+//
+// Every endpoint listens, so that readers can connect to a writer's
+// endpoint for its put_local memory; one I/O thread per endpoint serves the
+// connections it accepted (epoll; it sleeps when nothing arrives). A caller
+// drives its own outgoing connection: it sends its request and reads the
+// reply itself, with no hand-off to another thread (when several threads
+// call on one connection, one reads for all: leader and followers).
+//
+// Frames on a connection: a 16-byte header (kind, payload length, call id)
+// and the payload. Requests and replies carry Cove messages; ReadRequest /
+// ReadReply move bytes of exposed memory when the kernel does not let the
+// reader copy them itself.
+//
+// Memory: the bytes of a peer's exposed region are read with
+// process_vm_readv from the process the kernel bound to the connection
+// (SO_PEERCRED and SO_PEERPIDFD), never from a pid a key names: a key
+// naming another process is refused. Without that right (another user, no
+// pidfd, COVE_CMA=0) the reader asks the exposer, which checks region,
+// window and length against its own table before it copies anything.
+//
+// Sizes: a request's payload is refused (the connection closed) when it
+// exceeds the endpoint's maximum, before anything is allocated for it.
+#include "net/transport.hpp"
+
+#include "common/auth.hpp"
+#include "common/log.hpp"
+#include "core/fail.hpp"
+#include "net/memory_key.hpp"
+#include "net/process_memory.hpp"
+#include "net/protocol.hpp"
+
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+
+namespace cove::net {
+
+
+using detail::fail;
+
+namespace {
+
+constexpr const char* kScheme = "local:@";
+
+enum class Kind : std::uint32_t { Request = 1, Reply = 2, ReadRequest = 3, ReadReply = 4, ReadFailed = 5 };
+
+struct FrameHeader {
+  std::uint32_t kind = 0;
+  std::uint32_t length = 0;
+  std::uint64_t id = 0;
+};
+static_assert(sizeof(FrameHeader) == 16);
+
+// A read another endpoint asks this one to serve: a window of an exposed
+// region (as its key gave it) and the parts wanted, offsets from the window.
+struct ReadAsk {
+  KeyHeader key;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> parts;  // offset, bytes
+};
+constexpr std::size_t kMaxReadBytes = std::size_t{16} << 20;  // per ReadRequest
+constexpr std::size_t kMaxReadParts = 4096;
+// How long the rest of a frame may take once its first bytes arrived.
+constexpr auto kFrameRest = std::chrono::seconds(30);
+// Bytes queued for a peer that does not read before it is dropped.
+constexpr std::size_t kMaxQueued = std::size_t{256} << 20;
+
+sockaddr_un abstract_address(const std::string& name, socklen_t& len) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  if (name.size() + 1 > sizeof a.sun_path) fail(Code::InvalidArgument, "local socket name '", name, "' is too long");
+  a.sun_path[0] = '\0';
+  std::memcpy(a.sun_path + 1, name.data(), name.size());
+  len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  return a;
+}
+
+// "local:@NAME" -> NAME. Names are [A-Za-z0-9._-]{1,100}.
+std::string parse_local_address(const std::string& address) {
+  if (address.rfind(kScheme, 0) != 0)
+    fail(Code::InvalidArgument, "address '", address.substr(0, 64), "' is not a local address (local:@NAME)");
+  const std::string name = address.substr(std::strlen(kScheme));
+  if (name.empty() || name.size() > 100)
+    fail(Code::InvalidArgument, "local address '", address.substr(0, 64), "' has a name of ", name.size(),
+         " characters (1..100)");
+  for (const char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      fail(Code::InvalidArgument, "local address '", address.substr(0, 64), "' has a bad character");
+  return name;
+}
+
+int remaining_ms(Deadline deadline) {
+  if (deadline == kNoDeadline) return -1;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<std::int64_t>(left, 0, 1 << 30));
+}
+
+Bytes encode_read_ask(const KeyHeader& key, std::span<const RemoteOp> ops) {
+  WireWriter w(0, 0);
+  w.u64(key.address).u64(key.length).u64(key.region).u64(key.pid).u32(static_cast<std::uint32_t>(ops.size()));
+  for (const auto& op : ops) w.u64(op.offset).u64(op.bytes);
+  return std::move(w).finish();
+}
+
+ReadAsk decode_read_ask(std::span<const std::byte> payload) {
+  read_header(payload);
+  WireReader r(payload);
+  ReadAsk a;
+  a.key.address = r.u64();
+  a.key.length = r.u64();
+  a.key.region = r.u64();
+  a.key.pid = r.u64();
+  a.parts.resize(r.count("read parts", 16, kMaxReadParts));
+  for (auto& [offset, bytes] : a.parts) {
+    offset = r.u64();
+    bytes = r.u64();
+  }
+  r.expect_end();
+  return a;
+}
+
+// ---- one connection ----
+
+struct Conn {
+  Conn(int f, bool out, std::string addr) : fd(f), outgoing(out), address(std::move(addr)) {}
+  ~Conn() { ::close(fd); }
+
+  const int fd;
+  const bool outgoing;     // we connected (callers read replies), or we accepted (the I/O thread reads)
+  const std::string address;  // the peer's, for outgoing connections
+  PeerProcess process;     // as the kernel names it
+  std::weak_ptr<PeerHandle> peer;
+
+  // Sending, from any thread.
+  std::mutex send_mutex;
+  std::deque<Bytes> queued;  // accepted connections: what the socket did not take yet
+  std::size_t queued_offset = 0, queued_bytes = 0;
+
+  // Replies awaited, by call id: calls (outgoing) and reads served by the peer.
+  struct Awaited {
+    bool done = false;
+    Kind kind = Kind::Reply;
+    Bytes payload;
+  };
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::map<std::uint64_t, Awaited> awaited;
+  bool leader = false;  // a caller is reading the socket (outgoing)
+  std::map<std::uint64_t, std::size_t> expected_reads;  // reads awaited: the bytes each may bring
+  bool broken = false;
+  std::string why;
+
+  // Receiving (accepted connections: the I/O thread only).
+  FrameHeader in_header{};
+  std::size_t in_header_got = 0;
+  Bytes in_payload;
+  std::size_t in_payload_got = 0;
+
+  void fail_all(const std::string& reason) {
+    std::lock_guard lock(mutex);
+    if (broken) return;
+    broken = true;
+    why = reason;
+    cv.notify_all();
+  }
+};
+
+struct LocalPeer final : PeerHandle {
+  explicit LocalPeer(std::shared_ptr<Conn> c) : conn(std::move(c)) {}
+  std::string address() const override { return conn->address; }
+  const char* transport() const override { return "local"; }
+  std::shared_ptr<Conn> conn;
+};
+
+// ---- the exposed regions ----
+
+struct Table {
+  struct Entry {
+    std::byte* base;
+    std::uint64_t length;
+  };
+  std::shared_mutex mutex;
+  std::map<std::uint64_t, Entry> regions;
+  std::uint64_t next = 1;
+};
+
+class LocalRegion final : public MemoryRegion {
+ public:
+  LocalRegion(std::shared_ptr<Table> table, void* data, std::size_t n) : table_(std::move(table)) {
+    std::unique_lock lock(table_->mutex);
+    key_.region = table_->next++;
+    key_.address = reinterpret_cast<std::uint64_t>(data);
+    key_.length = n;
+    key_.pid = static_cast<std::uint64_t>(::getpid());
+    table_->regions[key_.region] = {static_cast<std::byte*>(data), n};
+    bytes_ = make_key(key_);
+  }
+  ~LocalRegion() override {
+    std::unique_lock lock(table_->mutex);
+    table_->regions.erase(key_.region);
+  }
+  std::span<const std::byte> key() const override { return bytes_; }
+  std::size_t size() const override { return key_.length; }
+  Bytes window_key(std::size_t offset, std::size_t length) const override {
+    if (offset > key_.length || length > key_.length - offset)
+      fail(Code::InvalidArgument, "window [", offset, ", +", length, ") is outside the ", key_.length, "-byte region");
+    KeyHeader k = key_;
+    k.address += offset;
+    k.length = length;
+    return make_key(k);
+  }
+
+ private:
+  std::shared_ptr<Table> table_;
+  KeyHeader key_;
+  Bytes bytes_;
+};
+
+class LocalEndpoint final : public Endpoint {
+ public:
+  explicit LocalEndpoint(std::size_t max_request_bytes);
+  ~LocalEndpoint() override;
+
+  std::string address() const override;
+  void serve(RequestHandler handler, DisconnectHandler on_disconnect) override;
+  Peer connect(const std::string& address, Deadline deadline) override;
+  Bytes call(const Peer& peer, Bytes request, Deadline deadline) override;
+  std::unique_ptr<MemoryRegion> expose(void* data, std::size_t bytes) override;
+  void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
+            Deadline deadline) override;
+
+  void queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payload);
+
+ private:
+  static Conn& conn_of(const Peer& peer);
+  void send_frame(Conn& c, Kind kind, std::uint64_t id, std::span<const std::byte> payload, Deadline deadline);
+  void flush_queued(Conn& c);
+  Conn::Awaited await(Conn& c, std::uint64_t id, Deadline deadline);
+  void read_one(Conn& c, Deadline deadline);
+  void deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload);
+  void read_through(Conn& c, const KeyHeader& k, std::span<const RemoteOp> ops, Deadline deadline);
+  void serve_read(Conn& c, std::uint64_t id, std::span<const std::byte> payload);
+  void run_io();
+  void accept_all();
+  void receive(const std::shared_ptr<Conn>& conn);
+  void handle_frame(const std::shared_ptr<Conn>& conn, const FrameHeader& h, Bytes payload);
+  void close_accepted(const std::shared_ptr<Conn>& conn, const std::string& why);
+
+  const std::string name_;
+  const std::size_t max_request_bytes_;
+  std::shared_ptr<Table> table_;
+  int listen_fd_ = -1, epoll_fd_ = -1, wake_fd_ = -1;
+  std::atomic<std::uint64_t> next_id_{1};
+  std::mutex mutex_;
+  bool stopping_ = false;
+  RequestHandler handler_;
+  DisconnectHandler on_disconnect_;
+  std::map<Conn*, std::shared_ptr<Conn>> accepted_;
+  std::map<Conn*, Peer> peers_;  // the peer handle each accepted connection was given
+  std::thread io_;
+};
+
+class LocalRequest final : public Request {
+ public:
+  LocalRequest(LocalEndpoint* ep, std::shared_ptr<Conn> conn, Peer peer, std::uint64_t id, Bytes m)
+      : ep_(ep), conn_(std::move(conn)), peer_(std::move(peer)), id_(id), message_(std::move(m)) {}
+  std::span<const std::byte> message() const override { return message_; }
+  const Peer& peer() const override { return peer_; }
+  void reply(Bytes message) override { ep_->queue_frame(*conn_, Kind::Reply, id_, std::move(message)); }
+
+ private:
+  LocalEndpoint* ep_;
+  std::shared_ptr<Conn> conn_;
+  Peer peer_;
+  std::uint64_t id_;
+  Bytes message_;
+};
+
+// ---- the endpoint ----
+
+LocalEndpoint::LocalEndpoint(std::size_t max_request_bytes)
+    : name_("cove-" + common::random_hex(16)), max_request_bytes_(max_request_bytes), table_(std::make_shared<Table>()) {
+  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) fail(Code::Unavailable, "cannot make a Unix socket: ", std::strerror(errno));
+  socklen_t len = 0;
+  const sockaddr_un a = abstract_address(name_, len);
+  if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&a), len) != 0 || ::listen(listen_fd_, 512) != 0) {
+    const int e = errno;
+    ::close(listen_fd_);
+    fail(Code::Unavailable, "cannot listen on local:@", name_, ": ", std::strerror(e));
+  }
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = nullptr;  // the listening socket
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+  ev.data.ptr = &wake_fd_;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  io_ = std::thread([this] { run_io(); });
+}
+
+LocalEndpoint::~LocalEndpoint() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  io_.join();
+  std::map<Conn*, std::shared_ptr<Conn>> conns;
+  {
+    std::lock_guard lock(mutex_);
+    conns.swap(accepted_);
+  }
+  for (auto& [p, c] : conns) {
+    ::shutdown(c->fd, SHUT_RDWR);
+    c->fail_all("the endpoint is closing");
+  }
+  ::close(listen_fd_);
+  ::close(epoll_fd_);
+  ::close(wake_fd_);
+}
+
+std::string LocalEndpoint::address() const { return kScheme + name_; }
+
+void LocalEndpoint::serve(RequestHandler handler, DisconnectHandler on_disconnect) {
+  std::lock_guard lock(mutex_);
+  if (handler_) fail(Code::InvalidArgument, "endpoint ", address(), " is already serving");
+  handler_ = std::move(handler);
+  on_disconnect_ = std::move(on_disconnect);
+}
+
+Peer LocalEndpoint::connect(const std::string& address, Deadline deadline) {
+  const std::string name = parse_local_address(address);
+  socklen_t len = 0;
+  const sockaddr_un a = abstract_address(name, len);
+  for (;;) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) fail(Code::Unavailable, "cannot make a Unix socket: ", std::strerror(errno));
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), len) == 0) {
+      auto conn = std::make_shared<Conn>(fd, true, address);
+      conn->process = PeerProcess::of_socket(fd);
+      auto peer = std::make_shared<LocalPeer>(conn);
+      conn->peer = peer;
+      return peer;
+    }
+    const int e = errno;
+    ::close(fd);
+    // Nobody there (yet), or its backlog is full: try again until the deadline.
+    if (e != ECONNREFUSED && e != ENOENT && e != EAGAIN)
+      fail(Code::Unavailable, "cannot connect to ", address.substr(0, 64), ": ", std::strerror(e));
+    if (Clock::now() >= deadline)
+      fail(Code::Unavailable, "no endpoint answers at ", address.substr(0, 64), " (", std::strerror(e), ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+std::unique_ptr<MemoryRegion> LocalEndpoint::expose(void* data, std::size_t bytes) {
+  return std::make_unique<LocalRegion>(table_, data, bytes);
+}
+
+Conn& LocalEndpoint::conn_of(const Peer& peer) {
+  auto* p = dynamic_cast<LocalPeer*>(peer.get());
+  if (!p) fail(Code::InvalidArgument, "peer does not belong to the local transport");
+  return *p->conn;
+}
+
+// ---- sending ----
+
+namespace {
+
+// Sends what it can of [header, payload] from `offset`; returns the bytes
+// taken, or -1 with errno.
+ssize_t send_some(int fd, const FrameHeader& h, std::span<const std::byte> payload, std::size_t offset) {
+  iovec iov[2];
+  int n = 0;
+  if (offset < sizeof h) {
+    iov[n++] = {const_cast<char*>(reinterpret_cast<const char*>(&h)) + offset, sizeof h - offset};
+    if (!payload.empty()) iov[n++] = {const_cast<std::byte*>(payload.data()), payload.size()};
+  } else {
+    const std::size_t at = offset - sizeof h;
+    iov[n++] = {const_cast<std::byte*>(payload.data()) + at, payload.size() - at};
+  }
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = static_cast<std::size_t>(n);
+  return ::sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+Bytes frame_bytes(Kind kind, std::uint64_t id, std::span<const std::byte> payload) {
+  FrameHeader h{static_cast<std::uint32_t>(kind), static_cast<std::uint32_t>(payload.size()), id};
+  Bytes out(sizeof h + payload.size());
+  std::memcpy(out.data(), &h, sizeof h);
+  if (!payload.empty()) std::memcpy(out.data() + sizeof h, payload.data(), payload.size());
+  return out;
+}
+
+}  // namespace
+
+// Outgoing connections: the caller waits until the socket takes the frame.
+void LocalEndpoint::send_frame(Conn& c, Kind kind, std::uint64_t id, std::span<const std::byte> payload,
+                               Deadline deadline) {
+  if (payload.size() > UINT32_MAX) fail(Code::InvalidArgument, "a message of ", payload.size(), " bytes is too large");
+  const FrameHeader h{static_cast<std::uint32_t>(kind), static_cast<std::uint32_t>(payload.size()), id};
+  const std::size_t total = sizeof h + payload.size();
+  std::lock_guard lock(c.send_mutex);
+  std::size_t sent = 0;
+  while (sent < total) {
+    const ssize_t n = send_some(c.fd, h, payload, sent);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // Once a frame has started it must be finished, or the stream is lost.
+      const Deadline until = sent == 0 ? deadline : std::max(deadline, Clock::now() + kFrameRest);
+      pollfd p{c.fd, POLLOUT, 0};
+      const int r = ::poll(&p, 1, remaining_ms(until));
+      if (r == 0) {
+        if (sent == 0) fail(Code::Timeout, "no room to send to ", c.address.substr(0, 64), " before the deadline");
+        c.fail_all("a peer stopped reading");
+        ::shutdown(c.fd, SHUT_RDWR);
+        fail(Code::Unavailable, "peer ", c.address.substr(0, 64), " stopped reading");
+      }
+      continue;
+    }
+    c.fail_all(std::string("sending failed: ") + std::strerror(errno));
+    fail(Code::Unavailable, "peer ", c.address.substr(0, 64), " went away (", std::strerror(errno), ")");
+  }
+}
+
+// Accepted connections: never blocks; what the socket does not take waits
+// for the I/O thread.
+void LocalEndpoint::queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payload) {
+  std::lock_guard lock(c.send_mutex);
+  if (c.outgoing) {
+    // A read served by a caller on its own connection: it is the only sender.
+    const FrameHeader h{static_cast<std::uint32_t>(kind), static_cast<std::uint32_t>(payload.size()), id};
+    std::size_t sent = 0;
+    const std::size_t total = sizeof h + payload.size();
+    while (sent < total) {
+      const ssize_t n = send_some(c.fd, h, payload, sent);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+        pollfd p{c.fd, POLLOUT, 0};
+        if (::poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kFrameRest).count())) <= 0) return;
+        continue;
+      }
+      return;
+    }
+    return;
+  }
+  if (c.queued.empty()) {
+    const FrameHeader h{static_cast<std::uint32_t>(kind), static_cast<std::uint32_t>(payload.size()), id};
+    std::size_t sent = 0;
+    for (;;) {
+      const ssize_t n = send_some(c.fd, h, payload, sent);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+        if (sent == sizeof h + payload.size()) return;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      return;  // the peer is gone: the I/O thread will notice
+    }
+    c.queued.push_back(frame_bytes(kind, id, payload));
+    c.queued_offset = sent;
+  } else {
+    c.queued.push_back(frame_bytes(kind, id, payload));
+  }
+  c.queued_bytes += sizeof(FrameHeader) + payload.size();
+  if (c.queued_bytes > kMaxQueued) {
+    log::warn("a peer of {} does not read its replies; its connection is closed", address());
+    ::shutdown(c.fd, SHUT_RDWR);
+    return;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLOUT;
+  ev.data.ptr = &c;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+}
+
+void LocalEndpoint::flush_queued(Conn& c) {
+  std::lock_guard lock(c.send_mutex);
+  while (!c.queued.empty()) {
+    Bytes& front = c.queued.front();
+    const ssize_t n =
+        ::send(c.fd, front.data() + c.queued_offset, front.size() - c.queued_offset, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) return;
+      c.queued.clear();
+      return;
+    }
+    c.queued_offset += static_cast<std::size_t>(n);
+    if (c.queued_offset == front.size()) {
+      c.queued_bytes -= front.size();
+      c.queued.pop_front();
+      c.queued_offset = 0;
+    }
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = &c;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+}
+
+// ---- receiving on outgoing connections: the callers themselves ----
+
+namespace {
+
+// Reads exactly n bytes; waits for the first until `deadline` (false when
+// it passes with nothing read), for the rest up to kFrameRest.
+bool read_exact(int fd, void* out, std::size_t n, Deadline deadline) {
+  auto* p = static_cast<char*>(out);
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::recv(fd, p + got, n - got, MSG_DONTWAIT);
+    if (r > 0) {
+      got += static_cast<std::size_t>(r);
+      continue;
+    }
+    if (r == 0) fail(Code::Unavailable, "the peer closed the connection");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) fail(Code::Unavailable, "receiving failed: ", std::strerror(errno));
+    const Deadline until = got == 0 ? deadline : Clock::now() + kFrameRest;
+    pollfd pf{fd, POLLIN, 0};
+    const int ready = ::poll(&pf, 1, remaining_ms(until));
+    if (ready == 0) {
+      if (got == 0) return false;
+      fail(Code::Unavailable, "the peer stopped in the middle of a message");
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// The calling thread reads frames until the one awaited as `id` is there.
+Conn::Awaited LocalEndpoint::await(Conn& c, std::uint64_t id, Deadline deadline) {
+  std::unique_lock lock(c.mutex);
+  for (;;) {
+    auto it = c.awaited.find(id);
+    if (it->second.done) {
+      Conn::Awaited a = std::move(it->second);
+      c.awaited.erase(it);
+      return a;
+    }
+    if (c.broken) {
+      c.awaited.erase(it);
+      fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
+    }
+    if (Clock::now() >= deadline) {
+      c.awaited.erase(it);
+      fail(Code::Timeout, "no answer from ", c.address.substr(0, 64), " before the deadline");
+    }
+    if (!c.outgoing || c.leader) {
+      // Another thread reads (the I/O thread, or the leading caller).
+      if (deadline == kNoDeadline)
+        c.cv.wait(lock);
+      else
+        c.cv.wait_until(lock, deadline);
+      continue;
+    }
+    c.leader = true;
+    lock.unlock();
+    try {
+      read_one(c, deadline);
+    } catch (const Error& e) {
+      c.fail_all(detail::message_of(e));
+    }
+    lock.lock();
+    c.leader = false;
+    c.cv.notify_all();  // a follower may lead now, or find its answer
+  }
+}
+
+// Reads one frame from an outgoing connection (the leader, without the lock).
+void LocalEndpoint::read_one(Conn& c, Deadline deadline) {
+  FrameHeader h;
+  if (!read_exact(c.fd, &h, sizeof h, deadline)) return;
+  const auto kind = static_cast<Kind>(h.kind);
+  if (kind == Kind::Request) fail(Code::Protocol, "a request arrived on a connection this endpoint made");
+  std::size_t limit = kMaxReplyBytes;
+  if (kind == Kind::ReadRequest) limit = 64 << 10;
+  if (kind == Kind::ReadReply) {
+    std::lock_guard lock(c.mutex);
+    auto it = c.expected_reads.find(h.id);
+    limit = it == c.expected_reads.end() ? 0 : it->second;
+  }
+  if (h.length > limit) fail(Code::Protocol, "a frame of ", h.length, " bytes exceeds the limit of ", limit);
+  Bytes payload(h.length);
+  if (h.length) read_exact(c.fd, payload.data(), h.length, Clock::now() + kFrameRest);
+  if (kind == Kind::ReadRequest) {
+    serve_read(c, h.id, payload);
+    return;
+  }
+  deliver_answer(c, kind, h.id, std::move(payload));
+}
+
+void LocalEndpoint::deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload) {
+  std::lock_guard lock(c.mutex);
+  auto it = c.awaited.find(id);
+  if (it == c.awaited.end()) return;  // its caller gave up
+  it->second.done = true;
+  it->second.kind = kind;
+  it->second.payload = std::move(payload);
+  c.cv.notify_all();
+}
+
+Bytes LocalEndpoint::call(const Peer& peer, Bytes request, Deadline deadline) {
+  Conn& c = conn_of(peer);
+  if (!c.outgoing) fail(Code::InvalidArgument, "call on a connection this endpoint accepted");
+  const std::uint64_t id = next_id_++;
+  {
+    std::lock_guard lock(c.mutex);
+    if (c.broken) fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
+    c.awaited[id];
+  }
+  try {
+    send_frame(c, Kind::Request, id, request, deadline);
+  } catch (...) {
+    std::lock_guard lock(c.mutex);
+    c.awaited.erase(id);
+    throw;
+  }
+  Conn::Awaited a = await(c, id, deadline);
+  if (a.kind != Kind::Reply) fail(Code::Protocol, "a request was answered by a frame of kind ", int(a.kind));
+  return std::move(a.payload);
+}
+
+// ---- one-sided reads ----
+
+void LocalEndpoint::read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
+                         Deadline deadline) {
+  Conn& c = conn_of(peer);
+  const KeyHeader k = read_key_header(key);
+  check_ops(k, ops);
+  if (k.pid != static_cast<std::uint64_t>(c.process.pid()))
+    fail(Code::PermissionDenied, "a memory key names pid ", k.pid, " but this connection belongs to pid ",
+         c.process.pid(), ": only the connection's own process's memory is read");
+  if (c.process.read(k.address, ops)) return;
+  // The kernel does not let us copy: the peer sends the bytes, in pieces of
+  // at most kMaxReadBytes.
+  std::size_t at = 0;
+  while (at < ops.size()) {
+    std::size_t end = at, bytes = 0;
+    while (end < ops.size() && end - at < kMaxReadParts && bytes + ops[end].bytes <= kMaxReadBytes) bytes += ops[end++].bytes;
+    if (end == at) {  // one op larger than a piece: cut it
+      const RemoteOp& op = ops[at];
+      for (std::size_t off = 0; off < op.bytes; off += kMaxReadBytes) {
+        const RemoteOp part{op.offset + off, static_cast<std::byte*>(op.local) + off, std::min(kMaxReadBytes, op.bytes - off)};
+        read_through(c, k, {&part, 1}, deadline);
+      }
+      ++at;
+      continue;
+    }
+    read_through(c, k, ops.subspan(at, end - at), deadline);
+    at = end;
+  }
+}
+
+void LocalEndpoint::read_through(Conn& c, const KeyHeader& k, std::span<const RemoteOp> ops, Deadline deadline) {
+  std::size_t total = 0;
+  for (const auto& op : ops) total += op.bytes;
+  const std::uint64_t id = next_id_++;
+  {
+    std::lock_guard lock(c.mutex);
+    if (c.broken) fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
+    c.awaited[id];
+    c.expected_reads[id] = total;
+  }
+  const Bytes ask = encode_read_ask(k, ops);
+  try {
+    if (c.outgoing)
+      send_frame(c, Kind::ReadRequest, id, ask, deadline);
+    else
+      queue_frame(c, Kind::ReadRequest, id, ask);
+  } catch (...) {
+    std::lock_guard lock(c.mutex);
+    c.awaited.erase(id);
+    c.expected_reads.erase(id);
+    throw;
+  }
+  Conn::Awaited a;
+  try {
+    a = await(c, id, deadline);
+  } catch (...) {
+    std::lock_guard lock(c.mutex);
+    c.expected_reads.erase(id);
+    throw;
+  }
+  {
+    std::lock_guard lock(c.mutex);
+    c.expected_reads.erase(id);
+  }
+  if (a.kind == Kind::ReadFailed) {
+    WireReader r(a.payload);
+    const auto code = static_cast<Code>(r.u32());
+    fail(code, r.str());
+  }
+  if (a.kind != Kind::ReadReply || a.payload.size() != total)
+    fail(Code::Protocol, "a read of ", total, " bytes was answered with ", a.payload.size());
+  std::size_t at = 0;
+  for (const auto& op : ops) {
+    std::memcpy(op.local, a.payload.data() + at, op.bytes);
+    at += op.bytes;
+  }
+}
+
+// A peer asks for bytes of a region this endpoint exposed: checked against
+// the table, copied while the region cannot be withdrawn.
+void LocalEndpoint::serve_read(Conn& c, std::uint64_t id, std::span<const std::byte> payload) {
+  Bytes out;
+  try {
+    const ReadAsk ask = decode_read_ask(payload);
+    std::size_t total = 0;
+    for (const auto& [offset, bytes] : ask.parts) {
+      if (offset > ask.key.length || bytes > ask.key.length - offset)
+        fail(Code::InvalidArgument, "read of [", offset, ", +", bytes, ") outside its ", ask.key.length, "-byte window");
+      total += bytes;
+    }
+    if (total > kMaxReadBytes) fail(Code::InvalidArgument, "a read of ", total, " bytes at once is too large");
+    std::shared_lock lock(table_->mutex);
+    auto it = table_->regions.find(ask.key.region);
+    if (it == table_->regions.end()) fail(Code::NotFound, "memory region ", ask.key.region, " has been withdrawn");
+    const auto base = reinterpret_cast<std::uint64_t>(it->second.base);
+    if (ask.key.address < base || ask.key.address - base > it->second.length ||
+        ask.key.length > it->second.length - (ask.key.address - base))
+      fail(Code::InvalidArgument, "memory key window lies outside region ", ask.key.region);
+    out.resize(total);
+    std::size_t at = 0;
+    for (const auto& [offset, bytes] : ask.parts) {
+      std::memcpy(out.data() + at, reinterpret_cast<const std::byte*>(ask.key.address + offset), bytes);
+      at += bytes;
+    }
+  } catch (const Error& e) {
+    WireWriter w(0, 0);
+    w.u32(static_cast<std::uint32_t>(e.code())).str(detail::message_of(e));
+    queue_frame(c, Kind::ReadFailed, id, std::move(w).finish());
+    return;
+  }
+  queue_frame(c, Kind::ReadReply, id, std::move(out));
+}
+
+// ---- the I/O thread: accepted connections ----
+
+void LocalEndpoint::run_io() {
+  epoll_event events[64];
+  for (;;) {
+    const int n = ::epoll_wait(epoll_fd_, events, 64, -1);
+    if (n < 0 && errno == EINTR) continue;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    for (int i = 0; i < n; ++i) {
+      void* tag = events[i].data.ptr;
+      if (tag == nullptr) {
+        accept_all();
+      } else if (tag == &wake_fd_) {
+        std::uint64_t v;
+        [[maybe_unused]] auto r = ::read(wake_fd_, &v, sizeof v);
+      } else {
+        auto* c = static_cast<Conn*>(tag);
+        std::shared_ptr<Conn> conn;
+        {
+          std::lock_guard lock(mutex_);
+          auto it = accepted_.find(c);
+          if (it == accepted_.end()) continue;
+          conn = it->second;
+        }
+        if (events[i].events & EPOLLOUT) flush_queued(*conn);
+        if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) receive(conn);
+      }
+    }
+  }
+}
+
+void LocalEndpoint::accept_all() {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) log::warn("{}: accepting a connection failed: {}", address(), std::strerror(errno));
+      return;
+    }
+    auto conn = std::make_shared<Conn>(fd, false, std::string());
+    conn->process = PeerProcess::of_socket(fd);
+    auto peer = std::make_shared<LocalPeer>(conn);
+    conn->peer = peer;
+    {
+      std::lock_guard lock(mutex_);
+      accepted_[conn.get()] = conn;
+      peers_[conn.get()] = peer;
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = conn.get();
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+  }
+}
+
+// Reads what arrived on an accepted connection and handles each whole frame.
+void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
+  Conn& c = *conn;
+  try {
+    for (;;) {
+      if (c.in_header_got < sizeof c.in_header) {
+        const ssize_t r = ::recv(c.fd, reinterpret_cast<char*>(&c.in_header) + c.in_header_got,
+                                 sizeof c.in_header - c.in_header_got, MSG_DONTWAIT);
+        if (r == 0) fail(Code::Unavailable, "closed");
+        if (r < 0) {
+          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+          fail(Code::Unavailable, std::strerror(errno));
+        }
+        c.in_header_got += static_cast<std::size_t>(r);
+        if (c.in_header_got < sizeof c.in_header) continue;
+        const auto kind = static_cast<Kind>(c.in_header.kind);
+        // The size is checked before anything is allocated for it.
+        std::size_t limit = 0;
+        switch (kind) {
+          case Kind::Request: limit = max_request_bytes_; break;
+          case Kind::ReadRequest: limit = 64 << 10; break;
+          case Kind::ReadReply: {
+            std::lock_guard lock(c.mutex);
+            auto it = c.expected_reads.find(c.in_header.id);
+            limit = it == c.expected_reads.end() ? 0 : it->second;
+            break;
+          }
+          case Kind::ReadFailed: limit = kMaxStringBytes + 64; break;
+          default: fail(Code::Protocol, "a frame of unknown kind ", c.in_header.kind);
+        }
+        if (c.in_header.length > limit)
+          fail(Code::Protocol, "a frame announces ", c.in_header.length, " bytes; at most ", limit, " are accepted");
+        c.in_payload.assign(c.in_header.length, std::byte{0});
+        c.in_payload_got = 0;
+      }
+      if (c.in_payload_got < c.in_payload.size()) {
+        const ssize_t r = ::recv(c.fd, c.in_payload.data() + c.in_payload_got, c.in_payload.size() - c.in_payload_got,
+                                 MSG_DONTWAIT);
+        if (r == 0) fail(Code::Unavailable, "closed");
+        if (r < 0) {
+          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+          fail(Code::Unavailable, std::strerror(errno));
+        }
+        c.in_payload_got += static_cast<std::size_t>(r);
+        if (c.in_payload_got < c.in_payload.size()) continue;
+      }
+      // A whole frame.
+      const FrameHeader h = c.in_header;
+      Bytes payload = std::move(c.in_payload);
+      c.in_header_got = 0;
+      c.in_payload.clear();
+      c.in_payload_got = 0;
+      handle_frame(conn, h, std::move(payload));
+    }
+  } catch (const Error& e) {
+    close_accepted(conn, detail::message_of(e));
+  }
+}
+
+void LocalEndpoint::handle_frame(const std::shared_ptr<Conn>& conn, const FrameHeader& h, Bytes payload) {
+  switch (static_cast<Kind>(h.kind)) {
+    case Kind::Request: {
+      RequestHandler handler;
+      Peer peer;
+      {
+        std::lock_guard lock(mutex_);
+        handler = handler_;
+        auto it = peers_.find(conn.get());
+        if (it != peers_.end()) peer = it->second;
+      }
+      if (!peer) return;
+      auto request = std::make_shared<LocalRequest>(this, conn, peer, h.id, std::move(payload));
+      if (!handler) {
+        request->reply(error_reply(0, 0, Code::Unsupported, "this endpoint serves no requests"));
+        return;
+      }
+      handler(std::move(request));
+      return;
+    }
+    case Kind::ReadRequest:
+      serve_read(*conn, h.id, payload);
+      return;
+    case Kind::ReadReply:
+    case Kind::ReadFailed:
+      deliver_answer(*conn, static_cast<Kind>(h.kind), h.id, std::move(payload));
+      return;
+    default:
+      fail(Code::Protocol, "unexpected frame kind ", h.kind);
+  }
+}
+
+void LocalEndpoint::close_accepted(const std::shared_ptr<Conn>& conn, const std::string& why) {
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn->fd, nullptr);
+  ::shutdown(conn->fd, SHUT_RDWR);
+  conn->fail_all(why);
+  Peer peer;
+  DisconnectHandler notify;
+  {
+    std::lock_guard lock(mutex_);
+    accepted_.erase(conn.get());
+    auto it = peers_.find(conn.get());
+    if (it != peers_.end()) {
+      peer = it->second;
+      peers_.erase(it);
+    }
+    notify = on_disconnect_;
+  }
+  if (why != "closed") log::debug("{}: a connection closed: {}", address(), why);
+  if (notify && peer) notify(peer);
+}
+
+}  // namespace
+
+std::unique_ptr<Endpoint> make_local_endpoint(std::size_t max_request_bytes) {
+  return std::make_unique<LocalEndpoint>(max_request_bytes);
+}
+
+}  // namespace cove::net
