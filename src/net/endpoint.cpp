@@ -149,6 +149,10 @@ class DualEndpoint final : public Endpoint {
             Deadline deadline) override {
     backend(peer).read(peer, key, ops, deadline);
   }
+  void write(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
+             Deadline deadline) override {
+    backend(peer).write(peer, key, ops, deadline);
+  }
 
  private:
   Endpoint& backend(const Peer& peer) {

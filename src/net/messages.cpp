@@ -133,6 +133,28 @@ PutRequest PutRequest::decode(WireReader& in) {
   return m;
 }
 
+void PutGrantRequest::encode(WireWriter& out) const {
+  piece.encode(out);
+  out.u8(encode_reorg(reorg));
+}
+PutGrantRequest PutGrantRequest::decode(WireReader& in) {
+  PutGrantRequest m;
+  m.piece = PieceHeader::decode(in);
+  m.reorg = decode_reorg(in.u8());
+  return m;
+}
+
+void PutGrantReply::encode(WireWriter& out) const { out.u64(grant).bytes(key); }
+PutGrantReply PutGrantReply::decode(WireReader& in) {
+  PutGrantReply m;
+  m.grant = in.u64();
+  m.key = blob(in);
+  return m;
+}
+
+void PutPublishRequest::encode(WireWriter& out) const { out.u64(grant); }
+PutPublishRequest PutPublishRequest::decode(WireReader& in) { return {in.u64()}; }
+
 void PutLocalRequest::encode(WireWriter& out) const {
   piece.encode(out);
   out.str(owner).bytes(key).u8(encode_reorg(reorg));

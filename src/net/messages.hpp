@@ -99,6 +99,29 @@ struct PutRequest {
   static PutRequest decode(WireReader& in);
   bool operator==(const PutRequest&) const = default;
 };
+// PutGrant: space for a piece, which the writer fills itself (one-sided
+// writes to `key`) and then publishes. The grant is the connection's: it
+// ends with a PutPublish, or when the connection closes.
+struct PutGrantRequest {
+  PieceHeader piece;
+  std::optional<Reorg> reorg;
+  void encode(WireWriter& out) const;
+  static PutGrantRequest decode(WireReader& in);
+  bool operator==(const PutGrantRequest&) const = default;
+};
+struct PutGrantReply {
+  std::uint64_t grant = 0;
+  Bytes key;  // where to write the piece's bytes
+  void encode(WireWriter& out) const;
+  static PutGrantReply decode(WireReader& in);
+  bool operator==(const PutGrantReply&) const = default;
+};
+struct PutPublishRequest {
+  std::uint64_t grant = 0;
+  void encode(WireWriter& out) const;
+  static PutPublishRequest decode(WireReader& in);
+  bool operator==(const PutPublishRequest&) const = default;
+};
 // PutLocal: the bytes stay in the memory of `owner` (the writer's address).
 struct PutLocalRequest {
   PieceHeader piece;
@@ -306,6 +329,8 @@ COVE_MESSAGE(IndexAdd, IndexAddRequest, Empty)
 COVE_MESSAGE(MetaPut, MetaPutRequest, Empty)
 COVE_MESSAGE(MetaGet, MetaGetRequest, MetaGetReply)
 COVE_MESSAGE(Pattern, PatternRequest, Empty)
+COVE_MESSAGE(PutGrant, PutGrantRequest, PutGrantReply)
+COVE_MESSAGE(PutPublish, PutPublishRequest, Empty)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -320,7 +345,7 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(Hello) COVE_VISIT(Join) COVE_VISIT(Define) COVE_VISIT(Put) COVE_VISIT(PutLocal)
     COVE_VISIT(PutInline) COVE_VISIT(Release) COVE_VISIT(Query) COVE_VISIT(Latest) COVE_VISIT(Delete)
     COVE_VISIT(List) COVE_VISIT(Stat) COVE_VISIT(Disconnect) COVE_VISIT(Stop) COVE_VISIT(IndexAdd)
-    COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern)
+    COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern) COVE_VISIT(PutGrant) COVE_VISIT(PutPublish)
 #undef COVE_VISIT
   }
   return false;

@@ -48,6 +48,8 @@ enum class Op : std::uint16_t {
   MetaPut = 16,
   MetaGet = 17,    // waits as Query does
   Pattern = 18,    // a reader's access pattern (SAHR)
+  PutGrant = 19,   // space for a piece the writer will copy in itself (over UCX)
+  PutPublish = 20, // the writer has copied a granted piece: store it
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -64,7 +66,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 18> kOps{{
+inline constexpr std::array<OpInfo, 20> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Client},
     {Op::Define, "define", Sender::Client},
@@ -83,6 +85,8 @@ inline constexpr std::array<OpInfo, 18> kOps{{
     {Op::MetaPut, "meta_put", Sender::Client},
     {Op::MetaGet, "meta_get", Sender::Client},
     {Op::Pattern, "pattern", Sender::Client},
+    {Op::PutGrant, "put_grant", Sender::Client},
+    {Op::PutPublish, "put_publish", Sender::Client},
 }};
 
 // The entry of `type`, or null for a type no Op has.

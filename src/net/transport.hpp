@@ -119,6 +119,15 @@ class Endpoint {
   // `peer` exposed. Blocks until done or `deadline`.
   virtual void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
                     Deadline deadline) = 0;
+  // Writes the ops into memory `peer` exposed (a server's granted space),
+  // and returns when they are in place there. Only transports whose
+  // writers cannot be read by the peer implement it (UCX); the others throw
+  // Unsupported.
+  virtual void write(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
+                     Deadline deadline) {
+    (void)peer, (void)key, (void)ops, (void)deadline;
+    throw Error(Code::Unsupported, "this transport does not write to its peers' memory");
+  }
 };
 
 // Peers an endpoint has connected to, by address: connect once, reuse.

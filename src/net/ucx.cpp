@@ -334,8 +334,24 @@ class UcxEndpoint final : public Endpoint {
     });
   }
 
+  // Reads from memory the peer exposed. Only from peers this endpoint
+  // connected to: a server never acts on a key one of its clients sent
+  // (they write their puts into granted space instead).
   void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
             Deadline deadline) override {
+    if (as_ucx(peer)->incoming)
+      fail(Code::PermissionDenied, "over UCX, memory is read only from peers this endpoint connected to");
+    rma(peer, key, ops, deadline, false);
+  }
+  void write(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
+             Deadline deadline) override {
+    if (as_ucx(peer)->incoming)
+      fail(Code::PermissionDenied, "over UCX, memory is written only to peers this endpoint connected to");
+    rma(peer, key, ops, deadline, true);
+  }
+
+  void rma(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops, Deadline deadline,
+           bool write) {
     auto* p = as_ucx(peer);
     const KeyHeader kh = read_key_header(key);
     check_ops(kh, ops);
@@ -364,8 +380,20 @@ class UcxEndpoint final : public Endpoint {
         param.cb.send = &UcxEndpoint::on_batch_op;
         param.user_data = new std::shared_ptr<Batch>(batch);
         ++batch->outstanding;
-        ucs_status_ptr_t r = ucp_get_nbx(p->ep, op.local, op.bytes, kh.address + op.offset, it->second, &param);
+        const std::uint64_t remote = kh.address + op.offset;
+        ucs_status_ptr_t r = write ? ucp_put_nbx(p->ep, op.local, op.bytes, remote, it->second, &param)
+                                   : ucp_get_nbx(p->ep, op.local, op.bytes, remote, it->second, &param);
         complete_now_if_done(r, param.user_data);
+      }
+      if (write) {
+        // A put completes locally; the flush completes when every put is in
+        // place at the peer, before anything sent after it.
+        ucp_request_param_t param{};
+        param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        param.cb.send = &UcxEndpoint::on_batch_op;
+        param.user_data = new std::shared_ptr<Batch>(batch);
+        ++batch->outstanding;
+        complete_now_if_done(ucp_ep_flush_nbx(p->ep, &param), param.user_data);
       }
       batch->finish_one(UCS_OK);
     });
@@ -374,7 +402,8 @@ class UcxEndpoint final : public Endpoint {
       // return. Failing the peer cancels them.
       run([&] { drop_peer(p->ep, "a read passed its deadline"); });
       done.wait();
-      fail(Code::Timeout, "a read from ", p->address().substr(0, 64), " did not finish before the deadline");
+      fail(Code::Timeout, "a one-sided ", write ? "write to " : "read from ", p->address().substr(0, 64),
+           " did not finish before the deadline");
     }
     done.get();
   }

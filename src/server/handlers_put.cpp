@@ -40,64 +40,143 @@ const store::VariableDef& Service::check_header(const net::PieceHeader& h) {
   return def;
 }
 
-// Put: the server reads the bytes from the writer's memory (key). PutInline:
-// they came with the request. PutLocal: they stay with `owner`, and only the
-// index learns of them. The piece is stored, then the other shards that
-// index part of it learn of it (so a reader they answer finds it here).
-net::Empty Service::put(Session& s, const net::Peer& from, net::PieceHeader&& h, net::Bytes&& key_or_data,
-                        const std::string& owner, std::optional<Reorg> reorg, Op op) {
-  if (op == Op::PutLocal && owner != s.peer_address())
-    fail(Code::PermissionDenied, "put_local for the memory of '", owner.substr(0, 64),
-         "', which is not this connection's address");
-  auto piece = std::make_unique<store::Piece>();
+// Checks a piece against its variable and, for bytes held here, reserves
+// room for them. Returns the shards that index part of it.
+std::vector<int> Service::admit(const net::PieceHeader& h, bool held_here, store::Store::Freed& freed) {
+  std::lock_guard lock(mutex);
+  const store::VariableDef& def = check_header(h);
+  std::vector<int> shards = shard_map(def).shards_for(h.box);
+  if (held_here) store_.reserve(h.bytes, freed);
+  return shards;
+}
+
+void Service::unreserve(std::uint64_t bytes) {
+  std::lock_guard lock(mutex);
+  store_.unreserve(bytes);
+}
+
+// Stores a piece whose bytes are here (or, put_local, with its owner), then
+// tells the other shards that index part of it: after it is stored here, so
+// that a reader they answer finds it.
+void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> piece, const std::vector<int>& shards,
+                          std::optional<Reorg> reorg, store::Store::Freed& freed) {
+  const bool mine = std::find(shards.begin(), shards.end(), group_->rank()) != shards.end();
   piece->box = h.box;
   piece->layout = h.layout;
   piece->bytes = h.bytes;
-  std::vector<int> shards;
-  store::Store::Freed freed;  // replicas dropped to make room: released after the lock
-  {
-    std::lock_guard lock(mutex);
-    const store::VariableDef& def = check_header(h);
-    shards = shard_map(def).shards_for(piece->box);
-    if (op != Op::PutLocal) store_.reserve(piece->bytes, freed);
-  }
-  const int me = group_->rank();
-  const bool mine = std::find(shards.begin(), shards.end(), me) != shards.end();
-  if (op == Op::PutLocal) {
-    piece->owner = owner;
-    piece->key = std::move(key_or_data);
-  } else {
-    try {
-      piece->buffer = pool_->acquire(piece->bytes);
-      if (op == Op::PutInline) {
-        std::memcpy(piece->buffer->data, key_or_data.data(), piece->bytes);
-      } else {
-        const net::RemoteOp read{0, piece->buffer->data, piece->bytes};
-        endpoint_->read(from, key_or_data, {&read, 1}, net::kNoDeadline);
-      }
-      piece->key = piece->buffer->key;
-    } catch (...) {
-      std::lock_guard lock(mutex);
-      store_.unreserve(piece->bytes);  // the partial piece is dropped; nothing else changed
-      throw;
-    }
+  const bool held_here = piece->owner.empty();
+  if (held_here) {
+    piece->key = piece->buffer->key;
     bytes_in_ += piece->bytes;
     piece->indexed = mine;  // held here either way; indexed here if this shard covers part of it
   }
   // What the other shards need, copied: once stored, the piece may be
   // evicted by a concurrent put of a newer version.
-  net::IndexAddRequest entry{std::move(h), op == Op::PutLocal ? owner : address_, piece->key};
-  if (op != Op::PutLocal || mine) {
+  net::IndexAddRequest entry{std::move(h), held_here ? address_ : piece->owner, piece->key};
+  if (held_here || mine) {
     std::vector<std::unique_ptr<store::Piece>> evicted;
     std::lock_guard lock(mutex);
     const std::uint64_t id = store_.add(entry.piece.var, entry.piece.version, std::move(piece), evicted);
-    replicas_->prepare_on_put(entry.piece.var, entry.piece.version, *store_.piece(entry.piece.var, entry.piece.version, id),
-                              reorg, freed);
+    replicas_->prepare_on_put(entry.piece.var, entry.piece.version,
+                              *store_.piece(entry.piece.var, entry.piece.version, id), reorg, freed);
     parked_->retry(var_key(entry.piece.var), freed);
     if (!evicted.empty()) log::debug("'{}': {} pieces of older versions evicted", entry.piece.var, evicted.size());
   }
   group_->forward(shards, entry);
+}
+
+// Put: the server reads the bytes from the writer's memory (`key`), over a
+// transport that reads only from the connection's own process. PutInline:
+// they came with the request.
+net::Empty Service::put(const net::Peer& from, net::PieceHeader&& h, const net::Bytes* key, const net::Bytes* data,
+                        std::optional<Reorg> reorg) {
+  store::Store::Freed freed;  // replicas dropped to make room: released after the lock
+  const std::vector<int> shards = admit(h, true, freed);
+  auto piece = std::make_unique<store::Piece>();
+  try {
+    piece->buffer = pool_->acquire(h.bytes);
+    if (data) {
+      std::memcpy(piece->buffer->data, data->data(), h.bytes);
+    } else {
+      const net::RemoteOp read{0, piece->buffer->data, h.bytes};
+      endpoint_->read(from, *key, {&read, 1}, net::kNoDeadline);
+    }
+  } catch (...) {
+    unreserve(h.bytes);  // the partial piece is dropped; nothing else changed
+    throw;
+  }
+  store_piece(std::move(h), std::move(piece), shards, reorg, freed);
   return {};
+}
+
+// PutLocal: the bytes stay with their owner, the connection's own process;
+// only the index learns of them.
+net::Empty Service::put_local(Session& s, net::PutLocalRequest&& r) {
+  if (r.owner != s.peer_address())
+    fail(Code::PermissionDenied, "put_local for the memory of '", r.owner.substr(0, 64),
+         "', which is not this connection's address");
+  store::Store::Freed freed;
+  const std::vector<int> shards = admit(r.piece, false, freed);
+  auto piece = std::make_unique<store::Piece>();
+  piece->owner = std::move(r.owner);
+  piece->key = std::move(r.key);
+  store_piece(std::move(r.piece), std::move(piece), shards, r.reorg, freed);
+  return {};
+}
+
+// PutGrant: room for a piece the writer copies in itself (one-sided
+// writes: the server never acts on a key the writer sent). The grant
+// belongs to the connection until it publishes or closes.
+net::PutGrantReply Service::put_grant(Session& s, net::PutGrantRequest&& r) {
+  store::Store::Freed freed;
+  std::vector<int> shards = admit(r.piece, true, freed);
+  Grant g{&s, std::move(r.piece), r.reorg, std::move(shards), nullptr};
+  try {
+    g.block = pool_->acquire(g.piece.bytes);
+  } catch (...) {
+    unreserve(g.piece.bytes);
+    throw;
+  }
+  net::PutGrantReply reply{0, g.block->key};
+  std::lock_guard lock(mutex);
+  reply.grant = next_grant_++;
+  grants_.emplace(reply.grant, std::move(g));
+  return reply;
+}
+
+net::Empty Service::put_publish(Session& s, net::PutPublishRequest&& r) {
+  Grant g;
+  {
+    std::lock_guard lock(mutex);
+    auto it = grants_.find(r.grant);
+    if (it == grants_.end() || it->second.session != &s)
+      fail(Code::NotFound, "grant ", r.grant, " is not one this connection holds");
+    g = std::move(it->second);
+    grants_.erase(it);
+  }
+  auto piece = std::make_unique<store::Piece>();
+  piece->buffer = std::move(g.block);
+  store::Store::Freed freed;
+  store_piece(std::move(g.piece), std::move(piece), g.shards, g.reorg, freed);
+  return {};
+}
+
+// A connection closed: its grants end. Their blocks are dropped, never
+// reused, since the writer may still have been copying into them.
+void Service::connection_closed(Session& s) {
+  std::vector<std::shared_ptr<store::BufferPool::Block>> dropped;
+  std::lock_guard lock(mutex);
+  for (auto it = grants_.begin(); it != grants_.end();) {
+    if (it->second.session != &s) {
+      ++it;
+      continue;
+    }
+    store_.unreserve(it->second.piece.bytes);
+    it->second.block->retire();
+    dropped.push_back(std::move(it->second.block));
+    it = grants_.erase(it);
+  }
+  if (!dropped.empty()) log::info("a connection closed holding {} unpublished grants; their memory is released", dropped.size());
 }
 
 net::Empty Service::index_add(net::IndexAddRequest&& r) {

@@ -42,18 +42,16 @@ void Service::start() {
   d.on<Op::Hello>(D::always(), [this](Session& s, net::HelloRequest&& r) { return hello(s, std::move(r)); });
   d.on<Op::Join>(D::always(), [this](Session& s, net::JoinRequest&& r) { return join(s, std::move(r)); });
   d.on<Op::Define>(D::always(), [this](Session&, net::DefineRequest&& r) { return define(std::move(r)); });
-  d.on_async<Op::Put>(D::never(), [this](Session& s, net::PutRequest&& r, Responder answer) {
-    answer.reply<net::Message<Op::Put>>(
-        put(s, answer.peer(), std::move(r.piece), std::move(r.key), "", r.reorg, Op::Put));
+  d.on_async<Op::Put>(D::never(), [this](Session&, net::PutRequest&& r, Responder answer) {
+    answer.reply<net::Message<Op::Put>>(put(answer.peer(), std::move(r.piece), &r.key, nullptr, r.reorg));
   });
-  d.on_async<Op::PutLocal>(unless_forwarding, [this](Session& s, net::PutLocalRequest&& r, Responder answer) {
-    answer.reply<net::Message<Op::PutLocal>>(
-        put(s, answer.peer(), std::move(r.piece), std::move(r.key), r.owner, r.reorg, Op::PutLocal));
+  d.on_async<Op::PutInline>(unless_forwarding, [this](Session&, net::PutInlineRequest&& r, Responder answer) {
+    answer.reply<net::Message<Op::PutInline>>(put(answer.peer(), std::move(r.piece), nullptr, &r.data, r.reorg));
   });
-  d.on_async<Op::PutInline>(unless_forwarding, [this](Session& s, net::PutInlineRequest&& r, Responder answer) {
-    answer.reply<net::Message<Op::PutInline>>(
-        put(s, answer.peer(), std::move(r.piece), std::move(r.data), "", r.reorg, Op::PutInline));
-  });
+  d.on<Op::PutLocal>(unless_forwarding, [this](Session& s, net::PutLocalRequest&& r) { return put_local(s, std::move(r)); });
+  d.on<Op::PutGrant>(D::always(), [this](Session& s, net::PutGrantRequest&& r) { return put_grant(s, std::move(r)); });
+  d.on<Op::PutPublish>(unless_forwarding,
+                       [this](Session& s, net::PutPublishRequest&& r) { return put_publish(s, std::move(r)); });
   d.on<Op::IndexAdd>(D::always(), [this](Session&, net::IndexAddRequest&& r) { return index_add(std::move(r)); });
   d.on<Op::Release>(D::always(), [this](Session& s, net::ReleaseRequest&& r) { return release(s, std::move(r)); });
   d.on<Op::Delete>(D::always(), [this](Session&, net::DeleteRequest&& r) { return remove(std::move(r)); });
@@ -75,7 +73,9 @@ void Service::start() {
   endpoint_->serve([this](std::shared_ptr<net::Request> r) { dispatcher_->deliver(std::move(r)); },
                    [this](const net::Peer& peer) {
                      auto s = std::static_pointer_cast<Session>(peer->context());
-                     if (s && s->is_greeted()) {
+                     if (!s) return;
+                     connection_closed(*s);
+                     if (s->is_greeted()) {
                        --connections_;
                        log::debug("connection from {} closed", s->peer_address().substr(0, 64));
                      }

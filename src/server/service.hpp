@@ -63,8 +63,12 @@ class Service : public std::enable_shared_from_this<Service> {
   void stop_request(Responder answer);
 
   net::Empty define(net::DefineRequest&& r);
-  net::Empty put(Session& s, const net::Peer& from, net::PieceHeader&& h, net::Bytes&& key_or_data,
-                 const std::string& owner, std::optional<Reorg> reorg, net::Op op);
+  net::Empty put(const net::Peer& from, net::PieceHeader&& h, const net::Bytes* key, const net::Bytes* data,
+                 std::optional<Reorg> reorg);
+  net::Empty put_local(Session& s, net::PutLocalRequest&& r);
+  net::PutGrantReply put_grant(Session& s, net::PutGrantRequest&& r);
+  net::Empty put_publish(Session& s, net::PutPublishRequest&& r);
+  void connection_closed(Session& s);
   net::Empty index_add(net::IndexAddRequest&& r);
   net::CountReply release(Session& s, net::ReleaseRequest&& r);
   net::DeleteReply remove(net::DeleteRequest&& r);
@@ -83,6 +87,10 @@ class Service : public std::enable_shared_from_this<Service> {
   enum class Cover { No, Answered, Preparing };
   Cover try_cover(const net::QueryRequest& q, bool sources_only, Responder& answer, store::Store::Freed& freed);
   const common::ShardMap& shard_map(const store::VariableDef& def);
+  std::vector<int> admit(const net::PieceHeader& h, bool held_here, store::Store::Freed& freed);
+  void unreserve(std::uint64_t bytes);
+  void store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> piece, const std::vector<int>& shards,
+                   std::optional<Reorg> reorg, store::Store::Freed& freed);
   // Checks a piece's header against its variable: dtype, layout rank, byte count.
   const store::VariableDef& check_header(const net::PieceHeader& h);
   // Called by a reorganizer thread when a replica is done.
@@ -100,6 +108,15 @@ class Service : public std::enable_shared_from_this<Service> {
   store::MetadataStore metadata_;
   store::AccessPatterns patterns_;
   std::map<std::string, common::ShardMap> shard_maps_;  // by variable, for the current group
+  struct Grant {
+    const Session* session = nullptr;  // the connection it belongs to
+    net::PieceHeader piece;
+    std::optional<Reorg> reorg;
+    std::vector<int> shards;
+    std::shared_ptr<store::BufferPool::Block> block;
+  };
+  std::map<std::uint64_t, Grant> grants_;
+  std::uint64_t next_grant_ = 1;
 
   std::unique_ptr<net::Endpoint> endpoint_;
   std::unique_ptr<store::BufferPool> pool_;          // after endpoint_: destroyed before it

@@ -46,7 +46,9 @@ std::shared_ptr<BufferPool::Block> BufferPool::wrap_slot(const Slot& s, std::siz
   block->slot = true;
   std::weak_ptr<State> pool = state_;
   return std::shared_ptr<Block>(block.release(), [pool, s, size_class](Block* b) {
+    const bool retired = b->retired;
     delete b;
+    if (retired) return;  // the slot stays out of use
     if (auto st = pool.lock()) {
       std::lock_guard lock(st->mutex);
       if (st->open) st->free_slots[size_class].push_back(s);
@@ -108,7 +110,7 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes) {
     std::unique_ptr<Block> owned(b);
     if (auto s = pool.lock()) {
       std::lock_guard lock(s->mutex);
-      if (s->open && s->cached + b->size <= s->max_cached) {
+      if (s->open && !b->retired && s->cached + b->size <= s->max_cached) {
         s->cached += b->size;
         s->free.emplace(b->size, std::move(owned));
       }

@@ -38,6 +38,9 @@ class BufferPool {
     net::Bytes key;                             // for peers' one-sided reads
     std::unique_ptr<net::MemoryRegion> region;  // large blocks only: their own registration
     bool slot = false;                          // a slot of an arena (the arena owns the memory)
+    bool retired = false;                       // freed when released, never reused for another piece
+    // Keeps this block out of the pool: someone outside may still write to it.
+    void retire() { retired = true; }
     ~Block();
   };
 

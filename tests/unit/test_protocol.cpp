@@ -46,6 +46,12 @@ net::DefineRequest sample() {
 template <>
 net::PutRequest sample() { return {header(), bytes(40, 3), Reorg::Rasar}; }
 template <>
+net::PutGrantRequest sample() { return {header(), Reorg::Sahr}; }
+template <>
+net::PutGrantReply sample() { return {77, bytes(48, 12)}; }
+template <>
+net::PutPublishRequest sample() { return {77}; }
+template <>
 net::PutLocalRequest sample() { return {header(), "inproc://writer", bytes(40, 4), std::nullopt}; }
 template <>
 net::PutInlineRequest sample() {
