@@ -34,6 +34,11 @@ inline KeyHeader read_key_header(std::span<const std::byte> key) {
     detail::fail(Code::InvalidArgument, "memory key of ", key.size(), " bytes is malformed (at least ", sizeof h,
                  " expected)");
   std::memcpy(&h, key.data(), sizeof h);
+  // No process has more than 2^57 bytes of address space (5-level paging).
+  constexpr std::uint64_t kAddressSpace = std::uint64_t{1} << 57;
+  if (h.length > kAddressSpace || h.address > kAddressSpace - h.length)
+    detail::fail(Code::InvalidArgument, "memory key [0x", std::hex, h.address, ", +0x", h.length, std::dec,
+                 ") does not describe memory of a process");
   return h;
 }
 

@@ -17,7 +17,7 @@ void Responder::fail(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const Error& e) {
-    fail(e.code(), e.what());
+    fail(e.code(), detail::message_of(e));
   } catch (const std::bad_alloc&) {
     fail(Code::NoMemory, "the server ran out of memory handling this request");
   } catch (const std::exception& e) {
@@ -97,7 +97,7 @@ void Dispatcher::run(const std::shared_ptr<net::Request>& request) {
     h = net::read_header(request->message());
   } catch (const Error& e) {
     // Not even a header: answer with what can be said (type and id 0).
-    Responder(request, h, &answered_).fail(e.code(), e.what());
+    Responder(request, h, &answered_).fail(e.code(), detail::message_of(e));
     return;
   }
   Responder answer(request, h, &answered_);

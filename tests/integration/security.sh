@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Hostile-input tests against a real cove-server process (roles in
+# security.cpp). After each attack the server must still be running and
+# serving. Every process started here is stopped by its PID.
+#   security.sh DIR forge-keys|forge-ucx|server-ops|oversize|bad-hello|bad-connection-file
+set -euo pipefail
+dir=$1 case=$2
+here=$(dirname "$0")
+sec=$COVE_TEST_BIN/cove-test-security
+export COVE_CONNECT=$dir/cove.conn
+started=()
+cleanup() {
+  for p in "${started[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
+  "$here"/server.sh stop "$dir"
+}
+trap cleanup EXIT
+"$here"/server.sh start "$dir"
+server=$(cat "$dir/server.pid")
+
+case "$case" in
+  forge-keys)
+    "$sec" hold-secret "$dir/secret" &
+    started+=("$!")
+    for _ in $(seq 200); do [ -f "$dir/secret" ] && break; sleep 0.02; done
+    "$sec" forge-keys "$dir/secret" "$server"
+    # Again where the kernel does not let the server copy: the writer's own table answers.
+    COVE_CMA=0 "$sec" forge-keys "$dir/secret" "$server" ;;
+  forge-ucx) "$sec" forge-ucx ;;
+  server-ops) "$sec" server-ops ;;
+  oversize) "$sec" oversize "$server" ;;
+  bad-hello) "$sec" bad-hello ;;
+  bad-connection-file) "$sec" bad-connection-file "$dir/bad.conn" ;;
+  *) echo "unknown case $case" >&2; exit 2 ;;
+esac
+kill -0 "$server" || { echo "the server died"; cat "$dir/server.log"; exit 1; }
+echo "the server is still running"
