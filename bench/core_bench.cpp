@@ -3,11 +3,14 @@
 // run on the same number of bytes.
 //
 // Usage: cove-core-bench [--quick] [--csv FILE]
+#include "bench_cli.hpp"
+
 #include <cove/cove.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -68,11 +71,9 @@ std::vector<Row> g_rows;
 
 void report_copy(const std::string& name, std::size_t bytes, double seconds, double memcpy_bw, double target) {
   const double gbps = static_cast<double>(bytes) / seconds / 1e9;
-  char value[64], base[64], tgt[32];
-  std::snprintf(value, sizeof value, "%.2f GB/s (%.1f ms)", gbps, seconds * 1e3);
-  std::snprintf(base, sizeof base, "memcpy %.2f GB/s", memcpy_bw);
-  std::snprintf(tgt, sizeof tgt, ">= %.2f", target);
-  g_rows.push_back({name, value, base, gbps / memcpy_bw, tgt, gbps / memcpy_bw >= target});
+  g_rows.push_back({name, fmt::format("{:.2f} GB/s ({:.1f} ms)", gbps, seconds * 1e3),
+                    fmt::format("memcpy {:.2f} GB/s", memcpy_bw), gbps / memcpy_bw, fmt::format(">= {:.2f}", target),
+                    gbps / memcpy_bw >= target});
 }
 
 cove::Box cube(int ndim, cove::Index lo, cove::Index side) {
@@ -100,7 +101,7 @@ void verify(const std::vector<T>& dst, const cove::Box& src_box, const cove::Box
       dof += (x - dst_box.lo[d]) * ds[d];
     }
     if (dst[dof] != static_cast<T>(so)) {
-      std::fprintf(stderr, "benchmark copy '%s' produced a wrong element\n", what);
+      fmt::print(stderr, "benchmark copy '{}' produced a wrong element\n", what);
       std::exit(1);
     }
   }
@@ -154,11 +155,10 @@ void bench_reorganize(const std::string& name, const cove::Box& box, double targ
     const int threads = cove::ThreadPool::shared().size();
     const double all = run(0);
     verify(dst, box, box, cove::Layout::f(), box, name.c_str());
-    char value[96], base[64];
-    std::snprintf(value, sizeof value, "%.2f GB/s (%.1f ms), %d threads",
-                  static_cast<double>(bytes) / all / 1e9, all * 1e3, threads);
-    std::snprintf(base, sizeof base, "1 thread %.1f ms", one * 1e3);
-    g_rows.push_back({name + ", all threads", value, base, one / all, "report speed-up", true});
+    g_rows.push_back({name + ", all threads",
+                      fmt::format("{:.2f} GB/s ({:.1f} ms), {} threads", static_cast<double>(bytes) / all / 1e9,
+                                  all * 1e3, threads),
+                      fmt::format("1 thread {:.1f} ms", one * 1e3), one / all, "report speed-up", true});
   }
 }
 
@@ -207,50 +207,45 @@ void bench_index(bool random_order) {
   }
   const double query_s = std::chrono::duration<double>(Clock::now() - t0).count();
   if (most > 8 || hits < kQueries) {
-    std::fprintf(stderr, "index benchmark: unexpected hit counts (max %zu, total %zu)\n", most, hits);
+    fmt::print(stderr, "index benchmark: unexpected hit counts (max {}, total {})\n", most, hits);
     std::exit(1);
   }
-  char value[96];
   const double ins_rate = static_cast<double>(boxes.size()) / insert_s;
-  std::snprintf(value, sizeof value, "%.2fM inserts/s (height %d)", ins_rate / 1e6, index.height());
-  g_rows.push_back({"index: insert 10^6 boxes, " + order, value, "1M/s", ins_rate / 1e6, ">= 1", ins_rate >= 1e6});
+  g_rows.push_back({"index: insert 10^6 boxes, " + order,
+                    fmt::format("{:.2f}M inserts/s (height {})", ins_rate / 1e6, index.height()), "1M/s",
+                    ins_rate / 1e6, ">= 1", ins_rate >= 1e6});
   const double q_rate = kQueries / query_s;
-  std::snprintf(value, sizeof value, "%.2fM queries/s (%.1f hits avg)", q_rate / 1e6,
-                static_cast<double>(hits) / kQueries);
-  g_rows.push_back({"index: 10^5 queries, <= 8 hits each, " + order, value, "1M/s", q_rate / 1e6, ">= 1",
-                    q_rate >= 1e6});
+  g_rows.push_back({"index: 10^5 queries, <= 8 hits each, " + order,
+                    fmt::format("{:.2f}M queries/s ({:.1f} hits avg)", q_rate / 1e6,
+                                static_cast<double>(hits) / kQueries),
+                    "1M/s", q_rate / 1e6, ">= 1", q_rate >= 1e6});
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string csv;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--quick") {
-      g_reps = 3;
-    } else if (a == "--csv" && i + 1 < argc) {
-      csv = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--csv FILE]\n", argv[0]);
-      return 2;
-    }
-  }
-  std::printf("Cove core benchmark: %u hardware threads, median of %d runs per case\n",
-              std::thread::hardware_concurrency(), g_reps);
+  bool quick = false;
+  CLI::App app{"cove-core-bench: the region engine and the spatial index against memcpy", "cove-core-bench"};
+  app.add_flag("--quick", quick, "3 runs per case instead of the default");
+  app.add_option("--csv", csv, "also write the table to this CSV file");
+  if (auto done = cove::bench::parse_args(app, argc, argv)) return *done;
+  if (quick) g_reps = 3;
+  fmt::print("Cove core benchmark: {} hardware threads, median of {} runs per case\n",
+             std::thread::hardware_concurrency(), g_reps);
   bench_subarray();
   bench_reorganize<double>("256^3 f64 C->F", cube(3, 0, 256), 0.5, false);
   bench_reorganize<float>("8192^2 f32 transpose", cube(2, 0, 8192), 0.5, true);
   bench_index(true);
   bench_index(false);
 
-  std::printf("\n%-56s | %-42s | %-24s | %6s | %-15s | %s\n", "case", "measured", "compared with", "ratio",
-              "target", "");
-  std::printf("%s\n", std::string(160, '-').c_str());
+  fmt::print("\n{:<56} | {:<42} | {:<24} | {:>6} | {:<15} |\n", "case", "measured", "compared with", "ratio",
+             "target");
+  fmt::print("{}\n", std::string(160, '-'));
   bool all_met = true;
   for (const auto& r : g_rows) {
-    std::printf("%-56s | %-42s | %-24s | %6.2f | %-15s | %s\n", r.name.c_str(), r.value.c_str(), r.baseline.c_str(),
-                r.ratio, r.target.c_str(), r.met ? "met" : "MISSED");
+    fmt::print("{:<56} | {:<42} | {:<24} | {:>6.2f} | {:<15} | {}\n", r.name, r.value, r.baseline, r.ratio, r.target,
+               r.met ? "met" : "MISSED");
     all_met = all_met && r.met;
   }
   if (!csv.empty()) {
@@ -260,6 +255,6 @@ int main(int argc, char** argv) {
       out << '"' << r.name << "\",\"" << r.value << "\",\"" << r.baseline << "\"," << r.ratio << ",\"" << r.target
           << "\"," << (r.met ? "yes" : "no") << '\n';
   }
-  std::printf("\n%s\n", all_met ? "all targets met" : "some targets missed (see MISSED above)");
+  fmt::print("\n{}\n", all_met ? "all targets met" : "some targets missed (see MISSED above)");
   return 0;
 }

@@ -6,14 +6,17 @@
 // the median latency of 1000 puts and 1000 gets of 4 KiB.
 //
 //   cove-staging-bench [--quick] [--csv FILE]     (server from COVE_CONNECT)
+#include "bench_cli.hpp"
+
 #include <cove/cove.hpp>
 #include <cove/mpi.hpp>
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -60,12 +63,16 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   bool quick = false;
   std::string csv;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--quick") quick = true;
-    if (std::string(argv[i]) == "--csv" && i + 1 < argc) csv = argv[++i];
+  CLI::App app{"cove-staging-bench: put and get through one server against memcpy (2 ranks: writer, reader)",
+               "cove-staging-bench"};
+  app.add_flag("--quick", quick, "fewer repetitions");
+  app.add_option("--csv", csv, "append the rows to this CSV file");
+  if (auto done = cove::bench::parse_args(app, argc, argv, rank)) {
+    MPI_Finalize();
+    return *done;
   }
   if (size != 2) {
-    if (rank == 0) std::fprintf(stderr, "run with 2 MPI ranks (writer and reader)\n");
+    if (rank == 0) fmt::print(stderr, "run with 2 MPI ranks (writer and reader)\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const bool writer = rank == 0;
@@ -166,26 +173,28 @@ int main(int argc, char** argv) {
     MPI_Reduce(&get_med, &recv, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (writer) rows.push_back({"get 4 KiB, median", recv, 0, "<= 30 us", recv <= 30});
   } catch (const cove::Error& e) {
-    std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
+    fmt::print(stderr, "rank {}: {}\n", rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   if (writer) {
-    const char* tls = std::getenv("UCX_TLS");
-    std::printf("\nCove staging benchmark: 1 writer, 1 server, 1 reader process; UCX_TLS=%s\n", tls ? tls : "(default)");
-    std::printf("%-28s | %-22s | %-18s | %6s | %-9s |\n", "case", "measured", "memcpy, same bytes", "ratio", "target");
-    std::printf("%s\n", std::string(100, '-').c_str());
+    const char* env = std::getenv("COVE_TRANSPORT");
+    const std::string transport = env && *env ? env : "local";
+    fmt::print("\nCove staging benchmark: 1 writer, 1 server, 1 reader process; clients over {}\n", transport);
+    fmt::print("{:<28} | {:<22} | {:<18} | {:>6} | {:<9} |\n", "case", "measured", "memcpy, same bytes", "ratio",
+               "target");
+    fmt::print("{}\n", std::string(100, '-'));
     for (const auto& r : rows) {
       if (r.memcpy_gbps > 0)
-        std::printf("%-28s | %15.2f GB/s | %13.2f GB/s | %6.2f | %-9s | %s\n", r.name.c_str(), r.value, r.memcpy_gbps,
-                    r.value / r.memcpy_gbps, r.target.c_str(), r.met ? "met" : "MISSED");
+        fmt::print("{:<28} | {:>15.2f} GB/s | {:>13.2f} GB/s | {:>6.2f} | {:<9} | {}\n", r.name, r.value, r.memcpy_gbps,
+                   r.value / r.memcpy_gbps, r.target, r.met ? "met" : "MISSED");
       else
-        std::printf("%-28s | %17.1f us | %18s | %6s | %-9s | %s\n", r.name.c_str(), r.value, "", "", r.target.c_str(),
-                    r.met ? "met" : "MISSED");
+        fmt::print("{:<28} | {:>17.1f} us | {:>18} | {:>6} | {:<9} | {}\n", r.name, r.value, "", "", r.target,
+                   r.met ? "met" : "MISSED");
     }
     if (!csv.empty()) {
       std::ofstream out(csv, std::ios::app);
       for (const auto& r : rows)
-        out << (tls ? tls : "default") << ',' << r.name << ',' << r.value << ',' << r.memcpy_gbps << ','
+        out << transport << ',' << r.name << ',' << r.value << ',' << r.memcpy_gbps << ','
             << (r.memcpy_gbps > 0 ? r.value / r.memcpy_gbps : 0) << ',' << (r.met ? "met" : "missed") << '\n';
     }
   }

@@ -41,6 +41,8 @@ class Servers:
         self.log = open(os.path.join(work, "servers.log"), "w")
         cmd = mpiexec(n) + [os.path.join(build, "tools", "cove-server"), "--connection-file", self.conn,
                             "--log-level", "warn", "--max-versions", "0", "--reorg", method]
+        if os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")  # cove-server refuses root otherwise
         if layouts:
             cmd += ["--layouts", layouts]
         self.cove = os.path.join(build, "tools", "cove")

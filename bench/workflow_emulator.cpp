@@ -19,14 +19,18 @@
 // rank's), bytes (all ranks), server_bytes and replica_bytes (all servers,
 // after this role's step), memcpy_gbps (this machine, same run),
 // mismatches. Exit status 1 if any element read was wrong.
+#include "bench_cli.hpp"
+
 #include <cove/cove.hpp>
 #include <cove/mpi.hpp>
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -48,43 +52,27 @@ struct Options {
   double delay = 0;
 };
 
-[[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "cove-workflow: %s\n"
-               "usage: cove-workflow --role writer|reader --name NAME [--domain N] [--steps S] [--delay SECONDS]\n"
-               "                     [--subset D] [--layout L] [--writers W] [--csv FILE]\n",
-               why.c_str());
-  MPI_Abort(MPI_COMM_WORLD, 2);
-  std::exit(2);
-}
-
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) usage("missing value after " + a);
-    const std::string v = argv[++i];
-    try {
-      if (a == "--role") o.role = v;
-      else if (a == "--name") o.name = v;
-      else if (a == "--layout") o.layout = v;
-      else if (a == "--csv") o.csv = v;
-      else if (a == "--domain") o.domain = std::stoll(v);
-      else if (a == "--subset") o.subset = std::stoll(v);
-      else if (a == "--steps") o.steps = std::stoi(v);
-      else if (a == "--writers") o.writers = std::stoi(v);
-      else if (a == "--delay") o.delay = std::stod(v);
-      else usage("unknown option " + a);
-    } catch (const std::logic_error&) {
-      usage(a + " = '" + v + "' is not a number");
-    }
-  }
-  if (o.role != "writer" && o.role != "reader") usage("--role must be writer or reader");
-  if (o.domain < 2 || o.domain > 2048) usage("--domain must be 2..2048");
-  if (o.subset < 0 || o.subset > o.domain) usage("--subset must be 0..domain (0: the whole domain)");
-  if (o.steps < 1 || o.delay < 0) usage("--steps must be >= 1 and --delay >= 0");
-  if (o.role == "reader" && o.writers < 1) usage("a reader needs --writers (the writer's process count)");
-  return o;
+// Parses and checks the options on every rank; on --help or bad usage
+// returns the exit status (rank 0 prints the message).
+std::optional<int> parse(int argc, char** argv, int rank, Options& o) {
+  CLI::App app{"cove-workflow: the Kokkos Staging Space paper's synthetic writer/reader workflow", "cove-workflow"};
+  app.add_option("--role", o.role, "writer or reader")->required()->check(CLI::IsMember({"writer", "reader"}));
+  app.add_option("--name", o.name, "the run's name, in the CSV rows");
+  app.add_option("--domain", o.domain, "side of the 3-D float64 domain")->check(CLI::Range(Index{2}, Index{2048}));
+  app.add_option("--steps", o.steps, "steps")->check(CLI::Range(1, 1000000));
+  app.add_option("--delay", o.delay, "seconds of computation per step")->check(CLI::NonNegativeNumber);
+  app.add_option("--subset", o.subset, "side of the centred cube a reader reads (0: the whole domain)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--layout", o.layout, "this role's layout (C, F, P2,0,1 ...)");
+  app.add_option("--writers", o.writers, "the writer job's process count (readers)")->check(CLI::NonNegativeNumber);
+  app.add_option("--csv", o.csv, "write the rows here instead of stdout");
+  if (auto done = cove::bench::parse_args(app, argc, argv, rank)) return done;
+  std::string why;
+  if (o.subset > o.domain) why = "--subset must be 0..domain (0: the whole domain)";
+  if (o.role == "reader" && o.writers < 1) why = "a reader needs --writers (the writer's process count)";
+  if (why.empty()) return std::nullopt;
+  if (rank == 0) fmt::print(stderr, "cove-workflow: {}\n", why);
+  return 2;
 }
 
 // Element x of the domain holds step * 2^32 + its C-order linear index.
@@ -121,7 +109,11 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const Options o = parse(argc, argv);
+  Options o;
+  if (auto done = parse(argc, argv, rank, o)) {
+    MPI_Finalize();
+    return *done;
+  }
   const bool writer = o.role == "writer";
   int status = 0;
   try {
@@ -182,18 +174,18 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       std::FILE* out = o.csv.empty() ? stdout : std::fopen(o.csv.c_str(), "w");
       if (!out) throw cove::Error(cove::Code::InvalidArgument, "cannot write --csv " + o.csv);
-      std::fprintf(out, "name,role,step,io_s,bytes,server_bytes,replica_bytes,memcpy_gbps,mismatches\n");
+      fmt::print(out, "name,role,step,io_s,bytes,server_bytes,replica_bytes,memcpy_gbps,mismatches\n");
       for (int s = 0; s < o.steps; ++s)
-        std::fprintf(out, "%s,%s,%d,%.6f,%llu,%.0f,%.0f,%.3f,%lld\n", o.name.c_str(), o.role.c_str(), s + 1,
-                     slowest[s], total_bytes, server_bytes[s], replica_bytes[s], mem_gbps, all_mismatches);
+        fmt::print(out, "{},{},{},{:.6f},{},{:.0f},{:.0f},{:.3f},{}\n", o.name, o.role, s + 1, slowest[s], total_bytes,
+                   server_bytes[s], replica_bytes[s], mem_gbps, all_mismatches);
       if (out != stdout) std::fclose(out);
       if (all_mismatches) {
-        std::fprintf(stderr, "cove-workflow %s: %lld elements read were wrong\n", o.name.c_str(), all_mismatches);
+        fmt::print(stderr, "cove-workflow {}: {} elements read were wrong\n", o.name, all_mismatches);
         status = 1;
       }
     }
   } catch (const cove::Error& e) {
-    std::fprintf(stderr, "cove-workflow %s rank %d: %s\n", o.name.c_str(), rank, e.what());
+    fmt::print(stderr, "cove-workflow {} rank {}: {}\n", o.name, rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

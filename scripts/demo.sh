@@ -44,7 +44,8 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== starting 2 staging servers"
-"${mpirun[@]}" -n 2 "$tools/cove-server" --connection-file "$COVE_CONNECT" --log-level warn > "$work/servers.log" 2>&1 &
+as_root=(); [ "$(id -u)" -eq 0 ] && as_root=(--allow-run-as-root)  # refused otherwise
+"${mpirun[@]}" -n 2 "$tools/cove-server" --connection-file "$COVE_CONNECT" --log-level warn "${as_root[@]}" > "$work/servers.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 200); do
   [ -f "$COVE_CONNECT" ] && break

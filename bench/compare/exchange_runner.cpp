@@ -2,12 +2,17 @@
 // benchmark (see exchange_runner.hpp).
 #include "exchange_runner.hpp"
 
+#include "../bench_cli.hpp"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 namespace cove::bench {
@@ -46,34 +51,29 @@ struct Args {
   std::map<std::string, std::string> options;
 };
 
-Args parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    auto val = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(k + " needs a value");
-      return argv[++i];
-    };
-    if (k == "--method") a.method = val();
-    else if (k == "--role") a.role = val();
-    else if (k == "--case") a.case_name = val();
-    else if (k == "--writers") a.writers = std::stoi(val());
-    else if (k == "--readers") a.readers = std::stoi(val());
-    else if (k == "--steps") a.steps = std::stoi(val());
-    else if (k == "--warmup") a.warmup = std::stoi(val());
-    else if (k == "--size") a.size = std::stod(val());
-    else if (k == "--dir") a.dir = val();
-    else if (k == "--csv") a.csv = val();
-    else if (k == "--run-id") a.run_id = val();
-    else if (k == "--opt") {
-      const std::string kv = val();
-      const auto eq = kv.find('=');
-      a.options[kv.substr(0, eq)] = eq == std::string::npos ? "1" : kv.substr(eq + 1);
-    } else throw std::invalid_argument("unknown argument " + k);
+// Parses on every rank; on --help or bad usage returns the exit status
+// (rank 0 prints the message).
+std::optional<int> parse(int argc, char** argv, int rank, const std::vector<std::string>& methods, Args& a) {
+  CLI::App app{"cove-compare: one n-to-m exchange through one method, timed and verified", "cove-compare"};
+  app.add_option("--method", a.method, "the method")->required()->check(CLI::IsMember(methods));
+  app.add_option("--role", a.role, "this job's part (MPMD launches)")->check(CLI::IsMember({"writer", "reader", "reader2"}));
+  app.add_option("--case", a.case_name, "the exchange case (exchange_case.hpp)");
+  app.add_option("--writers", a.writers, "writer processes")->check(CLI::PositiveNumber);
+  app.add_option("--readers", a.readers, "reader processes")->check(CLI::PositiveNumber);
+  app.add_option("--steps", a.steps, "timed steps")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", a.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_option("--size", a.size, "MiB per step (0: the case's own)")->check(CLI::NonNegativeNumber);
+  app.add_option("--dir", a.dir, "where file methods write");
+  app.add_option("--csv", a.csv, "append the result row to this CSV file");
+  app.add_option("--run-id", a.run_id, "the run's name");
+  std::vector<std::string> opts;
+  app.add_option("--opt", opts, "KEY[=VALUE], a method option (repeatable)")->allow_extra_args(false);
+  if (auto done = parse_args(app, argc, argv, rank)) return done;
+  for (const auto& kv : opts) {
+    const auto eq = kv.find('=');
+    a.options[kv.substr(0, eq)] = eq == std::string::npos ? "1" : kv.substr(eq + 1);
   }
-  if (a.role != "writer" && a.role != "reader" && a.role != "reader2")
-    throw std::invalid_argument("--role must be writer, reader or reader2");
-  return a;
+  return std::nullopt;
 }
 
 void csv_row(const Args& a, const ExchangeCase& cs, const std::string& status, const std::string& note, double w,
@@ -82,20 +82,18 @@ void csv_row(const Args& a, const ExchangeCase& cs, const std::string& status, c
   int total_readers = 0;
   for (int n : cs.readers) total_readers += n;
   const double gbps = e > 0 ? static_cast<double>(cs.step_bytes()) / e / 1e9 : 0;
-  std::printf("%-14s %-15s %-7s %9.1f MiB  write %9.5f s  read %9.5f s  e2e %9.5f s  %6.2f GB/s  memcpy %6.2f GB/s  %s%s%s\n",
-              a.method.c_str(), cs.name.c_str(), cs.counts().c_str(), static_cast<double>(cs.step_bytes()) / 1048576.0,
-              w, r, e, gbps, mbw, status.c_str(), note.empty() ? "" : ": ", note.c_str());
+  fmt::print("{:<14} {:<15} {:<7} {:>9.1f} MiB  write {:>9.5f} s  read {:>9.5f} s  e2e {:>9.5f} s  {:>6.2f} GB/s  "
+             "memcpy {:>6.2f} GB/s  {}{}{}\n",
+             a.method, cs.name, cs.counts(), static_cast<double>(cs.step_bytes()) / 1048576.0, w, r, e, gbps, mbw, status,
+             note.empty() ? "" : ": ", note);
   std::fflush(stdout);
   if (a.csv.empty()) return;
   std::string clean = note;
   std::replace(clean.begin(), clean.end(), ',', ';');
   std::replace(clean.begin(), clean.end(), '\n', ' ');
   std::ofstream out(a.csv, std::ios::app);
-  char buf[512];
-  std::snprintf(buf, sizeof buf, "%s,%s,%s,%d,%d,%zu,%d,%.6g,%.6g,%.6g,%.4g,%.4g,%s,", a.method.c_str(),
-                cs.name.c_str(), cs.counts().c_str(), cs.writers, total_readers, cs.step_bytes(), cs.steps, w, r, e,
-                gbps, mbw, status.c_str());
-  out << buf << clean << '\n';
+  out << fmt::format("{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.4g},{:.4g},{},{}\n", a.method, cs.name, cs.counts(),
+                     cs.writers, total_readers, cs.step_bytes(), cs.steps, w, r, e, gbps, mbw, status, clean);
 }
 
 }  // namespace
@@ -120,16 +118,14 @@ int run_exchange(int argc, char** argv, const std::vector<std::string>& method_n
   int world_size = 1;
   MPI_Comm_size(ctx.world, &world_size);
   Args args;
+  if (auto done = parse(argc, argv, ctx.world_rank, method_names, args)) {
+    MPI_Finalize();
+    return *done;
+  }
   try {
-    args = parse(argc, argv);
-    if (std::find(method_names.begin(), method_names.end(), args.method) == method_names.end()) {
-      std::string known;
-      for (const auto& m : method_names) known += " " + m;
-      throw std::invalid_argument("unknown --method '" + args.method + "'; this program has:" + known);
-    }
     ctx.cs = make_case({args.case_name, args.writers, args.readers, args.steps, args.size});
   } catch (const std::exception& e) {
-    if (ctx.world_rank == 0) std::fprintf(stderr, "cove-compare: %s\n", e.what());
+    if (ctx.world_rank == 0) fmt::print(stderr, "cove-compare: {}\n", e.what());
     MPI_Finalize();
     return 2;
   }
@@ -161,8 +157,8 @@ int run_exchange(int argc, char** argv, const std::vector<std::string>& method_n
     for (int r : g) layout_ok = layout_ok && r >= 0;
   if (!layout_ok) {
     if (ctx.world_rank == 0)
-      std::fprintf(stderr, "cove-compare: the job's ranks do not match case %s %s (need %s; see --writers/--readers)\n",
-                   ctx.cs.name.c_str(), ctx.cs.counts().c_str(), ctx.cs.counts().c_str());
+      fmt::print(stderr, "cove-compare: the job's ranks do not match case {} {} (see --writers/--readers)\n",
+                 ctx.cs.name, ctx.cs.counts());
     MPI_Finalize();
     return 2;
   }
@@ -186,7 +182,7 @@ int run_exchange(int argc, char** argv, const std::vector<std::string>& method_n
     skipped = 1;
     why = s.what();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "cove-compare: %s rank %d: setup: %s\n", args.method.c_str(), ctx.world_rank, e.what());
+    fmt::print(stderr, "cove-compare: {} rank {}: setup: {}\n", args.method, ctx.world_rank, e.what());
     MPI_Abort(ctx.world, 1);
   }
   int any_skipped = 0;
@@ -243,11 +239,12 @@ int run_exchange(int argc, char** argv, const std::vector<std::string>& method_n
     }
     method->finish(ctx);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "cove-compare: %s rank %d: %s\n", args.method.c_str(), ctx.world_rank, e.what());
+    fmt::print(stderr, "cove-compare: {} rank {}: {}\n", args.method, ctx.world_rank, e.what());
     std::fflush(stderr);
     MPI_Abort(ctx.world, 1);
   }
-  if (!first_bad.empty()) std::fprintf(stderr, "cove-compare: %s rank %d: WRONG DATA: %s\n", args.method.c_str(), ctx.world_rank, first_bad.c_str());
+  if (!first_bad.empty())
+    fmt::print(stderr, "cove-compare: {} rank {}: WRONG DATA: {}\n", args.method, ctx.world_rank, first_bad);
 
   std::vector<double> wmax(wt.size()), rmax(wt.size()), smax(wt.size()), emax(wt.size());
   MPI_Reduce(wt.data(), wmax.data(), total_steps, MPI_DOUBLE, MPI_MAX, 0, ctx.world);
@@ -266,8 +263,8 @@ int run_exchange(int argc, char** argv, const std::vector<std::string>& method_n
     if (args.options.count("per-step"))
       for (int s = 0; s < total_steps; ++s) {
         const auto i = static_cast<std::size_t>(s);
-        std::printf("  step %d%s: write %.5f s  read %.5f s  e2e %.5f s\n", s, s < warmup ? " (warm-up)" : "", wmax[i],
-                    rmax[i], method->coupled() ? emax[i] + smax[i] : wmax[i] + rmax[i]);
+        fmt::print("  step {}{}: write {:.5f} s  read {:.5f} s  e2e {:.5f} s\n", s, s < warmup ? " (warm-up)" : "", wmax[i],
+                   rmax[i], method->coupled() ? emax[i] + smax[i] : wmax[i] + rmax[i]);
       }
     std::string note = args.options.count("note") ? args.options.at("note") : "";
     if (bad_all) note = std::to_string(bad_all) + " wrong elements" + (note.empty() ? "" : "; " + note);

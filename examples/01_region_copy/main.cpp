@@ -7,7 +7,8 @@
 // layout on the way. This is what a Cove get does, minus the network.
 #include <cove/cove.hpp>
 
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <vector>
 
 int main() {
@@ -50,7 +51,6 @@ int main() {
   for (Index j = 0; j < 6; ++j)
     for (Index i = 0; i < 4; ++i)
       wrong += out[j * 4 + i] != static_cast<double>(10 * (i + 1) + (j + 2));
-  std::printf("assembled %s from %d of %lld pieces: %s\n", want.to_string().c_str(), used,
-              static_cast<long long>(blocks.size()), wrong ? "WRONG" : "ok");
+  fmt::print("assembled {} from {} of {} pieces: {}\n", want.to_string(), used, blocks.size(), wrong ? "WRONG" : "ok");
   return wrong ? 1 : 0;
 }

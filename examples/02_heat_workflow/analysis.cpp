@@ -10,11 +10,11 @@
 #include <cove/cove.hpp>
 #include <cove/mpi.hpp>
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -27,10 +27,14 @@ int main(int argc, char** argv) {
   cove::Index n = 48;
   int steps = 10;
   std::int64_t timeout_ms = 60000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--n") n = std::atoll(argv[i + 1]);
-    if (std::string(argv[i]) == "--steps") steps = std::atoi(argv[i + 1]);
-    if (std::string(argv[i]) == "--timeout-ms") timeout_ms = std::atoll(argv[i + 1]);
+  CLI::App app{"heat-analysis: reads the simulation's field from Cove and checks it step by step", "heat-analysis"};
+  app.add_option("--n", n, "cells along each side of the cube (as the simulation)")
+      ->check(CLI::Range(cove::Index{4}, cove::Index{4096}));
+  app.add_option("--steps", steps, "time steps to read")->check(CLI::Range(1, 1000000));
+  app.add_option("--timeout-ms", timeout_ms, "how long each get waits for its step")->check(CLI::NonNegativeNumber);
+  if (auto done = demo::parse_args(app, argc, argv, rank)) {
+    MPI_Finalize();
+    return *done;
   }
   int matched = 0, failed = 0;
   try {
@@ -41,7 +45,7 @@ int main(int argc, char** argv) {
     cove::Client client = cove::connect(MPI_COMM_WORLD);
     client.define(demo::kField, cove::DType(cove::DTypeKind::Float64), 3, shape);
     if (rank == 0)
-      std::printf("%5s %12s %12s %14s %18s %8s\n", "step", "min", "max", "mean", "checksum", "match");
+      fmt::print("{:>5} {:>12} {:>12} {:>14} {:>18} {:>8}\n", "step", "min", "max", "mean", "checksum", "match");
     for (int step = 1; step <= steps; ++step) {
       client.get(demo::kField, static_cast<std::uint64_t>(step), mine, block.data(), block.size() * sizeof(double),
                  timeout_ms);
@@ -67,20 +71,19 @@ int main(int argc, char** argv) {
         std::memcpy(&theirs, meta.data.data(), std::min(meta.data.size(), sizeof theirs));
         const bool ok = theirs == total.checksum;
         (ok ? matched : failed)++;
-        std::printf("%5d %12.4f %12.4f %14.6f  %016llx %8s\n", step, total.min, total.max,
-                    total.sum / static_cast<double>(n * n * n), static_cast<unsigned long long>(total.checksum),
-                    ok ? "yes" : "NO");
+        fmt::print("{:>5} {:>12.4f} {:>12.4f} {:>14.6f}  {:016x} {:>8}\n", step, total.min, total.max,
+                   total.sum / static_cast<double>(n * n * n), total.checksum, ok ? "yes" : "NO");
       }
     }
   } catch (const cove::Error& e) {
-    std::fprintf(stderr, "analysis rank %d: %s\n", rank, e.what());
+    fmt::print(stderr, "analysis rank {}: {}\n", rank, e.what());
     failed++;
   }
   int any_failed = 0;
   MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0)
-    std::printf("%s: %d of %d steps matched the simulation's checksum (analysis on %d ranks)\n",
-                any_failed ? "FAILED" : "verified", matched, steps, size);
+    fmt::print("{}: {} of {} steps matched the simulation's checksum (analysis on {} ranks)\n",
+               any_failed ? "FAILED" : "verified", matched, steps, size);
   MPI_Finalize();
   return any_failed ? 1 : 0;
 }

@@ -3,8 +3,12 @@
 
 #include <cove/box.hpp>
 
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 namespace demo {
 
@@ -22,6 +26,18 @@ inline std::uint64_t element_hash(std::uint64_t global_index, double value) {
   x *= 0xBF58476D1CE4E5B9ull;
   x ^= x >> 29;
   return x;
+}
+
+// Parses the command line on every rank; on --help or bad usage returns the
+// exit status (0 or 2), with the message printed by rank 0 only.
+inline std::optional<int> parse_args(CLI::App& app, int argc, char** argv, int rank) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    if (rank == 0) return app.exit(e) == 0 ? 0 : 2;
+    return e.get_exit_code() == 0 ? 0 : 2;
+  }
 }
 
 struct StepSummary {

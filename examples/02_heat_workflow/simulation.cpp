@@ -4,16 +4,15 @@
 // puts its slab into Cove as version `step`, and rank 0 stores the
 // simulation's own checksum of the whole field as metadata.
 //
-//   heat-simulation [--n N] [--steps S]      (server from COVE_CONNECT)
+//   heat-simulation [--n N] [--steps S]      (server from COVE_CONNECT; --help)
 #include "common.hpp"
 
 #include <cove/cove.hpp>
 #include <cove/mpi.hpp>
 
+#include <fmt/format.h>
 #include <mpi.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -24,9 +23,12 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   cove::Index n = 48;
   int steps = 10;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--n") n = std::atoll(argv[i + 1]);
-    if (std::string(argv[i]) == "--steps") steps = std::atoi(argv[i + 1]);
+  CLI::App app{"heat-simulation: 3-D heat diffusion that puts its field into Cove every step", "heat-simulation"};
+  app.add_option("--n", n, "cells along each side of the cube")->check(CLI::Range(cove::Index{4}, cove::Index{4096}));
+  app.add_option("--steps", steps, "time steps (one version each)")->check(CLI::Range(1, 1000000));
+  if (auto done = demo::parse_args(app, argc, argv, rank)) {
+    MPI_Finalize();
+    return *done;
   }
   int status = 0;
   try {
@@ -82,9 +84,9 @@ int main(int argc, char** argv) {
         client.put_meta(demo::kChecksum, static_cast<std::uint64_t>(step),
                         {reinterpret_cast<const std::byte*>(&total), sizeof total});
     }
-    if (rank == 0) std::printf("simulation: %d ranks, %lld^3 cells, %d steps put\n", size, static_cast<long long>(n), steps);
+    if (rank == 0) fmt::print("simulation: {} ranks, {}^3 cells, {} steps put\n", size, n, steps);
   } catch (const cove::Error& e) {
-    std::fprintf(stderr, "simulation rank %d: %s\n", rank, e.what());
+    fmt::print(stderr, "simulation rank {}: {}\n", rank, e.what());
     status = 1;
   }
   int worst = 0;

@@ -183,6 +183,20 @@ struct LocalPeer final : PeerHandle {
   explicit LocalPeer(std::shared_ptr<Conn> c) : conn(std::move(c)) {}
   std::string address() const override { return conn->address; }
   const char* transport() const override { return "local"; }
+  // Local names are "cove-PID-RANDOM" (the listener's pid, see the
+  // constructor); the kernel gave this connection's pid.
+  bool may_claim(const std::string& claimed) const override {
+    if (claimed.empty()) return true;
+    const std::string prefix = std::string(kScheme) + "cove-" + std::to_string(conn->process.pid()) + "-";
+    if (conn->process.pid() <= 0) return false;
+    std::size_t at = 0;
+    while (at <= claimed.size()) {
+      const std::size_t end = std::min(claimed.find('|', at), claimed.size());
+      if (claimed.compare(at, prefix.size(), prefix) == 0 && end - at > prefix.size()) return true;
+      at = end + 1;
+    }
+    return false;
+  }
   std::shared_ptr<Conn> conn;
 };
 
@@ -293,7 +307,7 @@ class LocalRequest final : public Request {
 // ---- the endpoint ----
 
 LocalEndpoint::LocalEndpoint(std::size_t max_request_bytes)
-    : name_("cove-" + common::random_hex(16)), max_request_bytes_(max_request_bytes), table_(std::make_shared<Table>()) {
+    : name_("cove-" + std::to_string(::getpid()) + "-" + common::random_hex(16)), max_request_bytes_(max_request_bytes), table_(std::make_shared<Table>()) {
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) fail(Code::Unavailable, "cannot make a Unix socket: ", std::strerror(errno));
   socklen_t len = 0;

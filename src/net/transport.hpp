@@ -50,6 +50,13 @@ class PeerHandle {
   virtual ~PeerHandle() = default;
   virtual std::string address() const = 0;  // the peer's own address, "" when it has none (a pure client)
   virtual const char* transport() const = 0;  // "local", "ucx" or "inproc"
+  // Whether the process at the other end can be the one listening on
+  // `address` (what it says it is in its hello; "" claims nothing). Where
+  // the kernel can tell, it decides: a local connection's pid must be the
+  // pid that the address's local name carries. Over UCX the address's IP
+  // must be the one the connection came from (which does not tell apart
+  // two processes of one host: authentication does, see docs/transport.md).
+  virtual bool may_claim(const std::string& address) const = 0;
 
   // What the serving side keeps for this connection (a server's session),
   // set and read from any thread; dropped with the connection.

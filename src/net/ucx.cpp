@@ -165,11 +165,24 @@ class UcxEndpoint;
 struct UcxPeer final : PeerHandle {
   ucp_ep_h ep = nullptr;
   std::string addr;
+  std::string from_ip;  // accepted connections: the IP the peer connected from
   bool incoming = false;
   std::atomic<bool> failed{false};
   std::map<std::string, ucp_rkey_h> rkeys;  // progress thread only
   std::string address() const override { return addr; }
   const char* transport() const override { return "ucx"; }
+  bool may_claim(const std::string& claimed) const override {
+    if (claimed.empty()) return true;
+    if (!incoming) return claimed == addr;
+    const std::string prefix = std::string(kScheme) + from_ip + ":";
+    std::size_t at = 0;
+    while (at <= claimed.size()) {
+      const std::size_t end = std::min(claimed.find('|', at), claimed.size());
+      if (!from_ip.empty() && claimed.compare(at, prefix.size(), prefix) == 0 && end - at > prefix.size()) return true;
+      at = end + 1;
+    }
+    return false;
+  }
   ~UcxPeer() override {
     for (auto& [k, r] : rkeys) ucp_rkey_destroy(r);
   }
@@ -561,10 +574,13 @@ class UcxEndpoint final : public Endpoint {
   // A peer connects: our endpoint comes from UCX's connection request.
   static void on_connection(ucp_conn_request_h request, void* arg) {
     auto* self = static_cast<UcxEndpoint*>(arg);
-    std::string from = "a UCX peer";
+    std::string from = "a UCX peer", from_ip;
     ucp_conn_request_attr_t attr{};
     attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
-    if (ucp_conn_request_query(request, &attr) == UCS_OK) from = to_string(attr.client_address);
+    if (ucp_conn_request_query(request, &attr) == UCS_OK) {
+      from = to_string(attr.client_address);
+      from_ip = from.substr(0, from.rfind(':'));
+    }
     ucp_ep_params_t ep{};
     ep.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
     ep.conn_request = request;
@@ -581,6 +597,7 @@ class UcxEndpoint final : public Endpoint {
     peer->ep = h;
     peer->addr = "";  // a connection we accepted: the peer says who it is in its hello
     peer->incoming = true;
+    peer->from_ip = from_ip;
     self->peers_[h] = peer;
     log::debug("{}: connection from {}", self->address_, from);
   }

@@ -9,8 +9,8 @@ namespace {
 class MetaWait final : public ParkedRequest {
  public:
   MetaWait(std::string key, const store::MetadataStore& store, net::MetaGetRequest q, Responder answer,
-           net::Deadline deadline)
-      : ParkedRequest(std::move(key), deadline), store_(store), q_(std::move(q)), answer_(std::move(answer)) {}
+           net::Deadline until)
+      : ParkedRequest(std::move(key), until), store_(store), q_(std::move(q)), answer_(std::move(answer)) {}
 
   // Answers if the store has the version asked for.
   bool answer_if_there() {

@@ -15,8 +15,8 @@ using net::Op;
 // A query waiting for its region to be covered, or for replicas being built.
 class Service::QueryWait final : public ParkedRequest {
  public:
-  QueryWait(Service& service, net::QueryRequest q, Responder answer, net::Deadline deadline)
-      : ParkedRequest(var_key(q.var), deadline), service_(service), q_(std::move(q)), answer_(std::move(answer)) {}
+  QueryWait(Service& service, net::QueryRequest q, Responder answer, net::Deadline until)
+      : ParkedRequest(var_key(q.var), until), service_(service), q_(std::move(q)), answer_(std::move(answer)) {}
 
   bool retry(store::Store::Freed& freed) override {
     const Cover c = service_.try_cover(q_, sources_only_, answer_, freed);

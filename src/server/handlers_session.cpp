@@ -14,6 +14,11 @@ net::HelloReply Service::hello(Session& s, net::HelloRequest&& r) {
   if (r.protocol != net::kProtocolVersion)
     fail(Code::Protocol, "the client speaks protocol version ", r.protocol, " but this server (", address_.substr(0, 64),
          ") speaks version ", net::kProtocolVersion);
+  // The address is what owns put_local pieces (Release, Disconnect): a
+  // connection may only say it is a process it can be.
+  if (const auto peer = s.peer.lock(); peer && !peer->may_claim(r.address))
+    fail(Code::PermissionDenied, "a hello over ", peer->transport(), " claims the address '", r.address.substr(0, 96),
+         "', which is not this connection's process");
   net::HelloReply reply;
   reply.address = address_;
   reply.nonce = common::random_bytes(32);
@@ -28,7 +33,7 @@ net::HelloReply Service::hello(Session& s, net::HelloRequest&& r) {
     s.nonce = reply.nonce;
   }
   if (first) ++connections_;
-  log::debug("hello from a {} at {}", r.role == net::Role::Server ? "server" : "client", r.address.substr(0, 64));
+  log::info("hello from a {} at {}", r.role == net::Role::Server ? "server" : "client", r.address.substr(0, 64));
   return reply;
 }
 
@@ -54,7 +59,7 @@ net::CountReply Service::disconnect(Session& s, net::DisconnectRequest&& r) {
     std::lock_guard lock(mutex);
     gone = store_.remove_owner(r.owner);
   }
-  if (!gone.empty()) log::debug("a writer left: {} of its pieces released", gone.size());
+  if (!gone.empty()) log::info("a writer left: {} of its pieces released", gone.size());
   return {static_cast<std::uint32_t>(gone.size())};
 }
 

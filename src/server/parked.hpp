@@ -27,7 +27,7 @@ namespace cove::server {
 
 class ParkedRequest {
  public:
-  ParkedRequest(std::string key, net::Deadline deadline) : key_(std::move(key)), deadline(deadline) {}
+  ParkedRequest(std::string key, net::Deadline until) : deadline(until), key_(std::move(key)) {}
   virtual ~ParkedRequest() = default;
   const std::string& key() const { return key_; }
   // Tries to answer; true when it has (or has failed for good). May move

@@ -77,7 +77,7 @@ void Service::start() {
                      connection_closed(*s);
                      if (s->is_greeted()) {
                        --connections_;
-                       log::debug("connection from {} closed", s->peer_address().substr(0, 64));
+                       log::info("connection from {} closed", s->peer_address().substr(0, 64));
                      }
                    });
 }

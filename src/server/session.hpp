@@ -24,6 +24,7 @@ struct Session {
   bool member = false;           // a server of this group (Join proved it)
   std::string address;           // the peer's own address, as its hello gave it
   net::Bytes nonce;              // the challenge a server's Join answers
+  std::weak_ptr<net::PeerHandle> peer;  // the connection (which owns this session)
 
   bool is_greeted() {
     std::lock_guard lock(mutex);
@@ -41,7 +42,11 @@ struct Session {
 
 // The session of a connection, made on first use.
 inline std::shared_ptr<Session> session_of(const net::Peer& peer) {
-  return std::static_pointer_cast<Session>(peer->context_or([] { return std::make_shared<Session>(); }));
+  return std::static_pointer_cast<Session>(peer->context_or([&peer] {
+    auto s = std::make_shared<Session>();
+    s->peer = peer;
+    return s;
+  }));
 }
 
 }  // namespace cove::server

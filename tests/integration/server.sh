@@ -11,11 +11,12 @@ bin=$(dirname "$0")
 case "$cmd" in
   start)
     mkdir -p "$dir" && rm -f "$dir/cove.conn" "$dir/server.pid" "$dir/server.log"
-    launch=()
+    launch=() as_root=()
+    [ "$(id -u)" -eq 0 ] && as_root=(--allow-run-as-root)  # cove-server refuses root otherwise
     if [ "${COVE_TEST_SERVERS:-1}" -gt 1 ]; then
       launch=(mpiexec --allow-run-as-root --oversubscribe -n "$COVE_TEST_SERVERS")
     fi
-    "${launch[@]}" "$COVE_BIN"/cove-server --connection-file "$dir/cove.conn" "$@" > "$dir/server.log" 2>&1 &
+    "${launch[@]}" "$COVE_BIN"/cove-server --connection-file "$dir/cove.conn" "${as_root[@]}" "$@" > "$dir/server.log" 2>&1 &
     echo $! > "$dir/server.pid"
     for _ in $(seq 200); do
       [ -f "$dir/cove.conn" ] && exit 0

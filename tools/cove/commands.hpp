@@ -1,0 +1,35 @@
+// The subcommands of the `cove` command (main.cpp parses the command line
+// with CLI11 and calls one of these). Each returns the process's exit
+// status; errors are thrown as cove::Error and printed by main.
+#pragma once
+
+#include <cove/client.hpp>
+#include <cove/server.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace cove::tool {
+
+// `cove serve` / `cove-server`.
+struct ServeArgs {
+  std::string config;           // a TOML file (docs/staging.md); "" for none
+  std::string connection_file;  // overrides the config's
+  std::string transport, listen, memory_budget, max_message_bytes, reorg, layouts, log_level, log_file;
+  int max_versions = -1, workers = -1, reorg_threads = -1;  // -1: the config's
+  bool allow_root = false;
+};
+int serve(const ServeArgs& args);
+
+// `cove ls`, `cove stat`, `cove top`: the client is connected.
+int ls(Client& client, bool json);
+int stat(Client& client, bool json);
+// Redraws every `interval_s` seconds; stops after `count` frames (0: until
+// interrupted). On a terminal the screen is cleared before each frame.
+int top(Client& client, double interval_s, int count);
+
+// "1.5 MiB"
+std::string human_bytes(double bytes);
+inline std::string human_bytes(std::uint64_t bytes) { return human_bytes(static_cast<double>(bytes)); }
+
+}  // namespace cove::tool

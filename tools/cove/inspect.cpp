@@ -1,0 +1,170 @@
+// `cove ls` and `cove stat`: what a running service holds, as a table for
+// people or as JSON for scripts (the same figures).
+#include "commands.hpp"
+
+#include <cove/reorg.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+
+namespace cove::tool {
+
+std::string human_bytes(double bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  return u ? fmt::format("{:.1f} {}", bytes, units[u]) : fmt::format("{:.0f} {}", bytes, units[u]);
+}
+
+namespace {
+
+using nlohmann::json;
+
+std::string layouts_text(const std::vector<Layout>& layouts) {
+  std::string out;
+  for (const auto& l : layouts) {
+    if (!out.empty()) out += ',';
+    out += l.to_string();
+  }
+  return out;
+}
+
+json stats_json(const std::string& address, const ServerStats& s) {
+  return {{"address", address},
+          {"variables", s.variables},
+          {"versions", s.versions},
+          {"pieces", s.pieces},
+          {"owned_bytes", s.owned_bytes},
+          {"local_bytes", s.local_bytes},
+          {"memory_budget", s.memory_budget},
+          {"requests", s.requests},
+          {"bytes_in", s.bytes_in},
+          {"bytes_out", s.bytes_out},
+          {"replicas", s.replicas},
+          {"replica_bytes", s.replica_bytes},
+          {"reorganizations", s.reorganizations},
+          {"replica_answers", s.replica_answers},
+          {"patterns", s.patterns},
+          {"parked_gets", s.parked_gets},
+          {"clients", s.clients},
+          {"uptime_ms", s.uptime_ms},
+          {"reorg", reorg_name(s.reorg)},
+          {"layouts", layouts_text(s.layouts)}};
+}
+
+json ls_json(const std::vector<VariableInfo>& vars) {
+  json out = json::array();
+  for (const auto& v : vars) {
+    json versions = json::array();
+    for (const auto& ver : v.versions) {
+      json pieces = json::array();
+      for (const auto& p : ver.pieces) {
+        json replicas = json::array();
+        for (const auto& r : p.replicas)
+          replicas.push_back(
+              {{"box", r.box.to_string()}, {"layout", r.layout.to_string()}, {"bytes", r.bytes}, {"ready", r.ready}});
+        pieces.push_back({{"box", p.box.to_string()},
+                          {"bytes", p.bytes},
+                          {"holder", p.holder},
+                          {"on_server", p.on_server},
+                          {"replicas", replicas}});
+      }
+      versions.push_back({{"version", ver.version}, {"pieces", pieces}});
+    }
+    out.push_back({{"name", v.name},
+                   {"dtype", v.dtype.name()},
+                   {"ndim", v.ndim},
+                   {"shape", v.shape ? json(v.shape->to_string()) : json(nullptr)},
+                   {"reorg", v.reorg ? json(reorg_name(*v.reorg)) : json(nullptr)},
+                   {"layouts", layouts_text(v.layouts)},
+                   {"versions", versions}});
+  }
+  return out;
+}
+
+}  // namespace
+
+int ls(Client& c, bool as_json) {
+  const auto vars = c.list();
+  if (as_json) {
+    fmt::print("{}\n", ls_json(vars).dump(2));
+    return 0;
+  }
+  const auto servers = c.servers();
+  auto name_of = [&](const std::string& holder) {
+    for (std::size_t i = 0; i < servers.size(); ++i)
+      if (servers[i] == holder) return fmt::format("server {}", i);
+    return fmt::format("writer {}...", holder.substr(0, 16));
+  };
+  if (vars.empty()) fmt::print("(no variables)\n");
+  for (const auto& v : vars) {
+    std::string reorg = v.reorg ? reorg_name(*v.reorg) : "(server's)";
+    if (!v.layouts.empty()) reorg += " layouts " + layouts_text(v.layouts);
+    fmt::print("{}  {}  ndim {}  shape {}  reorg {}\n", v.name, v.dtype.name(), v.ndim,
+               v.shape ? v.shape->to_string() : "(none)", reorg);
+    for (const auto& ver : v.versions) {
+      struct Held {
+        std::size_t pieces = 0, replicas = 0;
+        std::uint64_t bytes = 0, replica_bytes = 0;
+      };
+      std::map<std::string, Held> by_holder;
+      for (const auto& p : ver.pieces) {
+        auto& h = by_holder[name_of(p.holder)];
+        h.pieces++;
+        h.bytes += p.bytes;
+        for (const auto& r : p.replicas) {
+          h.replicas++;
+          h.replica_bytes += r.bytes;
+        }
+      }
+      fmt::print("  version {}: {} pieces\n", ver.version, ver.pieces.size());
+      for (const auto& [holder, h] : by_holder) {
+        fmt::print("    {:<28} {:>4} pieces  {}", holder, h.pieces, human_bytes(h.bytes));
+        if (h.replicas) fmt::print("  + {} replicas  {}", h.replicas, human_bytes(h.replica_bytes));
+        fmt::print("\n");
+      }
+    }
+  }
+  return 0;
+}
+
+int stat(Client& c, bool as_json) {
+  const auto all = c.stat_each();
+  if (as_json) {
+    json servers = json::array();
+    for (const auto& [address, s] : all) servers.push_back(stats_json(address, s));
+    fmt::print("{}\n", json{{"servers", servers}}.dump(2));
+    return 0;
+  }
+  fmt::print("{:<8} {:>9} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8} {:>12} {:>7}\n", "server",
+             "variables", "versions", "pieces", "memory", "budget", "writers'", "requests", "bytes in", "bytes out",
+             "replicas", "replica mem", "reorg");
+  int i = 0;
+  for (const auto& [address, s] : all)
+    fmt::print("{:<8} {:>9} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8} {:>12} {:>7}\n", i++,
+               s.variables, s.versions, s.pieces, human_bytes(s.owned_bytes),
+               s.memory_budget ? human_bytes(s.memory_budget) : "unlimited", human_bytes(s.local_bytes), s.requests,
+               human_bytes(s.bytes_in), human_bytes(s.bytes_out), s.replicas, human_bytes(s.replica_bytes),
+               reorg_name(s.reorg));
+  if (!all.empty()) {
+    const ServerStats& s = all.front().second;
+    const std::string layouts = layouts_text(s.layouts);
+    std::uint64_t built = 0, answers = 0;
+    for (const auto& [address, t] : all) {
+      built += t.reorganizations;
+      answers += t.replica_answers;
+    }
+    fmt::print("reorganization: {} (expected layouts {}); built {} replicas, answered {} pieces from them, {} access "
+               "patterns\n",
+               reorg_name(s.reorg), layouts.empty() ? "C,F" : layouts, built, answers, s.patterns);
+  }
+  return 0;
+}
+
+}  // namespace cove::tool

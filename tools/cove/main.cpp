@@ -1,0 +1,115 @@
+// The `cove` command: run a staging server and look at a running one.
+//
+//   cove serve [options]          a server (or, under mpiexec, a group); `cove-server` is the same
+//   cove ls    [--connect T] [--json]     variables, versions, pieces, bytes
+//   cove stat  [--connect T] [--json]     memory, objects, requests, bytes moved, per server
+//   cove top   [--connect T] [--interval S] [--count N]   the same, live
+//   cove stop  [--connect T]      shut the service down
+//
+// T is a connection file or an address; without --connect, COVE_CONNECT is
+// used. `--help` on any command lists its options. Exit status: 0 on
+// success, 1 on an error (printed as "cove: <code>: <message>"), 2 on bad
+// usage.
+#include "commands.hpp"
+
+#include <cove/error.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+
+namespace {
+
+using cove::tool::ServeArgs;
+
+void add_serve_options(CLI::App& app, ServeArgs& a) {
+  app.add_option("--config", a.config, "TOML configuration file (docs/staging.md)")->check(CLI::ExistingFile);
+  app.add_option("--connection-file", a.connection_file, "where rank 0 writes the servers' addresses (cove.conn)");
+  app.add_option("--transport", a.transport,
+                 "'ucx': this host over Unix-domain sockets, other hosts over UCX (default); 'local': this host only");
+  app.add_option("--listen", a.listen,
+                 "interface or IP address UCX listens on (default: loopback only, no other host can connect)");
+  app.add_option("--memory-budget", a.memory_budget, "bytes of array data held, e.g. 8GiB (0: no limit)");
+  app.add_option("--max-versions", a.max_versions, "versions kept per variable (0: all)")->check(CLI::Range(0, 1 << 20));
+  app.add_option("--workers", a.workers, "request-handling threads")->check(CLI::Range(1, 1024));
+  app.add_option("--log-level", a.log_level, "error, warn, info or debug (default info)")
+      ->check(CLI::IsMember({"error", "warn", "info", "debug"}));
+  app.add_option("--log-file", a.log_file, "append the log to this file (default stderr)");
+  app.add_option("--reorg", a.reorg, "where layouts are reorganized: rad, rasar, rasia or sahr")
+      ->check(CLI::IsMember({"rad", "rasar", "rasia", "sahr"}));
+  app.add_option("--layouts", a.layouts, "layouts RASIA prepares, e.g. F,P2,0,1 (default C,F)");
+  app.add_option("--reorg-threads", a.reorg_threads, "threads building replicas")->check(CLI::Range(1, 64));
+  app.add_option("--max-message-bytes", a.max_message_bytes, "the largest request accepted, e.g. 4MiB");
+  app.add_flag("--allow-run-as-root", a.allow_root, "serve even as root (refused otherwise)");
+}
+
+// CLI11's parse; --help exits 0, bad usage 2 (CLI11's own codes vary).
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+}
+
+cove::Client connect(const std::string& target) {
+  cove::ConnectOptions co;
+  co.timeout_ms = 5000;
+  return cove::Client::connect(target, co);
+}
+
+int run(int argc, char** argv) {
+  const std::string self = argv[0];
+  ServeArgs serve_args;
+  if (self.size() >= 11 && self.compare(self.size() - 11, 11, "cove-server") == 0) {
+    CLI::App app{"cove-server: a Cove staging server (under mpiexec, a group of them)", "cove-server"};
+    add_serve_options(app, serve_args);
+    if (auto done = parse(app, argc, argv)) return *done;
+    return cove::tool::serve(serve_args);
+  }
+
+  CLI::App app{"cove: run a Cove staging server and look at a running one", "cove"};
+  app.require_subcommand(1);
+  CLI::App* serve = app.add_subcommand("serve", "run a staging server (under mpiexec, a group of them)");
+  add_serve_options(*serve, serve_args);
+
+  std::string target;
+  bool json = false;
+  double interval = 1.0;
+  int count = 0;
+  auto add_connect = [&](CLI::App* sub) {
+    sub->add_option("--connect", target, "connection file or address (default: $COVE_CONNECT)");
+  };
+  CLI::App* ls = app.add_subcommand("ls", "variables, versions and pieces, and who holds them");
+  CLI::App* stat = app.add_subcommand("stat", "each server's memory, objects, requests and bytes moved");
+  CLI::App* top = app.add_subcommand("top", "each server's figures, refreshed");
+  CLI::App* stop = app.add_subcommand("stop", "shut the service down");
+  for (CLI::App* sub : {ls, stat, top, stop}) add_connect(sub);
+  for (CLI::App* sub : {ls, stat}) sub->add_flag("--json", json, "print JSON for scripts");
+  top->add_option("--interval", interval, "seconds between refreshes")->check(CLI::Range(0.05, 3600.0));
+  top->add_option("--count", count, "stop after this many refreshes (0: until interrupted)")->check(CLI::NonNegativeNumber);
+  if (auto done = parse(app, argc, argv)) return *done;
+
+  if (serve->parsed()) return cove::tool::serve(serve_args);
+  cove::Client client = connect(target);
+  if (ls->parsed()) return cove::tool::ls(client, json);
+  if (stat->parsed()) return cove::tool::stat(client, json);
+  if (top->parsed()) return cove::tool::top(client, interval, count);
+  client.stop_server();
+  fmt::print("server stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const cove::Error& e) {
+    fmt::print(stderr, "cove: {}\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,177 @@
+// `cove serve` (and `cove-server`): one staging server, or under mpiexec a
+// group of them. Rank 0 writes the connection file with every member's
+// address once all have joined the group.
+#include "commands.hpp"
+
+#include "common/auth.hpp"
+#include "common/config.hpp"
+#include "common/connection_file.hpp"
+#include "common/log.hpp"
+
+#include <cove/error.hpp>
+
+#ifdef COVE_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include <csignal>
+#include <cstdlib>
+#include <pthread.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace cove::tool {
+namespace {
+
+// Under mpiexec every rank runs a server; rank 0 writes the connection file
+// with all of their addresses, and each server joins the group.
+struct Group {
+  int rank = 0, size = 1;
+  bool mpi = false;
+
+  Group() {
+#ifdef COVE_HAVE_MPI
+    if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK")) {
+      MPI_Init(nullptr, nullptr);
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      mpi = true;
+    }
+#endif
+  }
+  ~Group() {
+#ifdef COVE_HAVE_MPI
+    if (mpi) MPI_Finalize();
+#endif
+  }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+  std::vector<std::string> addresses(const std::string& mine) const {
+    if (size == 1) return {mine};
+#ifdef COVE_HAVE_MPI
+    const int len = static_cast<int>(mine.size());
+    std::vector<int> lens(size), offsets(size);
+    MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    int total = 0;
+    for (int i = 0; i < size; ++i) {
+      offsets[i] = total;
+      total += lens[i];
+    }
+    std::string all(static_cast<std::size_t>(total), '\0');
+    MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD);
+    std::vector<std::string> out;
+    for (int i = 0; i < size; ++i) out.push_back(all.substr(offsets[i], lens[i]));
+    return out;
+#else
+    return {mine};
+#endif
+  }
+  // The group's secret: made by rank 0, known to the members only.
+  std::string secret() const {
+    std::string s = rank == 0 ? common::random_hex(32) : std::string(64, '\0');
+#ifdef COVE_HAVE_MPI
+    if (mpi) MPI_Bcast(s.data(), static_cast<int>(s.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
+#endif
+    return s;
+  }
+  // Whether every member got this far (a member that failed to start
+  // reports 0, and all of them stop instead of waiting for it).
+  bool all(bool ok) const {
+    int mine = ok ? 1 : 0, every = mine;
+#ifdef COVE_HAVE_MPI
+    if (mpi) MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#endif
+    return every == 1;
+  }
+};
+
+common::ServerConfig configure(const ServeArgs& a) {
+  common::ServerConfig cfg;
+  if (!a.config.empty()) cfg = common::load_server_config(a.config);
+  // A server process serves other processes: "inproc" (the library's
+  // default) makes no sense here.
+  if (cfg.options.transport.rfind("inproc://", 0) == 0) cfg.options.transport = "ucx";
+  if (!a.transport.empty()) {
+    if (a.transport != "ucx" && a.transport != "local")
+      throw Error(Code::InvalidArgument, "--transport '" + a.transport + "': expected 'ucx' or 'local'");
+    cfg.options.transport = a.transport;
+  }
+  if (!a.listen.empty()) cfg.options.listen = a.listen;
+  if (!a.connection_file.empty()) cfg.connection_file = a.connection_file;
+  if (!a.memory_budget.empty()) cfg.options.memory_budget = common::parse_bytes(a.memory_budget, "--memory-budget");
+  if (!a.max_message_bytes.empty())
+    cfg.options.max_message_bytes = common::parse_bytes(a.max_message_bytes, "--max-message-bytes");
+  if (a.max_versions >= 0) cfg.options.max_versions = a.max_versions;
+  if (a.workers >= 0) cfg.options.workers = a.workers;
+  if (!a.reorg.empty()) cfg.options.reorg = parse_reorg(a.reorg);
+  if (!a.layouts.empty()) cfg.options.layouts = common::parse_layouts(a.layouts, "--layouts");
+  if (a.reorg_threads >= 0) cfg.options.reorg_threads = a.reorg_threads;
+  if (!a.log_level.empty()) cfg.log_level = a.log_level;
+  if (!a.log_file.empty()) cfg.log_file = a.log_file;
+  return cfg;
+}
+
+}  // namespace
+
+int serve(const ServeArgs& args) {
+  if (::geteuid() == 0 && !args.allow_root)
+    throw Error(Code::PermissionDenied,
+                "cove-server refuses to run as root: it would read and serve memory with root's rights. Run it as an "
+                "ordinary user, or give --allow-run-as-root if you really mean it");
+  const common::ServerConfig cfg = configure(args);
+  log::configure(cfg.log_level, cfg.log_file);
+
+  // SIGTERM and SIGINT are taken by one thread (sigwait), so that no server
+  // thread is interrupted and shutdown runs in ordinary code.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  Group group;
+  Server server(cfg.options);
+  const auto addresses = group.addresses(server.address());
+  server.join_group(addresses, group.rank, group.secret());
+  // Every member knows the group before any client can, and a member whose
+  // connection file cannot be written stops the others instead of leaving
+  // them waiting.
+  bool written = true;
+  if (group.rank == 0) {
+    try {
+      common::write_connection_file(cfg.connection_file, addresses);
+    } catch (const Error& e) {
+      log::error("{}", e.what());
+      written = false;
+    }
+  }
+  if (!group.all(written)) {
+    server.stop();
+    throw Error(Code::Unavailable, "the group did not start: the connection file '" + cfg.connection_file +
+                                       "' could not be written (see rank 0's log)");
+  }
+  log::info("cove-server {}: serving as {} of {} at {}; connection file {}", ::getpid(), group.rank, group.size,
+            server.address(), cfg.connection_file);
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (sig != 0) {
+      log::info("cove-server {}: signal {} received", ::getpid(), sig);
+      server.stop();
+    }
+  });
+  server.wait();
+  if (group.rank == 0) ::unlink(cfg.connection_file.c_str());
+  // Wake the signal thread if the server stopped for another reason (cove stop).
+  pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
+  const ServerStats s = server.stats();
+  log::info("cove-server {}: stopped after {} requests, {} bytes in, {} bytes out", ::getpid(), s.requests,
+            s.bytes_in, s.bytes_out);
+  return 0;
+}
+
+}  // namespace cove::tool
