@@ -159,8 +159,7 @@ class Bench:
             cmd += [":", "-n", str(r), prog, "--role", "reader2"] + common
         try:
             if method.startswith("cove"):
-                env.update(UCX_TLS=self.args.ucx_tls, COVE_UCX_ERR_MODE="peer" if self.args.ucx_tls == "tcp" else "none",
-                           UCX_WARN_UNUSED_ENV_VARS="n")
+                env.update(UCX_TLS=self.args.ucx_tls, UCX_WARN_UNUSED_ENV_VARS="n")
                 env.setdefault("UCX_NET_DEVICES", "lo")  # the server and clients talk over loopback only
                 env["COVE_CONNECT"] = self.start_server(env)
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

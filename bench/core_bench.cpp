@@ -6,6 +6,7 @@
 #include "bench_cli.hpp"
 
 #include <cove/cove.hpp>
+#include <cove/detail/thread_pool.hpp>
 
 #include <fmt/format.h>
 
@@ -152,7 +153,7 @@ void bench_reorganize(const std::string& name, const cove::Box& box, double targ
   verify(dst, box, box, cove::Layout::f(), box, name.c_str());
   report_copy(name + ", 1 thread", bytes, one, mbw, target);
   if (threaded_too) {
-    const int threads = cove::ThreadPool::shared().size();
+    const int threads = cove::detail::ThreadPool::shared().size();
     const double all = run(0);
     verify(dst, box, box, cove::Layout::f(), box, name.c_str());
     g_rows.push_back({name + ", all threads",

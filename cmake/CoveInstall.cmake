@@ -12,6 +12,14 @@ install(FILES ${PROJECT_BINARY_DIR}/include/cove/export.hpp
 install(EXPORT CoveTargets NAMESPACE cove::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Cove)
 
+if(BUILD_SHARED_LIBS)
+  set(COVE_STATIC_LIBRARY FALSE)
+else()
+  set(COVE_STATIC_LIBRARY TRUE)
+endif()
+if(NOT COVE_ENABLE_UCX)
+  set(COVE_ENABLE_UCX FALSE)
+endif()
 configure_package_config_file(cmake/CoveConfig.cmake.in
   ${PROJECT_BINARY_DIR}/CoveConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Cove)

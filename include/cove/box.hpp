@@ -61,11 +61,6 @@ struct COVE_EXPORT Box {
   friend COVE_EXPORT bool operator==(const Box& a, const Box& b) noexcept;
 };
 
-// Throws InvalidArgument unless 1 <= box.ndim <= kMaxDims and lo <= hi;
-// `what` names the argument in the message ("region", "source box", ...).
-COVE_EXPORT void validate_box(const Box& box, const char* what);
-// Throws InvalidArgument when a and b have different ranks.
-COVE_EXPORT void require_same_rank(const Box& a, const char* what_a, const Box& b, const char* what_b);
 
 // Splits `box` into a grid of factors[0] x ... x factors[ndim-1] pieces in C
 // order, each dimension cut as evenly as possible (the first count % f pieces

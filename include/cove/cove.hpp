@@ -11,4 +11,3 @@
 #include <cove/reorg.hpp>
 #include <cove/server.hpp>
 #include <cove/spatial_index.hpp>
-#include <cove/thread_pool.hpp>

@@ -1,7 +1,7 @@
 // A dynamic spatial index of boxes: insert a box with a 64-bit payload,
 // remove it, and find every stored box that intersects a query box.
 //
-// It is an R-tree (fan-out 16, R*-style splits that minimise overlap). For
+// It is an R-tree (nodes of up to 31 entries, R*-style splits that minimise overlap). For
 // boxes that overlap little — the pieces of a decomposed array, which is
 // what Cove stores — a query costs O(log n + k) for k hits; heavily
 // overlapping boxes degrade it towards O(n), as for any R-tree.
@@ -17,7 +17,7 @@
 
 #include <cove/box.hpp>
 #include <cove/export.hpp>
-#include <cove/function_ref.hpp>
+#include <cove/detail/function_ref.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -50,7 +50,7 @@ class COVE_EXPORT SpatialIndex {
   // Calls fn(box, payload) for every stored box intersecting `query`
   // (a non-empty common part; touching faces do not count). `fn` must not
   // modify the index.
-  void query(const Box& query, FunctionRef<void(const Box&, std::uint64_t)> fn) const;
+  void query(const Box& query, detail::FunctionRef<void(const Box&, std::uint64_t)> fn) const;
   std::vector<Hit> query(const Box& query) const;
 
   // Verifies the tree's structure (for tests); throws Internal on a defect.

@@ -5,6 +5,7 @@
 #include "common/connection_file.hpp"
 #include "common/log.hpp"
 #include "common/placement.hpp"
+#include "core/box_checks.hpp"
 #include "core/fail.hpp"
 
 #include <algorithm>
@@ -140,19 +141,19 @@ net::Peer Client::Impl::peer_for(const std::string& address) {
 }
 
 std::vector<VariableInfo> Client::Impl::list_server(std::size_t s) {
-  auto vars = call<Message<Op::List>>(s, {}).variables;
-  for (auto& v : vars)
+  auto listed = call<Message<Op::List>>(s, {}).variables;
+  for (auto& v : listed)
     for (auto& ver : v.versions)
       for (auto& p : ver.pieces) {
         if (p.holder.empty()) p.holder = addresses[s];
         p.on_server = std::find(addresses.begin(), addresses.end(), p.holder) != addresses.end();
       }
-  return vars;
+  return listed;
 }
 
 void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
                             std::size_t bytes, const Layout& layout) {
-  validate_box(box, "box");
+  detail::validate_box(box, "box");
   const VarInfo info = var_info(var);
   check_buffer(box, info.dtype, data, bytes, op == Op::Put ? "put" : "put_local");
   check_region(var, info, box);

@@ -2,9 +2,10 @@
 // read each piece's part straight into the caller's buffer, in its layout.
 #include "client/impl.hpp"
 
-#include <cove/region_copy.hpp>
+#include <cove/detail/region_copy.hpp>
 
 #include "common/log.hpp"
+#include "core/box_checks.hpp"
 #include "core/fail.hpp"
 
 #include <cstring>
@@ -79,7 +80,7 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
 
 std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, bool latest, const Box& region,
                                 void* data, std::size_t bytes, std::int64_t timeout_ms, const Layout& layout) {
-  validate_box(region, "region");
+  detail::validate_box(region, "region");
   layout.axis_order(region.ndim);
   const VarInfo info = var_info(var);
   check_region(var, info, region);
@@ -133,7 +134,7 @@ void Client::Impl::read_piece(const net::QueryPiece& p, const Box& region, void*
   const net::Peer peer = peer_for(p.holder);
   auto* dst = static_cast<std::byte*>(data);
   std::vector<net::RemoteOp> ops;
-  const bool direct = for_each_common_run(p.box, p.layout, region, layout, part, elem,
+  const bool direct = detail::for_each_common_run(p.box, p.layout, region, layout, part, elem,
                                           [&](std::int64_t so, std::int64_t dof, std::int64_t n) {
                                             ops.push_back({static_cast<std::uint64_t>(so), dst + dof,
                                                            static_cast<std::size_t>(n)});
@@ -144,7 +145,7 @@ void Client::Impl::read_piece(const net::QueryPiece& p, const Box& region, void*
   }
   std::vector<std::byte> packed(static_cast<std::size_t>(part.volume()) * elem);
   std::size_t at = 0;
-  contiguous_runs(part, p.box, p.layout, elem).for_each([&](std::int64_t off, std::int64_t n) {
+  detail::contiguous_runs(part, p.box, p.layout, elem).for_each([&](std::int64_t off, std::int64_t n) {
     ops.push_back({static_cast<std::uint64_t>(off), packed.data() + at, static_cast<std::size_t>(n)});
     at += static_cast<std::size_t>(n);
   });

@@ -1,5 +1,6 @@
 #include <cove/box.hpp>
 
+#include "core/box_checks.hpp"
 #include "core/fail.hpp"
 
 #include <algorithm>
@@ -18,6 +19,8 @@ void check_rank(std::size_t n, const char* what) {
 
 }  // namespace
 
+namespace detail {
+
 void validate_box(const Box& box, const char* what) {
   if (box.ndim < 1 || box.ndim > kMaxDims)
     fail(Code::InvalidArgument, what, ".ndim is ", box.ndim, "; Cove supports 1 to ", kMaxDims);
@@ -30,6 +33,8 @@ void require_same_rank(const Box& a, const char* what_a, const Box& b, const cha
   if (a.ndim != b.ndim)
     fail(Code::InvalidArgument, what_a, " has ", a.ndim, " dimensions but ", what_b, " has ", b.ndim);
 }
+
+}  // namespace detail
 
 Box Box::from_start_count(std::span<const Index> start, std::span<const Index> count) {
   check_rank(start.size(), "start");
@@ -55,7 +60,7 @@ Box Box::from_bounds(std::span<const Index> lo, std::span<const Index> hi) {
   b.ndim = static_cast<int>(lo.size());
   std::copy(lo.begin(), lo.end(), b.lo.begin());
   std::copy(hi.begin(), hi.end(), b.hi.begin());
-  validate_box(b, "box");
+  detail::validate_box(b, "box");
   return b;
 }
 
@@ -95,7 +100,7 @@ bool Box::empty() const noexcept {
 }
 
 bool Box::contains(const Box& other) const {
-  require_same_rank(*this, "box", other, "other box");
+  detail::require_same_rank(*this, "box", other, "other box");
   for (int d = 0; d < ndim; ++d)
     if (other.lo[d] < lo[d] || other.hi[d] > hi[d]) return false;
   return true;
@@ -110,14 +115,14 @@ bool Box::contains_point(std::span<const Index> point) const {
 }
 
 bool Box::intersects(const Box& other) const {
-  require_same_rank(*this, "box", other, "other box");
+  detail::require_same_rank(*this, "box", other, "other box");
   for (int d = 0; d < ndim; ++d)
     if (std::max(lo[d], other.lo[d]) >= std::min(hi[d], other.hi[d])) return false;
   return ndim > 0;
 }
 
 Box Box::intersection(const Box& other) const {
-  require_same_rank(*this, "box", other, "other box");
+  detail::require_same_rank(*this, "box", other, "other box");
   Box r;
   r.ndim = ndim;
   for (int d = 0; d < ndim; ++d) {
@@ -143,7 +148,7 @@ bool operator==(const Box& a, const Box& b) noexcept {
 }
 
 std::vector<Box> split_grid(const Box& box, std::span<const Index> factors) {
-  validate_box(box, "box");
+  detail::validate_box(box, "box");
   if (factors.size() != static_cast<std::size_t>(box.ndim))
     fail(Code::InvalidArgument, "factors has ", factors.size(), " entries but box has ", box.ndim,
          " dimensions");
@@ -175,7 +180,7 @@ std::vector<Box> split_grid(const Box& box, std::span<const Index> factors) {
 }
 
 std::vector<Box> subtract(const Box& a, const Box& b) {
-  require_same_rank(a, "box", b, "subtracted box");
+  detail::require_same_rank(a, "box", b, "subtracted box");
   if (!a.intersects(b)) return a.empty() ? std::vector<Box>{} : std::vector<Box>{a};
   // Peel off the slabs of `rest` below and above b, one dimension at a time.
   std::vector<Box> out;
@@ -213,7 +218,7 @@ bool covers(std::span<const Box> pieces, const Box& region) {
 }
 
 std::vector<Box> split_max_volume(const Box& box, Index max_volume) {
-  validate_box(box, "box");
+  detail::validate_box(box, "box");
   if (max_volume < 1) fail(Code::InvalidArgument, "max_volume = ", max_volume, " must be >= 1");
   std::vector<Box> out, todo{box};
   while (!todo.empty()) {

@@ -2,6 +2,7 @@
 
 #include <cove/dtype.hpp>
 
+#include "core/box_checks.hpp"
 #include "core/fail.hpp"
 
 #include <algorithm>
@@ -18,7 +19,7 @@ int CopyPlan::source_unit_dim() const {
 namespace {
 
 void require_inside(const Box& region, const Box& box, const char* what) {
-  require_same_rank(region, "region", box, what);
+  detail::require_same_rank(region, "region", box, what);
   if (!box.contains(region))
     fail(Code::InvalidArgument, "region ", region.to_string(), " is not inside the ", what, " ",
          box.to_string());
@@ -28,9 +29,9 @@ void require_inside(const Box& region, const Box& box, const char* what) {
 
 CopyPlan make_copy_plan(const Box& src_box, const Layout& src_layout, const Box& dst_box,
                         const Layout& dst_layout, const Box& region, std::size_t elem_size) {
-  validate_box(region, "region");
-  validate_box(src_box, "source box");
-  validate_box(dst_box, "destination box");
+  detail::validate_box(region, "region");
+  detail::validate_box(src_box, "source box");
+  detail::validate_box(dst_box, "destination box");
   validate_element_size(elem_size, "element size");
   require_inside(region, src_box, "source box");
   require_inside(region, dst_box, "destination box");

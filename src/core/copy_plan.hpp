@@ -2,11 +2,11 @@
 //
 // A plan is the region's dimensions with extent > 1, ordered from slowest to
 // fastest in the destination, with byte strides on both sides and adjacent
-// dimensions merged where both sides are contiguous across them. The kernels
-// in region_copy.cpp only ever see plans.
+// dimensions merged where both sides are contiguous across them. The copy
+// kernels (copy_kernels.cpp), called from region_copy.cpp, only ever see plans.
 #pragma once
 
-#include <cove/region_copy.hpp>
+#include <cove/detail/region_copy.hpp>
 
 namespace cove::detail {
 

@@ -1,5 +1,6 @@
 #include <cove/decomposition.hpp>
 
+#include "core/box_checks.hpp"
 #include "core/fail.hpp"
 
 #include <algorithm>
@@ -58,7 +59,7 @@ std::vector<Index> dims_create(Index n, int ndim) {
 }
 
 BlockDecomposition::BlockDecomposition(const Box& domain, Index nblocks) : domain_(domain) {
-  validate_box(domain, "domain");
+  detail::validate_box(domain, "domain");
   const auto factors = dims_create(nblocks, domain.ndim);
   std::array<int, kMaxDims> by_length{};
   std::iota(by_length.begin(), by_length.begin() + domain.ndim, 0);
@@ -70,7 +71,7 @@ BlockDecomposition::BlockDecomposition(const Box& domain, Index nblocks) : domai
 }
 
 BlockDecomposition::BlockDecomposition(const Box& domain, std::span<const Index> grid) : domain_(domain) {
-  validate_box(domain, "domain");
+  detail::validate_box(domain, "domain");
   if (grid.size() != static_cast<std::size_t>(domain.ndim))
     fail(Code::InvalidArgument, "grid has ", grid.size(), " entries but the domain has ", domain.ndim, " dimensions");
   size_ = 1;
@@ -133,7 +134,7 @@ Index BlockDecomposition::block_containing(std::span<const Index> point) const {
 }
 
 std::vector<Index> BlockDecomposition::blocks_intersecting(const Box& box) const {
-  validate_box(box, "query box");
+  detail::validate_box(box, "query box");
   const Box part = domain_.intersection(box);
   std::vector<Index> ids;
   if (part.empty()) return ids;

@@ -1,5 +1,5 @@
-#include <cove/region_copy.hpp>
-#include <cove/thread_pool.hpp>
+#include <cove/detail/region_copy.hpp>
+#include <cove/detail/thread_pool.hpp>
 
 #include "core/copy_kernels.hpp"
 #include "core/fail.hpp"
@@ -8,10 +8,7 @@
 #include <cstring>
 #include <vector>
 
-namespace cove {
-
-using detail::CopyPlan;
-using detail::fail;
+namespace cove::detail {
 
 namespace {
 
@@ -58,12 +55,12 @@ bool copy_method_applies(CopyMethod method, const Box& src_box, const Layout& sr
 }
 
 CopyMethod copy_region(const ConstArrayView& src, const ArrayView& dst, const Box& region, std::size_t elem_size,
-                       const CopyOptions& options) {
+                       const CopyOptions& options, const CopyControl& control) {
   CopyPlan p = detail::make_copy_plan(src.box, src.layout, dst.box, dst.layout, region, elem_size);
   check_buffer(src.data, src.size_bytes, src.box, elem_size, "source");
   check_buffer(dst.data, dst.size_bytes, dst.box, elem_size, "destination");
   if (options.threads < 0) fail(Code::InvalidArgument, "CopyOptions.threads = ", options.threads, " is negative");
-  CopyMethod m = options.method == CopyMethod::Auto ? detail::auto_method(p) : options.method;
+  CopyMethod m = control.method == CopyMethod::Auto ? detail::auto_method(p) : control.method;
   if (!detail::method_applies(m, p))
     fail(Code::InvalidArgument, "copy method '", to_string(m), "' does not apply to this copy (use '",
          to_string(detail::auto_method(p)), "')");
@@ -75,7 +72,7 @@ CopyMethod copy_region(const ConstArrayView& src, const ArrayView& dst, const Bo
   auto* d = static_cast<Byte*>(dst.data);
   int threads = options.threads;
   if (threads != 1 && p.bytes >= options.parallel_min_bytes) {
-    ThreadPool& pool = options.pool ? *options.pool : ThreadPool::shared();
+    ThreadPool& pool = control.pool ? *control.pool : ThreadPool::shared();
     if (threads == 0) threads = pool.size();
     // Split the outermost dimension long enough to give every thread a
     // share; failing that, the longest one.
@@ -127,6 +124,15 @@ ContiguousRuns contiguous_runs(const Box& region, const Box& enclosing, const La
     r.num_runs *= p.ext[d];
   }
   return r;
+}
+
+}  // namespace cove::detail
+
+namespace cove {
+
+void copy_region(const ConstArrayView& src, const ArrayView& dst, const Box& region, std::size_t elem_size,
+                 const CopyOptions& options) {
+  detail::copy_region(src, dst, region, elem_size, options, detail::CopyControl{});
 }
 
 }  // namespace cove

@@ -1,5 +1,6 @@
 #include <cove/spatial_index.hpp>
 
+#include "core/box_checks.hpp"
 #include "core/fail.hpp"
 
 #include <sys/mman.h>
@@ -581,7 +582,7 @@ struct SpatialIndex::Impl {
     return box;
   }
   Bounds to_bounds(const Box& box, const char* what) const {
-    validate_box(box, what);
+    detail::validate_box(box, what);
     if (box.ndim != nd)
       fail(Code::InvalidArgument, what, " ", box.to_string(), " has ", box.ndim, " dimensions but the index has ", nd);
     Bounds b;
@@ -620,7 +621,7 @@ void SpatialIndex::clear() {
   impl_ = std::make_unique<Impl>(nd);
 }
 
-void SpatialIndex::query(const Box& query, FunctionRef<void(const Box&, std::uint64_t)> fn) const {
+void SpatialIndex::query(const Box& query, detail::FunctionRef<void(const Box&, std::uint64_t)> fn) const {
   const Bounds q = impl_->to_bounds(query, "query box");
   auto visit = [&](std::uint32_t id, int e) { fn(impl_->to_box(id, e), impl_->ref(id, e)); };
   impl_->query(q.v.data(), visit);

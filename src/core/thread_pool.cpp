@@ -1,4 +1,4 @@
-#include <cove/thread_pool.hpp>
+#include <cove/detail/thread_pool.hpp>
 
 #include "core/fail.hpp"
 
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace cove {
+namespace cove::detail {
 
 namespace {
 
@@ -134,4 +134,4 @@ ThreadPool& ThreadPool::shared() {
   return pool;
 }
 
-}  // namespace cove
+}  // namespace cove::detail

@@ -1,6 +1,6 @@
 #include "net/process_memory.hpp"
 
-#include <cove/thread_pool.hpp>
+#include <cove/detail/thread_pool.hpp>
 
 #include "core/fail.hpp"
 
@@ -127,7 +127,7 @@ bool PeerProcess::read(std::uint64_t base, std::span<const RemoteOp> ops) {
   constexpr std::size_t kParallelBytes = std::size_t{8} << 20;
   std::size_t total = 0;
   for (const auto& op : ops) total += op.bytes;
-  ThreadPool* pool = total >= kParallelBytes ? &ThreadPool::shared() : nullptr;
+  detail::ThreadPool* pool = total >= kParallelBytes ? &detail::ThreadPool::shared() : nullptr;
   const int shares = pool ? std::min(pool->size(), 4) : 1;
   std::atomic<int> error{0};
   if (shares <= 1) {

@@ -274,6 +274,8 @@ class UcxEndpoint final : public Endpoint {
     });
   }
 
+  // Never blocks: UCX completes the connection in the background, and the
+  // first call's deadline bounds the wait for it (hence no deadline here).
   Peer connect(const std::string& address, Deadline) override {
     const sockaddr_storage a = parse_address(address);
     return run([&]() -> Peer {

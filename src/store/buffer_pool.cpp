@@ -131,9 +131,4 @@ void BufferPool::clear() {
   }
 }
 
-std::size_t BufferPool::cached_bytes() const {
-  std::lock_guard lock(state_->mutex);
-  return state_->cached;
-}
-
 }  // namespace cove::store

@@ -50,7 +50,6 @@ class BufferPool {
   // A registered block of exactly `bytes` bytes. Throws NoMemory.
   std::shared_ptr<Block> acquire(std::size_t bytes);
   void clear();
-  std::size_t cached_bytes() const;
 
  private:
   struct Arena {

@@ -1,5 +1,6 @@
 #include "store/store.hpp"
 
+#include "core/box_checks.hpp"
 #include "core/fail.hpp"
 
 #include <algorithm>
@@ -18,7 +19,7 @@ void Store::define(const VariableDef& def) {
   if (def.ndim < 1 || def.ndim > kMaxDims)
     fail(Code::InvalidArgument, "variable '", def.name, "': ndim = ", def.ndim, " must be 1..", kMaxDims);
   if (def.shape) {
-    validate_box(*def.shape, "global shape");
+    detail::validate_box(*def.shape, "global shape");
     if (def.shape->ndim != def.ndim)
       fail(Code::InvalidArgument, "variable '", def.name, "': global shape has ", def.shape->ndim,
            " dimensions but ndim = ", def.ndim);
@@ -61,7 +62,7 @@ const VariableDef& Store::check_piece(const std::string& var, const Box& box) co
   if (box.ndim != def.ndim)
     fail(Code::InvalidArgument, "variable '", var, "' has ", def.ndim, " dimensions but the region ", box.to_string(),
          " has ", box.ndim);
-  validate_box(box, "region");
+  detail::validate_box(box, "region");
   if (box.empty()) fail(Code::InvalidArgument, "region ", box.to_string(), " of variable '", var, "' is empty");
   if (def.shape && !def.shape->contains(box))
     fail(Code::InvalidArgument, "region ", box.to_string(), " is outside the global shape ", def.shape->to_string(),

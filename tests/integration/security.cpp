@@ -11,6 +11,8 @@
 //   cove-test-security oversize SPID          messages announcing more bytes than allowed
 //   cove-test-security bad-hello              garbage and other versions at the hello, garbage at UCX's door
 //   cove-test-security bad-connection-file F  a connection file with a malformed ucx: address
+//   cove-test-security hold-local FILE        a writer whose put_local piece stays; writes its address to FILE
+//   cove-test-security impersonate FILE       says hello as that writer (local and UCX), releases its piece
 // The server comes from COVE_CONNECT.
 #include <cove/cove.hpp>
 
@@ -322,6 +324,60 @@ int bad_hello() {
   return failures ? 1 : 0;
 }
 
+const V kVictimShape{64};
+
+std::vector<double> victim_values() {
+  std::vector<double> v(64);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = 3.0 * static_cast<double>(i) + 0.25;
+  return v;
+}
+
+int hold_local(const std::string& file) {
+  cove::Client c = cove::Client::connect();
+  c.define("victim", cove::DType(cove::DTypeKind::Float64), 1, kVictimShape);
+  static const std::vector<double> values = victim_values();
+  c.put_local("victim", 1, Box::from_shape(kVictimShape), values.data(), values.size() * 8);
+  const std::string holder = c.list().front().versions.front().pieces.front().holder;
+  {
+    std::ofstream out(file + ".tmp");
+    out << holder << "\n";
+  }
+  std::rename((file + ".tmp").c_str(), file.c_str());
+  std::this_thread::sleep_for(std::chrono::seconds(120));  // stopped by the test, by PID
+  return 0;
+}
+
+int impersonate(const std::string& file) {
+  std::string victim;
+  std::ifstream(file) >> victim;
+  check(victim.rfind("local:@cove-", 0) == 0, "the writer's address is a local one: " + victim);
+  const Box all = Box::from_shape(kVictimShape);
+  // Saying hello as the writer, over the local transport: the kernel's pid
+  // for this connection is not the one the writer's name carries.
+  Raw liar(alternative(connect_target(), "local:"), false);
+  expect_refused(Code::PermissionDenied, "is not this connection's process", "a local hello claiming another writer",
+                 [&] { net::greet(*liar.ep, liar.peer, net::Role::Client, victim, {}, net::deadline_in(10000)); });
+  // The same over UCX, and a UCX address of another host.
+  auto ucx = net::make_endpoint("ucx");
+  const net::Peer up = ucx->connect(alternative(connect_target(), "ucx:"), net::deadline_in(10000));
+  expect_refused(Code::PermissionDenied, "is not this connection's process", "a UCX hello claiming a local writer",
+                 [&] { net::greet(*ucx, up, net::Role::Client, victim, {}, net::deadline_in(10000)); });
+  expect_refused(Code::PermissionDenied, "is not this connection's process", "a UCX hello claiming another host",
+                 [&] { net::greet(*ucx, up, net::Role::Client, "ucx:10.255.0.1:4000", {}, net::deadline_in(10000)); });
+  // An honest connection cannot release or disconnect the writer's pieces.
+  Raw honest(alternative(connect_target(), "local:"));
+  expect_refused(Code::PermissionDenied, "not this connection's address", "a release of another writer's piece",
+                 [&] { honest.call<net::Message<net::Op::Release>>({"victim", 1, all, victim}); });
+  expect_refused(Code::PermissionDenied, "not this connection's address", "a disconnect in another writer's name",
+                 [&] { honest.call<net::Message<net::Op::Disconnect>>({victim}); });
+  // The writer's piece is still there, and reads back exactly.
+  cove::Client reader = cove::Client::connect();
+  std::vector<double> got(64, -1.0);
+  reader.get("victim", 1, all, got.data(), got.size() * 8, 5000);
+  check(got == victim_values(), "the writer's piece still reads back exactly");
+  return failures ? 1 : 0;
+}
+
 int bad_connection_file(const std::string& file) {
   {
     std::ofstream out(file);
@@ -356,6 +412,8 @@ int main(int argc, char** argv) {
     if (role == "oversize" && argc == 3) return oversize(std::stol(argv[2]));
     if (role == "bad-hello") return bad_hello();
     if (role == "bad-connection-file" && argc == 3) return bad_connection_file(argv[2]);
+    if (role == "hold-local" && argc == 3) return hold_local(argv[2]);
+    if (role == "impersonate" && argc == 3) return impersonate(argv[2]);
   } catch (const cove::Error& e) {
     std::printf("%s: unexpected error: %s\n", role.c_str(), e.what());
     return 1;

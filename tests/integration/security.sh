@@ -2,7 +2,7 @@
 # Hostile-input tests against a real cove-server process (roles in
 # security.cpp). After each attack the server must still be running and
 # serving. Every process started here is stopped by its PID.
-#   security.sh DIR forge-keys|forge-ucx|server-ops|oversize|bad-hello|bad-connection-file
+#   security.sh DIR forge-keys|forge-ucx|server-ops|oversize|bad-hello|bad-connection-file|impersonate
 set -euo pipefail
 dir=$1 case=$2
 here=$(dirname "$0")
@@ -30,6 +30,11 @@ case "$case" in
   oversize) "$sec" oversize "$server" ;;
   bad-hello) "$sec" bad-hello ;;
   bad-connection-file) "$sec" bad-connection-file "$dir/bad.conn" ;;
+  impersonate)
+    "$sec" hold-local "$dir/writer" &
+    started+=("$!")
+    for _ in $(seq 200); do [ -f "$dir/writer" ] && break; sleep 0.02; done
+    "$sec" impersonate "$dir/writer" ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
 kill -0 "$server" || { echo "the server died"; cat "$dir/server.log"; exit 1; }

@@ -1,7 +1,7 @@
 // Property tests: every copy path against a naive element-by-element
 // reference, byte for byte, on random boxes, regions, layouts and element sizes.
-#include <cove/region_copy.hpp>
-#include <cove/thread_pool.hpp>
+#include <cove/detail/region_copy.hpp>
+#include <cove/detail/thread_pool.hpp>
 #include <cove/error.hpp>
 
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 namespace {
 
 using cove::Box;
-using cove::CopyMethod;
+using cove::detail::CopyMethod;
 using cove::Index;
 using cove::Layout;
 
@@ -94,7 +94,7 @@ Box grow(const Box& inner, Index pad, std::mt19937_64& rng) {
   return b;
 }
 
-void check_all_paths(const Case& c, std::mt19937_64& rng, cove::ThreadPool& pool) {
+void check_all_paths(const Case& c, std::mt19937_64& rng, cove::detail::ThreadPool& pool) {
   const auto src = random_bytes(static_cast<std::size_t>(c.sbox.volume()) * c.elem, rng);
   const auto sentinel = random_bytes(static_cast<std::size_t>(c.dbox.volume()) * c.elem, rng);
   auto expect = sentinel;
@@ -113,16 +113,14 @@ void check_all_paths(const Case& c, std::mt19937_64& rng, cove::ThreadPool& pool
       {"threaded tiled streaming", CopyMethod::Tiled, 3, true},
   };
   for (const auto& v : variants) {
-    if (!cove::copy_method_applies(v.method, c.sbox, c.sl.layout, c.dbox, c.dl.layout, c.region, c.elem)) continue;
+    if (!cove::detail::copy_method_applies(v.method, c.sbox, c.sl.layout, c.dbox, c.dl.layout, c.region, c.elem)) continue;
     auto dst = sentinel;
     cove::CopyOptions opt;
-    opt.method = v.method;
     opt.threads = v.threads;
-    opt.pool = &pool;
     opt.parallel_min_bytes = 0;
     opt.stream_min_bytes = v.stream ? 0 : -1;
-    cove::copy_region({src.data(), src.size(), c.sbox, c.sl.layout}, {dst.data(), dst.size(), c.dbox, c.dl.layout},
-                      c.region, c.elem, opt);
+    cove::detail::copy_region({src.data(), src.size(), c.sbox, c.sl.layout},
+                              {dst.data(), dst.size(), c.dbox, c.dl.layout}, c.region, c.elem, opt, {v.method, &pool});
     ASSERT_TRUE(dst == expect) << "path " << v.name << ", elem " << c.elem << ", region " << c.region.to_string()
                                << ", src " << c.sbox.to_string() << ' ' << c.sl.layout.to_string() << ", dst "
                                << c.dbox.to_string() << ' ' << c.dl.layout.to_string();
@@ -133,7 +131,7 @@ constexpr std::size_t kElemSizes[] = {1, 2, 4, 8, 12, 16, 24};
 
 TEST(RegionCopy, RandomCasesMatchReferenceOnEveryPath) {
   std::mt19937_64 rng(12345);
-  cove::ThreadPool pool(3);
+  cove::detail::ThreadPool pool(3);
   int tiled = 0;
   for (int iter = 0; iter < 700; ++iter) {
     const int ndim = 1 + static_cast<int>(rng() % 6);
@@ -149,7 +147,7 @@ TEST(RegionCopy, RandomCasesMatchReferenceOnEveryPath) {
     c.sl = make_layout(static_cast<int>(rng() % 3), ndim, rng);
     c.dl = make_layout(static_cast<int>(rng() % 3), ndim, rng);
     c.elem = kElemSizes[iter % std::size(kElemSizes)];
-    tiled += cove::copy_method_applies(CopyMethod::Tiled, c.sbox, c.sl.layout, c.dbox, c.dl.layout, c.region, c.elem);
+    tiled += cove::detail::copy_method_applies(CopyMethod::Tiled, c.sbox, c.sl.layout, c.dbox, c.dl.layout, c.region, c.elem);
     check_all_paths(c, rng, pool);
     if (HasFatalFailure()) return;
   }
@@ -160,7 +158,7 @@ TEST(RegionCopy, RandomCasesMatchReferenceOnEveryPath) {
 // tiled path's block, sub-tile and remainder loops all run.
 TEST(RegionCopy, LargeTransposesMatchReference) {
   std::mt19937_64 rng(99);
-  cove::ThreadPool pool(2);
+  cove::detail::ThreadPool pool(2);
   for (std::size_t elem : {1, 2, 4, 8, 12, 16}) {
     Case c;
     const Index rows = 300 + static_cast<Index>(rng() % 50), cols = 1100 + static_cast<Index>(rng() % 50);
@@ -186,19 +184,19 @@ TEST(RegionCopy, LargeTransposesMatchReference) {
 TEST(RegionCopy, ChoosesTheExpectedPath) {
   const Box box = Box::from_shape(std::vector<Index>{64, 64});
   const Box col = Box::from_start_count(std::vector<Index>{0, 5}, std::vector<Index>{64, 1});
-  EXPECT_EQ(cove::choose_copy_method(box, Layout::c(), box, Layout::c(), box, 8), CopyMethod::Runs);
-  EXPECT_EQ(cove::choose_copy_method(box, Layout::c(), box, Layout::f(), box, 8), CopyMethod::Tiled);
-  EXPECT_EQ(cove::choose_copy_method(box, Layout::c(), col, Layout::c(), col, 8), CopyMethod::General);
-  EXPECT_FALSE(cove::copy_method_applies(CopyMethod::Tiled, box, Layout::c(), box, Layout::c(), box, 8));
+  EXPECT_EQ(cove::detail::choose_copy_method(box, Layout::c(), box, Layout::c(), box, 8), CopyMethod::Runs);
+  EXPECT_EQ(cove::detail::choose_copy_method(box, Layout::c(), box, Layout::f(), box, 8), CopyMethod::Tiled);
+  EXPECT_EQ(cove::detail::choose_copy_method(box, Layout::c(), col, Layout::c(), col, 8), CopyMethod::General);
+  EXPECT_FALSE(cove::detail::copy_method_applies(CopyMethod::Tiled, box, Layout::c(), box, Layout::c(), box, 8));
 }
 
 TEST(RegionCopy, RejectsBadInputAndWritesNothing) {
   const Box box = Box::from_shape(std::vector<Index>{4, 4});
   std::vector<double> src(16, 1.0), dst(16, 0.0);
   auto copy = [&](const Box& sbox, const Box& dbox, const Box& region, std::size_t elem, std::size_t sbytes,
-                  cove::CopyOptions opt = {}) {
-    cove::copy_region({src.data(), sbytes, sbox, Layout::c()}, {dst.data(), dst.size() * 8, dbox, Layout::c()}, region,
-                      elem, opt);
+                  cove::detail::CopyControl control = {}) {
+    cove::detail::copy_region({src.data(), sbytes, sbox, Layout::c()}, {dst.data(), dst.size() * 8, dbox, Layout::c()},
+                              region, elem, {}, control);
   };
   const Box outside = Box::from_start_count(std::vector<Index>{2, 2}, std::vector<Index>{3, 1});
   cove_test::expect_error(cove::Code::InvalidArgument, "not inside the source box", [&] { copy(box, box, outside, 8, 128); });
@@ -216,7 +214,7 @@ TEST(RegionCopy, RejectsBadInputAndWritesNothing) {
     cove::copy_region({src.data(), 128, box, Layout::permuted(std::vector<int>{2, 1, 0})},
                       {dst.data(), 128, box, Layout::c()}, box, 8);
   });
-  cove::CopyOptions tiled;
+  cove::detail::CopyControl tiled;
   tiled.method = CopyMethod::Tiled;
   cove_test::expect_error(cove::Code::InvalidArgument, "'tiled' does not apply", [&] { copy(box, box, box, 8, 128, tiled); });
   const Box huge = Box::from_shape(std::vector<Index>{Index{1} << 40, Index{1} << 30});
@@ -244,7 +242,7 @@ TEST(ContiguousRuns, MatchElementEnumeration) {
     const std::size_t bytes = static_cast<std::size_t>(enclosing.volume()) * elem;
     std::vector<unsigned char> ones(bytes, 1), marked(bytes, 0), covered(bytes, 0);
     reference_copy(ones, enclosing, tl.order, marked, enclosing, tl.order, region, elem);
-    const auto runs = cove::contiguous_runs(region, enclosing, tl.layout, elem);
+    const auto runs = cove::detail::contiguous_runs(region, enclosing, tl.layout, elem);
     std::int64_t n = 0, last_end = -1;
     runs.for_each([&](std::int64_t off, std::int64_t len) {
       ASSERT_GT(off, last_end - 1) << "runs out of buffer order";

@@ -1,5 +1,5 @@
 #include <cove/error.hpp>
-#include <cove/thread_pool.hpp>
+#include <cove/detail/thread_pool.hpp>
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 namespace {
 
 TEST(ThreadPool, RunsEveryIndexOnce) {
-  cove::ThreadPool pool(4);
+  cove::detail::ThreadPool pool(4);
   EXPECT_EQ(pool.size(), 4);
   for (int n : {0, 1, 3, 4, 100}) {
     std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
@@ -21,7 +21,7 @@ TEST(ThreadPool, RunsEveryIndexOnce) {
 }
 
 TEST(ThreadPool, RethrowsTheFirstErrorAfterAllTasksFinish) {
-  cove::ThreadPool pool(3);
+  cove::detail::ThreadPool pool(3);
   std::atomic<int> done{0};
   EXPECT_THROW(pool.parallel_for(20,
                                  [&](int i) {
@@ -33,7 +33,7 @@ TEST(ThreadPool, RethrowsTheFirstErrorAfterAllTasksFinish) {
 }
 
 TEST(ThreadPool, NestedAndConcurrentCallsComplete) {
-  cove::ThreadPool pool(2);
+  cove::detail::ThreadPool pool(2);
   std::atomic<int> total{0};
   std::vector<std::thread> callers;
   for (int t = 0; t < 3; ++t)
@@ -44,6 +44,6 @@ TEST(ThreadPool, NestedAndConcurrentCallsComplete) {
   EXPECT_EQ(total.load(), 3 * 4 * 5);
 }
 
-TEST(ThreadPool, RejectsZeroThreads) { EXPECT_THROW(cove::ThreadPool(0), cove::Error); }
+TEST(ThreadPool, RejectsZeroThreads) { EXPECT_THROW(cove::detail::ThreadPool(0), cove::Error); }
 
 }  // namespace

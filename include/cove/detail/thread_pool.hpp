@@ -1,4 +1,5 @@
-// A fixed pool of worker threads for splitting large copies.
+// Internal (cove/detail/: not part of Cove's supported API; it may change
+// without notice). A fixed pool of worker threads for splitting large copies.
 //
 // The pool is explicit: it is created by whoever owns it (or lazily, by
 // ThreadPool::shared(), the first time a large copy asks for it) and joins
@@ -10,11 +11,11 @@
 #pragma once
 
 #include <cove/export.hpp>
-#include <cove/function_ref.hpp>
+#include <cove/detail/function_ref.hpp>
 
 #include <memory>
 
-namespace cove {
+namespace cove::detail {
 
 class COVE_EXPORT ThreadPool {
  public:
@@ -42,4 +43,4 @@ class COVE_EXPORT ThreadPool {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace cove
+}  // namespace cove::detail

@@ -1,4 +1,5 @@
-// A non-owning reference to a callable, for callbacks that are only used
+// Internal (cove/detail/: not part of Cove's supported API; it may change
+// without notice). A non-owning reference to a callable, for callbacks that are only used
 // during the call that receives them (no allocation, no copy of the callable).
 #pragma once
 
@@ -6,7 +7,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace cove {
+namespace cove::detail {
 
 template <typename Signature>
 class FunctionRef;
@@ -29,4 +30,4 @@ class FunctionRef<R(Args...)> {
   R (*call_)(void*, Args...);
 };
 
-}  // namespace cove
+}  // namespace cove::detail
