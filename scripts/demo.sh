@@ -26,7 +26,8 @@ for f in "$tools/cove-server" "$examples/heat-simulation" "$examples/heat-analys
   [ -x "$f" ] || { echo "demo: $f is missing; build first (make run does)" >&2; exit 1; }
 done
 
-# UCX over TCP on this machine, with peer-failure detection (see docs/transport.md).
+# Clients on this host use the local transport; UCX (over TCP here) is only
+# for other hosts (see docs/transport.md).
 export UCX_TLS=${UCX_TLS:-tcp} UCX_WARN_UNUSED_ENV_VARS=n
 mpirun=(mpiexec --allow-run-as-root --oversubscribe)
 work=$(mktemp -d "${TMPDIR:-/tmp}/cove-demo.XXXXXX")

@@ -47,6 +47,12 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& what) {
   return bytes;
 }
 
+std::size_t parse_message_bytes(const std::string& text, const std::string& what) {
+  const std::uint64_t n = parse_bytes(text, what);
+  if (n < 1024) fail(Code::InvalidArgument, what, " = '", text, "' is below the smallest limit, 1024 bytes");
+  return static_cast<std::size_t>(n);
+}
+
 std::vector<Layout> parse_layouts(const std::string& text, const std::string& what) {
   std::vector<std::string> names;
   std::size_t at = 0;
@@ -114,7 +120,7 @@ ServerConfig load_server_config(const std::string& path) {
       if (auto i = v.value<std::int64_t>(); i && *i >= 1024) {
         c.options.max_message_bytes = static_cast<std::size_t>(*i);
       } else if (auto t = v.value<std::string>()) {
-        c.options.max_message_bytes = parse_bytes(*t, key("max_message_bytes"));
+        c.options.max_message_bytes = parse_message_bytes(*t, key("max_message_bytes"));
       } else {
         fail(Code::InvalidArgument, key("max_message_bytes"), " must be a size of at least 1024 bytes");
       }

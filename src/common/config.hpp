@@ -33,6 +33,8 @@ struct ServerConfig {
 ServerConfig load_server_config(const std::string& path);
 // "8GiB", "512MiB", "1024" -> bytes; InvalidArgument naming `what` otherwise.
 std::uint64_t parse_bytes(const std::string& text, const std::string& what);
+// parse_bytes, for the largest request a server accepts: at least 1024.
+std::size_t parse_message_bytes(const std::string& text, const std::string& what);
 // A list of layout names separated by commas ("F,P2,0,1": the digits after
 // a permutation continue it). InvalidArgument naming the bad one.
 std::vector<Layout> parse_layouts(const std::string& text, const std::string& what);

@@ -1,11 +1,13 @@
 // The in-process transport: endpoints in one process find each other in a
 // registry by name; calls are queued to the callee's own thread, and
-// one-sided reads and writes are memcpy within bounds-checked regions.
+// one-sided reads are memcpy within bounds-checked regions (no writes: those
+// are UCX's alone, see transport.hpp).
 // Used by unit tests and by a server embedded in its client's process.
 #include "net/transport.hpp"
 
 #include "core/fail.hpp"
 #include "net/protocol.hpp"
+#include "net/region_table.hpp"
 
 #include <condition_variable>
 #include <cstring>
@@ -50,19 +52,6 @@ struct Key {
   std::uint64_t owner;  // the exposing endpoint's serial, so a key cannot be used against another endpoint
   std::uint64_t offset;  // a window of the region: [offset, offset + length)
   std::uint64_t length;
-};
-
-// The regions an endpoint exposes. Reads and writes hold the table shared
-// while they copy, and a region leaves it (exclusively) before its memory can
-// be freed: a peer touching a withdrawn region gets an error, never freed memory.
-struct RegionTable {
-  struct Entry {
-    std::byte* base;
-    std::uint64_t length;
-  };
-  std::shared_mutex mutex;
-  std::map<std::uint64_t, Entry> regions;
-  std::uint64_t next = 1;
 };
 
 class InprocRegion final : public MemoryRegion {

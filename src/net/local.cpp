@@ -31,6 +31,7 @@
 #include "net/memory_key.hpp"
 #include "net/process_memory.hpp"
 #include "net/protocol.hpp"
+#include "net/region_table.hpp"
 
 #include <poll.h>
 #include <sys/epoll.h>
@@ -202,19 +203,9 @@ struct LocalPeer final : PeerHandle {
 
 // ---- the exposed regions ----
 
-struct Table {
-  struct Entry {
-    std::byte* base;
-    std::uint64_t length;
-  };
-  std::shared_mutex mutex;
-  std::map<std::uint64_t, Entry> regions;
-  std::uint64_t next = 1;
-};
-
 class LocalRegion final : public MemoryRegion {
  public:
-  LocalRegion(std::shared_ptr<Table> table, void* data, std::size_t n) : table_(std::move(table)) {
+  LocalRegion(std::shared_ptr<RegionTable> table, void* data, std::size_t n) : table_(std::move(table)) {
     std::unique_lock lock(table_->mutex);
     key_.region = table_->next++;
     key_.address = reinterpret_cast<std::uint64_t>(data);
@@ -239,7 +230,7 @@ class LocalRegion final : public MemoryRegion {
   }
 
  private:
-  std::shared_ptr<Table> table_;
+  std::shared_ptr<RegionTable> table_;
   KeyHeader key_;
   Bytes bytes_;
 };
@@ -276,7 +267,7 @@ class LocalEndpoint final : public Endpoint {
 
   const std::string name_;
   const std::size_t max_request_bytes_;
-  std::shared_ptr<Table> table_;
+  std::shared_ptr<RegionTable> table_;
   int listen_fd_ = -1, epoll_fd_ = -1, wake_fd_ = -1;
   std::atomic<std::uint64_t> next_id_{1};
   std::mutex mutex_;
@@ -307,7 +298,9 @@ class LocalRequest final : public Request {
 // ---- the endpoint ----
 
 LocalEndpoint::LocalEndpoint(std::size_t max_request_bytes)
-    : name_("cove-" + std::to_string(::getpid()) + "-" + common::random_hex(16)), max_request_bytes_(max_request_bytes), table_(std::make_shared<Table>()) {
+    : name_("cove-" + std::to_string(::getpid()) + "-" + common::random_hex(16)),
+      max_request_bytes_(max_request_bytes),
+      table_(std::make_shared<RegionTable>()) {
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) fail(Code::Unavailable, "cannot make a Unix socket: ", std::strerror(errno));
   socklen_t len = 0;

@@ -1,5 +1,5 @@
-// Handlers that change what is stored: Define, Put, PutLocal, PutInline,
-// IndexAdd, Release, Delete.
+// Handlers that change what is stored: Define, Put, PutInline, PutGrant,
+// PutPublish, PutLocal, IndexAdd, Release, Delete.
 #include "common/log.hpp"
 #include "core/fail.hpp"
 #include "server/service.hpp"

@@ -2,7 +2,7 @@
 // message type (registered in service.cpp, each defined in the handlers_*
 // file of its concern):
 //   handlers_session.cpp  Hello, Join, Disconnect, Stop
-//   handlers_put.cpp      Define, Put, PutLocal, PutInline, IndexAdd, Release, Delete
+//   handlers_put.cpp      Define, Put, PutInline, PutGrant, PutPublish, PutLocal, IndexAdd, Release, Delete
 //   handlers_query.cpp    Query (parked until covered), Latest, Pattern
 //   handlers_meta.cpp     MetaPut, MetaGet (parked until the version exists)
 //   handlers_admin.cpp    List, Stat

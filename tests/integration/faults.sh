@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fault tests against a real cove-server process (UCX over TCP, which
-# detects failed peers). Every process started here is stopped by its PID.
+# Fault tests against a real cove-server process, its clients on the local
+# transport (a closed Unix-domain socket tells the server at once that a peer
+# died). Every process started here is stopped by its PID.
 #   faults.sh DIR killed-writer|server-dies|late-client|sigterm|garbage
 set -euo pipefail
 dir=$1 case=$2

@@ -1,11 +1,12 @@
-// The check every unit test makes of bad input: `fn` must throw a
-// cove::Error with `code` whose message mentions `needle`.
+// The checks unit tests make of bad input: expect_error (`fn` must throw a
+// cove::Error with `code` whose message mentions `needle`) and code_of.
 #pragma once
 
 #include <cove/error.hpp>
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 namespace cove_test {
@@ -19,6 +20,16 @@ void expect_error(cove::Code code, const std::string& needle, Fn&& fn) {
     EXPECT_EQ(e.code(), code) << e.what();
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
   }
+}
+
+// The code of the cove::Error that `fn` throws; Ok when it throws none.
+inline cove::Code code_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const cove::Error& e) {
+    return e.code();
+  }
+  return cove::Code::Ok;
 }
 
 }  // namespace cove_test

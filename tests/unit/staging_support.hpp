@@ -65,14 +65,7 @@ inline std::vector<double> encoded(const cove::Box& box, const V& shape, const c
   }
 }
 
-inline cove::Code code_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const cove::Error& e) {
-    return e.code();
-  }
-  return cove::Code::Ok;
-}
+using cove_test::code_of;
 
 // A group of `n` servers with options `base` (each listening at a fresh
 // address), joined so that indexes are sharded across them.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
+
 #include <random>
 #include <set>
 
@@ -120,14 +122,7 @@ net::Bytes message_of(std::uint16_t type) {
   return std::move(out).finish();
 }
 
-Code code_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const cove::Error& e) {
-    return e.code();
-  }
-  return Code::Ok;
-}
+using cove_test::code_of;
 
 // Runs fn.template operator()<T>(op name, type) for the request and the reply of every Op.
 template <typename Fn>

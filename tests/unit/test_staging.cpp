@@ -293,7 +293,7 @@ TEST_F(Staging, PutLocalIsReleasedOnDisconnect) {
 }
 
 // In-process, a server may still appear under the name, so the client waits
-// out its timeout; a UCX worker address that is gone is known unreachable at once.
+// out its timeout; a local or UCX address that nobody listens on is refused at once.
 TEST_F(Staging, ClientBeforeAnyServerFailsAfterItsTimeout) {
   cove::ConnectOptions co;
   co.timeout_ms = 50;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
+
 #include <random>
 
 namespace {
@@ -35,14 +37,7 @@ TEST(Wire, RoundTrip) {
   r.expect_end();
 }
 
-Code code_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const cove::Error& e) {
-    return e.code();
-  }
-  return Code::Ok;
-}
+using cove_test::code_of;
 
 // Reads every field of sample() from `m`.
 void read_all(const net::Bytes& m) {
