@@ -34,6 +34,8 @@ fi
 
 "$here"/server.sh start "$dir" --log-level info
 "$COVE_TEST_BIN"/cove-test-fault seed
+# By default UCX listens on loopback only: no other host can reach the server.
+grep -q 'ucx:127\.0\.0\.1:' "$dir/cove.conn" || { cat "$dir/cove.conn"; fail "the server's UCX address is not on loopback"; }
 
 "$cove" ls | grep -q "^small  <f8  ndim 2" || fail "cove ls does not show the variable"
 "$cove" stat | grep -q "bytes out" || fail "cove stat has no bytes-out column"
