@@ -1,5 +1,6 @@
 #include "common/config.hpp"
 
+#include "common/log.hpp"
 #include "core/fail.hpp"
 
 #include <toml++/toml.h>
@@ -77,11 +78,6 @@ std::vector<Layout> parse_layouts(const std::string& text, const std::string& wh
     }
   }
   return out;
-}
-
-void validate_log_level(const std::string& level) {
-  if (level != "error" && level != "warn" && level != "info" && level != "debug")
-    fail(Code::InvalidArgument, "log_level = '", level, "'; expected error, warn, info or debug");
 }
 
 ServerConfig load_server_config(const std::string& path) {
@@ -174,7 +170,7 @@ ServerConfig load_server_config(const std::string& path) {
     } else if (name == "log_level") {
       auto s = v.value<std::string>();
       if (!s) fail(Code::InvalidArgument, key("log_level"), " must be a string");
-      validate_log_level(*s);
+      log::parse_level(*s, key("log_level"));  // InvalidArgument naming the key and value
       c.log_level = *s;
     } else {
       fail(Code::InvalidArgument, "configuration ", path, ": unknown key server.", name);

@@ -38,6 +38,5 @@ std::size_t parse_message_bytes(const std::string& text, const std::string& what
 // A list of layout names separated by commas ("F,P2,0,1": the digits after
 // a permutation continue it). InvalidArgument naming the bad one.
 std::vector<Layout> parse_layouts(const std::string& text, const std::string& what);
-void validate_log_level(const std::string& level);
 
 }  // namespace cove::common

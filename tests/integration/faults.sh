@@ -8,18 +8,7 @@ dir=$1 case=$2
 here=$(dirname "$0")
 fault=$COVE_TEST_BIN/cove-test-fault
 export COVE_CONNECT=$dir/cove.conn
-started=()
-cleanup() {
-  for p in "${started[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  "$here"/server.sh stop "$dir"
-}
-trap cleanup EXIT
-
-# Waits until FILE contains TEXT (a process announcing it has started something).
-wait_for() {
-  for _ in $(seq 600); do grep -q "$2" "$1" 2> /dev/null && return 0; sleep 0.01; done
-  echo "timed out waiting for '$2' in $1"; cat "$1"; return 1
-}
+. "$here"/harness.sh
 
 case "$case" in
   killed-writer)

@@ -8,12 +8,7 @@ dir=$1 case=$2
 here=$(dirname "$0")
 sec=$COVE_TEST_BIN/cove-test-security
 export COVE_CONNECT=$dir/cove.conn
-started=()
-cleanup() {
-  for p in "${started[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  "$here"/server.sh stop "$dir"
-}
-trap cleanup EXIT
+. "$here"/harness.sh
 "$here"/server.sh start "$dir"
 server=$(cat "$dir/server.pid")
 
@@ -21,7 +16,7 @@ case "$case" in
   forge-keys)
     "$sec" hold-secret "$dir/secret" &
     started+=("$!")
-    for _ in $(seq 200); do [ -f "$dir/secret" ] && break; sleep 0.02; done
+    wait_for_file "$dir/secret"
     "$sec" forge-keys "$dir/secret" "$server"
     # Again where the kernel does not let the server copy: the writer's own table answers.
     COVE_CMA=0 "$sec" forge-keys "$dir/secret" "$server" ;;
@@ -33,7 +28,7 @@ case "$case" in
   impersonate)
     "$sec" hold-local "$dir/writer" &
     started+=("$!")
-    for _ in $(seq 200); do [ -f "$dir/writer" ] && break; sleep 0.02; done
+    wait_for_file "$dir/writer"
     "$sec" impersonate "$dir/writer" ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
