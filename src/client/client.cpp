@@ -2,6 +2,8 @@
 // administrative calls (gets are in get.cpp).
 #include "client/impl.hpp"
 
+#include <cove/region_copy.hpp>
+
 #include "common/connection_file.hpp"
 #include "common/log.hpp"
 #include "common/placement.hpp"
@@ -165,12 +167,18 @@ void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version
     call<Message<Op::PutInline>>(home, {std::move(piece), net::Bytes(b, b + bytes), reorg}, net::kNoDeadline);
     return;
   }
-  if (op == Op::Put && std::strcmp(servers[home]->transport(), "ucx") == 0) {
-    // Over UCX the server reads nothing of ours: it grants space, we write
-    // the bytes into it, and then it stores them.
+  if (op == Op::Put && std::strcmp(servers[home]->transport(), "inproc") != 0) {
+    // The server reads nothing of ours: it grants space, we copy the bytes
+    // into it (on this host, into its shared-memory segment, mapped here
+    // once; over UCX, a one-sided write), and then it stores them.
     const auto grant = call<Message<Op::PutGrant>>(home, {std::move(piece), reorg}, net::kNoDeadline);
-    const net::RemoteOp write{0, const_cast<void*>(data), bytes};
-    endpoint->write(servers[home], grant.key, {&write, 1}, net::kNoDeadline);
+    if (auto window = endpoint->map(servers[home], grant.key, true, net::kNoDeadline)) {
+      if (window->size != bytes) fail(Code::Protocol, "a server granted ", window->size, " bytes for ", bytes);
+      copy_region({data, bytes, box, layout}, {window->data, window->size, box, layout}, box, info.dtype.size());
+    } else {
+      const net::RemoteOp write{0, const_cast<void*>(data), bytes};
+      endpoint->write(servers[home], grant.key, {&write, 1}, net::kNoDeadline);
+    }
     call<Message<Op::PutPublish>>(home, {grant.grant}, net::kNoDeadline);
     return;
   }

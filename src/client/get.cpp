@@ -124,14 +124,20 @@ void Client::Impl::record_pattern(const std::string& var, std::uint64_t version,
   call_all<Message<Op::Pattern>>({var, layout, region, 1, version});
 }
 
-// Reads the part of piece `p` inside `region` into `data`. Runs contiguous
-// in both buffers go straight to their place; otherwise the part is read
-// packed (in the piece's layout) and reorganised here.
+// Reads the part of piece `p` inside `region` into `data`. From a holder's
+// shared-memory segment (mapped here once) the region engine assembles the
+// part straight into its place, in one pass. Otherwise runs contiguous in
+// both buffers go straight to their place, or the part is read packed (in
+// the piece's layout) and reorganised here.
 void Client::Impl::read_piece(const net::QueryPiece& p, const Box& region, void* data, std::size_t bytes,
                               const Layout& layout, std::size_t elem) {
   const Box part = p.box.intersection(region);
   if (part.empty()) return;
   const net::Peer peer = peer_for(p.holder);
+  if (const auto window = endpoint->map(peer, p.key, false, net::kNoDeadline)) {
+    copy_region({window->data, window->size, p.box, p.layout}, {data, bytes, region, layout}, part, elem);
+    return;
+  }
   auto* dst = static_cast<std::byte*>(data);
   std::vector<net::RemoteOp> ops;
   const bool direct = detail::for_each_common_run(p.box, p.layout, region, layout, part, elem,

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -69,6 +70,24 @@ std::string source_address_for(const std::string& ucx_address) {
   return out;
 }
 
+// Memory from the heap, exposed: what allocate() gives where a transport
+// has nothing better.
+class HeapRegion final : public MemoryRegion {
+ public:
+  HeapRegion(Endpoint& endpoint, std::size_t bytes) : data_(new std::byte[std::max<std::size_t>(bytes, 1)]) {
+    region_ = endpoint.expose(data_.get(), bytes);
+  }
+  ~HeapRegion() override { region_.reset(); }  // withdrawn before the memory goes
+  std::span<const std::byte> key() const override { return region_->key(); }
+  std::size_t size() const override { return region_->size(); }
+  Bytes window_key(std::size_t offset, std::size_t length) const override { return region_->window_key(offset, length); }
+  std::byte* data() const override { return data_.get(); }
+
+ private:
+  std::unique_ptr<std::byte[]> data_;
+  std::unique_ptr<MemoryRegion> region_;
+};
+
 class DualRegion final : public MemoryRegion {
  public:
   DualRegion(std::unique_ptr<MemoryRegion> local, std::unique_ptr<MemoryRegion> ucx)
@@ -79,6 +98,14 @@ class DualRegion final : public MemoryRegion {
   std::size_t size() const override { return local_->size(); }
   Bytes window_key(std::size_t offset, std::size_t length) const override {
     return join(local_->window_key(offset, length), ucx_ ? ucx_->window_key(offset, length) : Bytes{});
+  }
+  std::byte* data() const override { return local_->data(); }
+  void allow_write(const Peer& peer) override {
+    if (std::strcmp(peer->transport(), "ucx") == 0) {
+      if (ucx_) ucx_->allow_write(peer);
+    } else {
+      local_->allow_write(peer);
+    }
   }
 
  private:
@@ -145,6 +172,26 @@ class DualEndpoint final : public Endpoint {
     return std::make_unique<DualRegion>(local_->expose(data, bytes), ucx ? ucx->expose(data, bytes) : nullptr);
   }
 
+  std::unique_ptr<MemoryRegion> allocate(std::size_t bytes) override {
+    Endpoint* ucx = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      ucx = ucx_.get();
+    }
+    auto local = local_->allocate(bytes);
+    auto remote = ucx ? ucx->expose(local->data(), bytes) : nullptr;
+    return std::make_unique<DualRegion>(std::move(local), std::move(remote));
+  }
+
+  std::optional<MappedWindow> map(const Peer& peer, std::span<const std::byte> key, bool writable,
+                                  Deadline deadline) override {
+    return backend(peer).map(peer, key, writable, deadline);
+  }
+
+  void notify(const Peer& peer, Bytes request, Deadline deadline) override {
+    backend(peer).notify(peer, std::move(request), deadline);
+  }
+
   void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
             Deadline deadline) override {
     backend(peer).read(peer, key, ops, deadline);
@@ -185,6 +232,8 @@ class DualEndpoint final : public Endpoint {
 };
 
 }  // namespace
+
+std::unique_ptr<MemoryRegion> Endpoint::allocate(std::size_t bytes) { return std::make_unique<HeapRegion>(*this, bytes); }
 
 std::unique_ptr<Endpoint> make_endpoint(const std::string& transport, const EndpointOptions& options) {
   EndpointOptions o = options;

@@ -10,11 +10,16 @@
 // call on one connection, one reads for all: leader and followers).
 //
 // Frames on a connection: a 16-byte header (kind, payload length, call id)
-// and the payload. Requests and replies carry Cove messages; ReadRequest /
-// ReadReply move bytes of exposed memory when the kernel does not let the
-// reader copy them itself.
+// and the payload. Requests and replies carry Cove messages (a Notice is a
+// request that is not answered); ReadRequest / ReadReply move bytes of
+// exposed memory when the kernel does not let the reader copy them itself;
+// MapRequest / MapReply hand the connecting side a descriptor of a
+// shared-memory segment (SCM_RIGHTS), which it maps once and keeps.
 //
-// Memory: the bytes of a peer's exposed region are read with
+// Memory: a region in a shared-memory segment (allocate(); its id has
+// RegionTable::kSegmentBit) is mapped by its readers, read-only, and by
+// the writers it was granted to (allow_write), read-write; they copy with
+// memcpy. The bytes of other exposed regions are read with
 // process_vm_readv from the process the kernel bound to the connection
 // (SO_PEERCRED and SO_PEERPIDFD), never from a pid a key names: a key
 // naming another process is refused. Without that right (another user, no
@@ -32,11 +37,14 @@
 #include "net/process_memory.hpp"
 #include "net/protocol.hpp"
 #include "net/region_table.hpp"
+#include "net/segment.hpp"
 
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -58,7 +66,20 @@ namespace {
 
 constexpr const char* kScheme = "local:@";
 
-enum class Kind : std::uint32_t { Request = 1, Reply = 2, ReadRequest = 3, ReadReply = 4, ReadFailed = 5 };
+enum class Kind : std::uint32_t {
+  Request = 1,
+  Reply = 2,
+  ReadRequest = 3,
+  ReadReply = 4,
+  ReadFailed = 5,  // the answer to a ReadRequest or MapRequest that failed: code, message
+  MapRequest = 6,  // region id, writable
+  MapReply = 7,    // the region's address and length in the exposer; a descriptor rides along
+  Notice = 8,      // a request that wants no reply
+};
+constexpr std::size_t kMapRequestBytes = 64, kMapReplyBytes = 64;  // with their wire header
+// Mappings a connection keeps (least recently used ones go beyond these).
+constexpr std::size_t kMaxMappings = 256;
+constexpr std::size_t kMaxMappedBytes = std::size_t{8} << 30;
 
 struct FrameHeader {
   std::uint32_t kind = 0;
@@ -138,7 +159,12 @@ ReadAsk decode_read_ask(std::span<const std::byte> payload) {
 
 struct Conn {
   Conn(int f, bool out, std::string addr) : fd(f), outgoing(out), address(std::move(addr)) {}
-  ~Conn() { ::close(fd); }
+  ~Conn() {
+    ::close(fd);
+    for (int f : fds_in) ::close(f);
+    for (auto& q : queued)
+      if (q.fd >= 0) ::close(q.fd);
+  }
 
   const int fd;
   const bool outgoing;     // we connected (callers read replies), or we accepted (the I/O thread reads)
@@ -147,8 +173,12 @@ struct Conn {
   std::weak_ptr<PeerHandle> peer;
 
   // Sending, from any thread.
+  struct Queued {
+    Bytes bytes;
+    int fd = -1;  // sent with the frame's first byte, then closed
+  };
   std::mutex send_mutex;
-  std::deque<Bytes> queued;  // accepted connections: what the socket did not take yet
+  std::deque<Queued> queued;  // accepted connections: what the socket did not take yet
   std::size_t queued_offset = 0, queued_bytes = 0;
 
   // Replies awaited, by call id: calls (outgoing) and reads served by the peer.
@@ -156,6 +186,7 @@ struct Conn {
     bool done = false;
     Kind kind = Kind::Reply;
     Bytes payload;
+    int fd = -1;  // a MapReply's descriptor
   };
   std::mutex mutex;
   std::condition_variable cv;
@@ -164,6 +195,18 @@ struct Conn {
   std::map<std::uint64_t, std::size_t> expected_reads;  // reads awaited: the bytes each may bring
   bool broken = false;
   std::string why;
+  std::deque<int> fds_in;  // descriptors received, not yet claimed by their MapReply (the leader's)
+
+  // Segments of the peer mapped here (outgoing connections), by region id
+  // and writability; under `mutex`.
+  struct Mapped {
+    std::shared_ptr<Mapping> mapping;
+    std::uint64_t base = 0;    // the region's address in the peer (keys count from it)
+    std::uint64_t length = 0;  // the region's length
+    std::uint64_t used = 0;    // when last used, for eviction
+  };
+  std::map<std::pair<std::uint64_t, bool>, Mapped> mappings;
+  std::uint64_t uses = 0;
 
   // Receiving (accepted connections: the I/O thread only).
   FrameHeader in_header{};
@@ -186,6 +229,7 @@ struct LocalPeer final : PeerHandle {
   const char* transport() const override { return "local"; }
   // Local names are "cove-PID-RANDOM" (the listener's pid, see the
   // constructor); the kernel gave this connection's pid.
+  std::int64_t user() const override { return conn->process.pid() > 0 ? conn->process.uid() : -1; }
   bool may_claim(const std::string& claimed) const override {
     if (claimed.empty()) return true;
     const std::string prefix = std::string(kScheme) + "cove-" + std::to_string(conn->process.pid()) + "-";
@@ -203,18 +247,28 @@ struct LocalPeer final : PeerHandle {
 
 // ---- the exposed regions ----
 
+// A region in this endpoint's table: memory exposed as it is, memory in a
+// segment of its own (allocate()), or a window of such a segment exposed
+// again (a put_local of allocated memory), which registers nothing.
 class LocalRegion final : public MemoryRegion {
  public:
-  LocalRegion(std::shared_ptr<RegionTable> table, void* data, std::size_t n) : table_(std::move(table)) {
+  LocalRegion(std::shared_ptr<RegionTable> table, void* data, std::size_t n, std::unique_ptr<Segment> segment = nullptr)
+      : table_(std::move(table)), segment_(std::move(segment)), registered_(true) {
+    if (segment_) data = segment_->data();
     std::unique_lock lock(table_->mutex);
     key_.region = table_->next++;
+    if (segment_) key_.region |= RegionTable::kSegmentBit;
     key_.address = reinterpret_cast<std::uint64_t>(data);
     key_.length = n;
     key_.pid = static_cast<std::uint64_t>(::getpid());
-    table_->regions[key_.region] = {static_cast<std::byte*>(data), n};
+    table_->regions[key_.region] = {static_cast<std::byte*>(data), n, segment_.get()};
     bytes_ = make_key(key_);
   }
+  // A window of a registered region.
+  LocalRegion(std::shared_ptr<RegionTable> table, const KeyHeader& window)
+      : table_(std::move(table)), key_(window), bytes_(make_key(window)), registered_(false) {}
   ~LocalRegion() override {
+    if (!registered_) return;
     std::unique_lock lock(table_->mutex);
     table_->regions.erase(key_.region);
   }
@@ -228,11 +282,25 @@ class LocalRegion final : public MemoryRegion {
     k.length = length;
     return make_key(k);
   }
+  std::byte* data() const override { return segment_ ? segment_->data() : nullptr; }
+  void allow_write(const Peer& peer) override {
+    auto* p = dynamic_cast<LocalPeer*>(peer.get());
+    if (!segment_ || !p) return;
+    constexpr std::size_t kMaxWriters = 16;  // the latest grants' writers
+    const pid_t pid = p->conn->process.pid();
+    std::unique_lock lock(table_->mutex);
+    auto& writers = table_->regions.at(key_.region).writers;
+    if (std::find(writers.begin(), writers.end(), pid) != writers.end()) return;
+    if (writers.size() == kMaxWriters) writers.erase(writers.begin());
+    writers.push_back(pid);
+  }
 
  private:
   std::shared_ptr<RegionTable> table_;
+  std::unique_ptr<Segment> segment_;
   KeyHeader key_;
   Bytes bytes_;
+  bool registered_;
 };
 
 class LocalEndpoint final : public Endpoint {
@@ -244,11 +312,19 @@ class LocalEndpoint final : public Endpoint {
   void serve(RequestHandler handler, DisconnectHandler on_disconnect) override;
   Peer connect(const std::string& address, Deadline deadline) override;
   Bytes call(const Peer& peer, Bytes request, Deadline deadline) override;
+  void notify(const Peer& peer, Bytes request, Deadline deadline) override;
   std::unique_ptr<MemoryRegion> expose(void* data, std::size_t bytes) override;
+  std::unique_ptr<MemoryRegion> allocate(std::size_t bytes) override;
+  std::optional<MappedWindow> map(const Peer& peer, std::span<const std::byte> key, bool writable,
+                                  Deadline deadline) override;
   void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
             Deadline deadline) override;
+  void write(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
+             Deadline deadline) override;
 
-  void queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payload);
+  // Sends a frame on an accepted connection without blocking; `fd` (closed
+  // here) rides along with its first byte.
+  void queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payload, int fd = -1);
 
  private:
   static Conn& conn_of(const Peer& peer);
@@ -256,9 +332,11 @@ class LocalEndpoint final : public Endpoint {
   void flush_queued(Conn& c);
   Conn::Awaited await(Conn& c, std::uint64_t id, Deadline deadline);
   void read_one(Conn& c, Deadline deadline);
-  void deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload);
+  void deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload, int fd = -1);
   void read_through(Conn& c, const KeyHeader& k, std::span<const RemoteOp> ops, Deadline deadline);
   void serve_read(Conn& c, std::uint64_t id, std::span<const std::byte> payload);
+  void serve_map(Conn& c, std::uint64_t id, std::span<const std::byte> payload);
+  std::optional<MappedWindow> mapped(Conn& c, const KeyHeader& k, bool writable, Deadline deadline);
   void run_io();
   void accept_all();
   void receive(const std::shared_ptr<Conn>& conn);
@@ -281,11 +359,13 @@ class LocalEndpoint final : public Endpoint {
 
 class LocalRequest final : public Request {
  public:
-  LocalRequest(LocalEndpoint* ep, std::shared_ptr<Conn> conn, Peer peer, std::uint64_t id, Bytes m)
-      : ep_(ep), conn_(std::move(conn)), peer_(std::move(peer)), id_(id), message_(std::move(m)) {}
+  LocalRequest(LocalEndpoint* ep, std::shared_ptr<Conn> conn, Peer peer, std::uint64_t id, Bytes m, bool answered)
+      : ep_(ep), conn_(std::move(conn)), peer_(std::move(peer)), id_(id), message_(std::move(m)), answered_(answered) {}
   std::span<const std::byte> message() const override { return message_; }
   const Peer& peer() const override { return peer_; }
-  void reply(Bytes message) override { ep_->queue_frame(*conn_, Kind::Reply, id_, std::move(message)); }
+  void reply(Bytes message) override {
+    if (answered_) ep_->queue_frame(*conn_, Kind::Reply, id_, std::move(message));
+  }
 
  private:
   LocalEndpoint* ep_;
@@ -293,6 +373,7 @@ class LocalRequest final : public Request {
   Peer peer_;
   std::uint64_t id_;
   Bytes message_;
+  bool answered_;  // false for a notice: the reply goes nowhere
 };
 
 // ---- the endpoint ----
@@ -378,7 +459,22 @@ Peer LocalEndpoint::connect(const std::string& address, Deadline deadline) {
 }
 
 std::unique_ptr<MemoryRegion> LocalEndpoint::expose(void* data, std::size_t bytes) {
+  {
+    // Memory of a segment of ours is exposed as a window of it, which readers map.
+    std::shared_lock lock(table_->mutex);
+    const auto at = reinterpret_cast<std::uint64_t>(data);
+    for (auto it = table_->regions.lower_bound(RegionTable::kSegmentBit); it != table_->regions.end(); ++it) {
+      const auto base = reinterpret_cast<std::uint64_t>(it->second.base);
+      if (at >= base && at - base <= it->second.length && bytes <= it->second.length - (at - base))
+        return std::make_unique<LocalRegion>(
+            table_, KeyHeader{at, bytes, it->first, static_cast<std::uint64_t>(::getpid())});
+    }
+  }
   return std::make_unique<LocalRegion>(table_, data, bytes);
+}
+
+std::unique_ptr<MemoryRegion> LocalEndpoint::allocate(std::size_t bytes) {
+  return std::make_unique<LocalRegion>(table_, nullptr, bytes, std::make_unique<Segment>(bytes));
 }
 
 Conn& LocalEndpoint::conn_of(const Peer& peer) {
@@ -391,9 +487,22 @@ Conn& LocalEndpoint::conn_of(const Peer& peer) {
 
 namespace {
 
+// Puts descriptor `pass` in `m`'s control data (SCM_RIGHTS).
+void attach_descriptor(msghdr& m, char (&control)[CMSG_SPACE(sizeof(int))], int pass) {
+  std::memset(control, 0, sizeof control);
+  m.msg_control = control;
+  m.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&m);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &pass, sizeof pass);
+}
+
 // Sends what it can of [header, payload] from `offset`; returns the bytes
 // taken, or -1 with errno.
-ssize_t send_some(int fd, const FrameHeader& h, std::span<const std::byte> payload, std::size_t offset) {
+ssize_t send_some(int fd, const FrameHeader& h, std::span<const std::byte> payload, std::size_t offset,
+                  int pass = -1) {
   iovec iov[2];
   int n = 0;
   if (offset < sizeof h) {
@@ -406,6 +515,8 @@ ssize_t send_some(int fd, const FrameHeader& h, std::span<const std::byte> paylo
   msghdr m{};
   m.msg_iov = iov;
   m.msg_iovlen = static_cast<std::size_t>(n);
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  if (pass >= 0 && offset == 0) attach_descriptor(m, control, pass);
   return ::sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
@@ -454,7 +565,13 @@ void LocalEndpoint::send_frame(Conn& c, Kind kind, std::uint64_t id, std::span<c
 
 // Accepted connections: never blocks; what the socket does not take waits
 // for the I/O thread.
-void LocalEndpoint::queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payload) {
+void LocalEndpoint::queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payload, int fd) {
+  struct Closer {
+    int& fd;
+    ~Closer() {
+      if (fd >= 0) ::close(fd);
+    }
+  } closer{fd};
   std::lock_guard lock(c.send_mutex);
   if (c.outgoing) {
     // A read served by a caller on its own connection: it is the only sender.
@@ -480,8 +597,12 @@ void LocalEndpoint::queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payl
     const FrameHeader h{static_cast<std::uint32_t>(kind), static_cast<std::uint32_t>(payload.size()), id};
     std::size_t sent = 0;
     for (;;) {
-      const ssize_t n = send_some(c.fd, h, payload, sent);
+      const ssize_t n = send_some(c.fd, h, payload, sent, fd);
       if (n > 0) {
+        if (sent == 0 && fd >= 0) {  // the descriptor went with the first byte
+          ::close(fd);
+          fd = -1;
+        }
         sent += static_cast<std::size_t>(n);
         if (sent == sizeof h + payload.size()) return;
         continue;
@@ -490,10 +611,10 @@ void LocalEndpoint::queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payl
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       return;  // the peer is gone: the I/O thread will notice
     }
-    c.queued.push_back(frame_bytes(kind, id, payload));
+    c.queued.push_back({frame_bytes(kind, id, payload), std::exchange(fd, -1)});
     c.queued_offset = sent;
   } else {
-    c.queued.push_back(frame_bytes(kind, id, payload));
+    c.queued.push_back({frame_bytes(kind, id, payload), std::exchange(fd, -1)});
   }
   c.queued_bytes += sizeof(FrameHeader) + payload.size();
   if (c.queued_bytes > kMaxQueued) {
@@ -510,13 +631,25 @@ void LocalEndpoint::queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payl
 void LocalEndpoint::flush_queued(Conn& c) {
   std::lock_guard lock(c.send_mutex);
   while (!c.queued.empty()) {
-    Bytes& front = c.queued.front();
-    const ssize_t n =
-        ::send(c.fd, front.data() + c.queued_offset, front.size() - c.queued_offset, MSG_NOSIGNAL | MSG_DONTWAIT);
+    Conn::Queued& q = c.queued.front();
+    Bytes& front = q.bytes;
+    iovec iov{front.data() + c.queued_offset, front.size() - c.queued_offset};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    if (q.fd >= 0 && c.queued_offset == 0) attach_descriptor(m, control, q.fd);
+    const ssize_t n = ::sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
+      for (auto& dropped : c.queued)
+        if (dropped.fd >= 0) ::close(dropped.fd);
       c.queued.clear();
       return;
+    }
+    if (q.fd >= 0) {
+      ::close(q.fd);
+      q.fd = -1;
     }
     c.queued_offset += static_cast<std::size_t>(n);
     if (c.queued_offset == front.size()) {
@@ -537,11 +670,28 @@ namespace {
 
 // Reads exactly n bytes; waits for the first until `deadline` (false when
 // it passes with nothing read), for the rest up to kFrameRest.
-bool read_exact(int fd, void* out, std::size_t n, Deadline deadline) {
+// Descriptors that come along (a MapReply's) are kept in c.fds_in.
+bool read_exact(Conn& c, void* out, std::size_t n, Deadline deadline) {
+  const int fd = c.fd;
   auto* p = static_cast<char*>(out);
   std::size_t got = 0;
   while (got < n) {
-    const ssize_t r = ::recv(fd, p + got, n - got, MSG_DONTWAIT);
+    iovec iov{p + got, n - got};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    const ssize_t r = ::recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (r > 0)
+      for (cmsghdr* cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+          for (std::size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
+            int passed = -1;
+            std::memcpy(&passed, CMSG_DATA(cm) + i * sizeof(int), sizeof passed);
+            c.fds_in.push_back(passed);
+          }
     if (r > 0) {
       got += static_cast<std::size_t>(r);
       continue;
@@ -577,7 +727,7 @@ Conn::Awaited LocalEndpoint::await(Conn& c, std::uint64_t id, Deadline deadline)
       fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
     }
     if (Clock::now() >= deadline) {
-      c.awaited.erase(it);
+      c.awaited.erase(it);  // (not done: it holds no descriptor)
       fail(Code::Timeout, "no answer from ", c.address.substr(0, 64), " before the deadline");
     }
     if (!c.outgoing || c.leader) {
@@ -604,11 +754,13 @@ Conn::Awaited LocalEndpoint::await(Conn& c, std::uint64_t id, Deadline deadline)
 // Reads one frame from an outgoing connection (the leader, without the lock).
 void LocalEndpoint::read_one(Conn& c, Deadline deadline) {
   FrameHeader h;
-  if (!read_exact(c.fd, &h, sizeof h, deadline)) return;
+  if (!read_exact(c, &h, sizeof h, deadline)) return;
   const auto kind = static_cast<Kind>(h.kind);
-  if (kind == Kind::Request) fail(Code::Protocol, "a request arrived on a connection this endpoint made");
+  if (kind == Kind::Request || kind == Kind::Notice || kind == Kind::MapRequest)
+    fail(Code::Protocol, "a request arrived on a connection this endpoint made");
   std::size_t limit = kMaxReplyBytes;
   if (kind == Kind::ReadRequest) limit = 64 << 10;
+  if (kind == Kind::MapReply) limit = kMapReplyBytes;
   if (kind == Kind::ReadReply) {
     std::lock_guard lock(c.mutex);
     auto it = c.expected_reads.find(h.id);
@@ -616,21 +768,32 @@ void LocalEndpoint::read_one(Conn& c, Deadline deadline) {
   }
   if (h.length > limit) fail(Code::Protocol, "a frame of ", h.length, " bytes exceeds the limit of ", limit);
   Bytes payload(h.length);
-  if (h.length) read_exact(c.fd, payload.data(), h.length, Clock::now() + kFrameRest);
+  if (h.length) read_exact(c, payload.data(), h.length, Clock::now() + kFrameRest);
   if (kind == Kind::ReadRequest) {
     serve_read(c, h.id, payload);
     return;
   }
-  deliver_answer(c, kind, h.id, std::move(payload));
+  int fd = -1;
+  if (kind == Kind::MapReply) {
+    if (c.fds_in.empty()) fail(Code::Protocol, "a segment was answered without its descriptor");
+    fd = c.fds_in.front();
+    c.fds_in.pop_front();
+  }
+  if (!c.fds_in.empty()) fail(Code::Protocol, "the peer sent descriptors nobody asked for");
+  deliver_answer(c, kind, h.id, std::move(payload), fd);
 }
 
-void LocalEndpoint::deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload) {
+void LocalEndpoint::deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload, int fd) {
   std::lock_guard lock(c.mutex);
   auto it = c.awaited.find(id);
-  if (it == c.awaited.end()) return;  // its caller gave up
+  if (it == c.awaited.end()) {  // its caller gave up
+    if (fd >= 0) ::close(fd);
+    return;
+  }
   it->second.done = true;
   it->second.kind = kind;
   it->second.payload = std::move(payload);
+  it->second.fd = fd;
   c.cv.notify_all();
 }
 
@@ -662,6 +825,10 @@ void LocalEndpoint::read(const Peer& peer, std::span<const std::byte> key, std::
   Conn& c = conn_of(peer);
   const KeyHeader k = read_key_header(key);
   check_ops(k, ops);
+  if (const auto w = mapped(c, k, false, deadline)) {
+    for (const auto& op : ops) std::memcpy(op.local, w->data + op.offset, op.bytes);
+    return;
+  }
   if (k.pid != static_cast<std::uint64_t>(c.process.pid()))
     fail(Code::PermissionDenied, "a memory key names pid ", k.pid, " but this connection belongs to pid ",
          c.process.pid(), ": only the connection's own process's memory is read");
@@ -732,6 +899,147 @@ void LocalEndpoint::read_through(Conn& c, const KeyHeader& k, std::span<const Re
     std::memcpy(op.local, a.payload.data() + at, op.bytes);
     at += op.bytes;
   }
+}
+
+// ---- shared-memory segments ----
+
+void LocalEndpoint::notify(const Peer& peer, Bytes request, Deadline deadline) {
+  Conn& c = conn_of(peer);
+  if (!c.outgoing) fail(Code::InvalidArgument, "notice on a connection this endpoint accepted");
+  {
+    std::lock_guard lock(c.mutex);
+    if (c.broken) fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
+  }
+  send_frame(c, Kind::Notice, next_id_++, request, deadline);
+}
+
+std::optional<MappedWindow> LocalEndpoint::map(const Peer& peer, std::span<const std::byte> key, bool writable,
+                                               Deadline deadline) {
+  return mapped(conn_of(peer), read_key_header(key), writable, deadline);
+}
+
+namespace {
+
+// Drops the least recently used mappings nobody is using, beyond the limits.
+void evict_mappings(Conn& c) {
+  for (;;) {
+    std::size_t bytes = 0;
+    auto oldest = c.mappings.end();
+    for (auto it = c.mappings.begin(); it != c.mappings.end(); ++it) {
+      bytes += it->second.mapping->size();
+      if (it->second.mapping.use_count() == 1 && (oldest == c.mappings.end() || it->second.used < oldest->second.used))
+        oldest = it;
+    }
+    if ((c.mappings.size() <= kMaxMappings && bytes <= kMaxMappedBytes) || oldest == c.mappings.end()) return;
+    c.mappings.erase(oldest);
+  }
+}
+
+}  // namespace
+
+// The window `k` of a segment of the peer's, mapped here: from the
+// connection's mappings, or asked for (MapRequest) and mapped once.
+std::optional<MappedWindow> LocalEndpoint::mapped(Conn& c, const KeyHeader& k, bool writable, Deadline deadline) {
+  if (!(k.region & RegionTable::kSegmentBit) || !c.outgoing) return std::nullopt;
+  Conn::Mapped m;
+  {
+    std::lock_guard lock(c.mutex);
+    auto it = c.mappings.find({k.region, writable});
+    if (it != c.mappings.end()) {
+      it->second.used = ++c.uses;
+      m = it->second;
+    }
+  }
+  if (!m.mapping) {
+    const std::uint64_t id = next_id_++;
+    {
+      std::lock_guard lock(c.mutex);
+      if (c.broken) fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
+      c.awaited[id];
+    }
+    WireWriter w(0, 0);
+    w.u64(k.region).u32(writable ? 1 : 0);
+    try {
+      send_frame(c, Kind::MapRequest, id, std::move(w).finish(), deadline);
+    } catch (...) {
+      std::lock_guard lock(c.mutex);
+      c.awaited.erase(id);
+      throw;
+    }
+    Conn::Awaited a = await(c, id, deadline);
+    struct Closer {
+      int fd;
+      ~Closer() {
+        if (fd >= 0) ::close(fd);
+      }
+    } closer{a.fd};
+    if (a.kind == Kind::ReadFailed) {
+      WireReader r(a.payload);
+      const auto code = static_cast<Code>(r.u32());
+      fail(code, r.str());
+    }
+    if (a.kind != Kind::MapReply) fail(Code::Protocol, "a segment was asked for and answered with a frame of kind ", int(a.kind));
+    read_header(a.payload);
+    WireReader r(a.payload);
+    m.base = r.u64();
+    m.length = r.u64();
+    r.expect_end();
+    m.mapping = std::make_shared<Mapping>(std::exchange(closer.fd, -1), writable);
+    if (m.length > m.mapping->size())
+      fail(Code::Protocol, "a peer's region of ", m.length, " bytes came in a segment of ", m.mapping->size());
+    std::lock_guard lock(c.mutex);
+    auto [it, fresh] = c.mappings.try_emplace({k.region, writable}, m);
+    if (!fresh) m = it->second;  // another thread mapped it meanwhile
+    it->second.used = ++c.uses;
+    evict_mappings(c);
+  }
+  if (k.address < m.base || k.address - m.base > m.length || k.length > m.length - (k.address - m.base))
+    fail(Code::InvalidArgument, "memory key [0x", std::hex, k.address, ", +0x", k.length, std::dec,
+         ") lies outside the peer's region ", k.region & ~RegionTable::kSegmentBit);
+  return MappedWindow{m.mapping, m.mapping->data() + (k.address - m.base), k.length};
+}
+
+// A peer asks for a descriptor of a segment of ours: read-only, or
+// read-write for a process the region allows to write.
+void LocalEndpoint::serve_map(Conn& c, std::uint64_t id, std::span<const std::byte> payload) {
+  int fd = -1;
+  Bytes out;
+  try {
+    read_header(payload);
+    WireReader r(payload);
+    const std::uint64_t region = r.u64();
+    const bool writable = r.u32() != 0;
+    r.expect_end();
+    std::shared_lock lock(table_->mutex);
+    auto it = table_->regions.find(region);
+    if (it == table_->regions.end()) fail(Code::NotFound, "memory region ", region & ~RegionTable::kSegmentBit, " has been withdrawn");
+    const RegionTable::Entry& e = it->second;
+    if (!e.segment) fail(Code::InvalidArgument, "memory region ", region, " is not in a shared-memory segment");
+    if (writable && std::find(e.writers.begin(), e.writers.end(), c.process.pid()) == e.writers.end())
+      fail(Code::PermissionDenied, "process ", c.process.pid(), " may not write to memory region ",
+           region & ~RegionTable::kSegmentBit);
+    fd = e.segment->descriptor(writable);
+    if (fd < 0) fail(Code::Unavailable, "cannot hand out a segment: ", std::strerror(errno));
+    WireWriter w(0, 0);
+    w.u64(reinterpret_cast<std::uint64_t>(e.base)).u64(e.length);
+    out = std::move(w).finish();
+  } catch (const Error& e) {
+    if (fd >= 0) ::close(fd);
+    WireWriter w(0, 0);
+    w.u32(static_cast<std::uint32_t>(e.code())).str(detail::message_of(e));
+    queue_frame(c, Kind::ReadFailed, id, std::move(w).finish());
+    return;
+  }
+  queue_frame(c, Kind::MapReply, id, std::move(out), fd);
+}
+
+void LocalEndpoint::write(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
+                          Deadline deadline) {
+  const KeyHeader k = read_key_header(key);
+  check_ops(k, ops);
+  const auto w = mapped(conn_of(peer), k, true, deadline);
+  if (!w) fail(Code::Unsupported, "the local transport writes only into a peer's shared-memory segments");
+  for (const auto& op : ops) std::memcpy(w->data + op.offset, op.local, op.bytes);
 }
 
 // A peer asks for bytes of a region this endpoint exposed: checked against
@@ -846,8 +1154,10 @@ void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
         // The size is checked before anything is allocated for it.
         std::size_t limit = 0;
         switch (kind) {
-          case Kind::Request: limit = max_request_bytes_; break;
+          case Kind::Request:
+          case Kind::Notice: limit = max_request_bytes_; break;
           case Kind::ReadRequest: limit = 64 << 10; break;
+          case Kind::MapRequest: limit = kMapRequestBytes; break;
           case Kind::ReadReply: {
             std::lock_guard lock(c.mutex);
             auto it = c.expected_reads.find(c.in_header.id);
@@ -888,7 +1198,8 @@ void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
 
 void LocalEndpoint::handle_frame(const std::shared_ptr<Conn>& conn, const FrameHeader& h, Bytes payload) {
   switch (static_cast<Kind>(h.kind)) {
-    case Kind::Request: {
+    case Kind::Request:
+    case Kind::Notice: {
       RequestHandler handler;
       Peer peer;
       {
@@ -898,7 +1209,8 @@ void LocalEndpoint::handle_frame(const std::shared_ptr<Conn>& conn, const FrameH
         if (it != peers_.end()) peer = it->second;
       }
       if (!peer) return;
-      auto request = std::make_shared<LocalRequest>(this, conn, peer, h.id, std::move(payload));
+      const bool answered = static_cast<Kind>(h.kind) == Kind::Request;
+      auto request = std::make_shared<LocalRequest>(this, conn, peer, h.id, std::move(payload), answered);
       if (!handler) {
         request->reply(error_reply(0, 0, Code::Unsupported, "this endpoint serves no requests"));
         return;
@@ -908,6 +1220,9 @@ void LocalEndpoint::handle_frame(const std::shared_ptr<Conn>& conn, const FrameH
     }
     case Kind::ReadRequest:
       serve_read(*conn, h.id, payload);
+      return;
+    case Kind::MapRequest:
+      serve_map(*conn, h.id, payload);
       return;
     case Kind::ReadReply:
     case Kind::ReadFailed:

@@ -6,17 +6,27 @@
 // region gets an error, never freed memory.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <shared_mutex>
+#include <vector>
 
 namespace cove::net {
 
+class Segment;
+
 struct RegionTable {
+  // Regions in shared-memory segments have ids with this bit set: a reader
+  // tells from the key alone that it may map the region.
+  static constexpr std::uint64_t kSegmentBit = std::uint64_t{1} << 63;
   struct Entry {
     std::byte* base;
     std::uint64_t length;
+    const Segment* segment = nullptr;  // the region's segment, if it is one
+    std::vector<pid_t> writers = {};   // processes allowed to map it for writing
   };
   std::shared_mutex mutex;
   std::map<std::uint64_t, Entry> regions;

@@ -28,6 +28,7 @@
 #include <map>
 #include <mutex>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -57,6 +58,9 @@ class PeerHandle {
   // must be the one the connection came from (which does not tell apart
   // two processes of one host: authentication does, see docs/transport.md).
   virtual bool may_claim(const std::string& address) const = 0;
+  // The peer's user id where the kernel tells it (local connections), -1
+  // otherwise.
+  virtual std::int64_t user() const { return -1; }
 
   // What the serving side keeps for this connection (a server's session),
   // set and read from any thread; dropped with the connection.
@@ -87,6 +91,20 @@ class MemoryRegion {
   // A key for [offset, offset + length) of the region alone: offsets in
   // remote operations with it count from `offset`. Valid while the region lives.
   virtual Bytes window_key(std::size_t offset, std::size_t length) const = 0;
+  // Memory the endpoint allocated (Endpoint::allocate): its first byte.
+  // Null for memory exposed with expose().
+  virtual std::byte* data() const { return nullptr; }
+  // Lets `peer` map this region for writing (a piece granted to it).
+  // Transports whose peers write by key alone (UCX) need no leave.
+  virtual void allow_write(const Peer& peer) { (void)peer; }
+};
+
+// A window of a peer's memory mapped into this process: valid while this
+// object lives (the mapping is shared by every window of the same region).
+struct MappedWindow {
+  std::shared_ptr<const void> keep;
+  std::byte* data = nullptr;
+  std::size_t size = 0;
 };
 
 // One piece of a batched one-sided read or write.
@@ -120,8 +138,25 @@ class Endpoint {
 
   virtual Peer connect(const std::string& address, Deadline deadline) = 0;
   virtual Bytes call(const Peer& peer, Bytes request, Deadline deadline) = 0;
+  // Sends a request that is not answered (the server's handler replies to
+  // nobody). Returns once it is sent. By default a call whose answer is
+  // dropped.
+  virtual void notify(const Peer& peer, Bytes request, Deadline deadline) { (void)call(peer, std::move(request), deadline); }
 
   virtual std::unique_ptr<MemoryRegion> expose(void* data, std::size_t bytes) = 0;
+  // New memory of `bytes` bytes, exposed, that peers copy in and out of
+  // with one copy where the transport can (the local transport: a
+  // shared-memory segment they map). Freed with the region. NoMemory.
+  virtual std::unique_ptr<MemoryRegion> allocate(std::size_t bytes);
+  // The window `key` describes, mapped into this process (read-only unless
+  // `writable`, which the exposer must have allowed), or nullopt when this
+  // transport cannot map it: the caller reads or writes by key instead.
+  // The first mapping of a region costs a round trip; later ones none.
+  virtual std::optional<MappedWindow> map(const Peer& peer, std::span<const std::byte> key, bool writable,
+                                          Deadline deadline) {
+    (void)peer, (void)key, (void)writable, (void)deadline;
+    return std::nullopt;
+  }
   // Reads the ops (offsets within the region `key` describes) from memory
   // `peer` exposed. Blocks until done or `deadline`.
   virtual void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,

@@ -124,15 +124,19 @@ net::Empty Service::put_local(Session& s, net::PutLocalRequest&& r) {
   return {};
 }
 
-// PutGrant: room for a piece the writer copies in itself (one-sided
-// writes: the server never acts on a key the writer sent). The grant
-// belongs to the connection until it publishes or closes.
+// PutGrant: room for a piece the writer copies in itself (the server never
+// acts on a key the writer sent): on this host a block of a shared-memory
+// segment the writer maps for writing, over UCX a one-sided write. The
+// grant belongs to the connection until it publishes or closes.
 net::PutGrantReply Service::put_grant(Session& s, net::PutGrantRequest&& r) {
+  const net::Peer peer = s.peer.lock();
+  if (!peer) fail(Code::Unavailable, "the connection closed");
   store::Store::Freed freed;
   std::vector<int> shards = admit(r.piece, true, freed);
   Grant g{&s, std::move(r.piece), r.reorg, std::move(shards), nullptr};
   try {
-    g.block = pool_->acquire(g.piece.bytes);
+    g.block = pool_->acquire(g.piece.bytes, peer->user());
+    g.block->region->allow_write(peer);
   } catch (...) {
     unreserve(g.piece.bytes);
     throw;

@@ -49,7 +49,8 @@ void Service::start() {
     answer.reply<net::Message<Op::PutInline>>(put(answer.peer(), std::move(r.piece), nullptr, &r.data, r.reorg));
   });
   d.on<Op::PutLocal>(unless_forwarding, [this](Session& s, net::PutLocalRequest&& r) { return put_local(s, std::move(r)); });
-  d.on<Op::PutGrant>(D::always(), [this](Session& s, net::PutGrantRequest&& r) { return put_grant(s, std::move(r)); });
+  // A grant may make a new segment (its pages faulted in): not on the transport's thread.
+  d.on<Op::PutGrant>(D::never(), [this](Session& s, net::PutGrantRequest&& r) { return put_grant(s, std::move(r)); });
   d.on<Op::PutPublish>(unless_forwarding,
                        [this](Session& s, net::PutPublishRequest&& r) { return put_publish(s, std::move(r)); });
   d.on<Op::IndexAdd>(D::always(), [this](Session&, net::IndexAddRequest&& r) { return index_add(std::move(r)); });

@@ -3,33 +3,16 @@
 #include "core/fail.hpp"
 
 #include <bit>
-#include <cstdlib>
-#include <new>
 
 namespace cove::store {
 
 namespace {
 
-std::byte* allocate(std::size_t bytes) {
-  auto* p = static_cast<std::byte*>(std::malloc(bytes ? bytes : 1));
-  if (!p) detail::fail(Code::NoMemory, "cannot allocate ", bytes, " bytes for a piece");
-  return p;
-}
-
 constexpr std::size_t kMinClass = 256;
 
 }  // namespace
 
-BufferPool::Block::~Block() {
-  if (slot) return;  // the arena owns the memory
-  region.reset();    // unregister before the memory goes
-  std::free(data);
-}
-
-BufferPool::Arena::~Arena() {
-  region.reset();
-  std::free(data);
-}
+BufferPool::Block::~Block() = default;
 
 BufferPool::BufferPool(net::Endpoint& endpoint, std::size_t max_cached)
     : endpoint_(endpoint), state_(std::make_shared<State>()) {
@@ -77,19 +60,23 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire_slot(std::size_t bytes) {
     // A new arena, registered outside the lock: releasing a slot may happen
     // on the transport's own thread, which registration may need.
     auto arena = std::make_unique<Arena>();
-    arena->data = allocate(kArenaBytes);
-    arena->region = endpoint_.expose(arena->data, kArenaBytes);
+    arena->region = endpoint_.allocate(kArenaBytes);
+    arena->data = arena->region->data();
     std::lock_guard lock(state_->mutex);
     state_->arenas.push_back(std::move(arena));
   }
 }
 
-std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes) {
-  if (bytes <= kSmallMax) return acquire_slot(bytes);
+std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes, std::int64_t writer) {
+  if (bytes <= kSmallMax) {
+    if (writer != kServerOnly)
+      detail::fail(Code::InvalidArgument, "a piece of ", bytes, " bytes is sent inline, not granted space");
+    return acquire_slot(bytes);
+  }
   std::unique_ptr<Block> block;
   {
     std::lock_guard lock(state_->mutex);
-    auto it = state_->free.find(bytes);
+    auto it = state_->free.find({writer, bytes});
     if (it != state_->free.end()) {
       block = std::move(it->second);
       state_->free.erase(it);
@@ -98,9 +85,10 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes) {
   }
   if (!block) {
     block = std::make_unique<Block>();
-    block->data = allocate(bytes);
+    block->region = endpoint_.allocate(bytes);
+    block->data = block->region->data();
     block->size = bytes;
-    block->region = endpoint_.expose(block->data, bytes);
+    block->writer = writer;
     const auto k = block->region->key();
     block->key.assign(k.begin(), k.end());
   }
@@ -112,14 +100,14 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes) {
       std::lock_guard lock(s->mutex);
       if (s->open && !b->retired && s->cached + b->size <= s->max_cached) {
         s->cached += b->size;
-        s->free.emplace(b->size, std::move(owned));
+        s->free.emplace(std::pair{b->writer, b->size}, std::move(owned));
       }
     }
   });
 }
 
 void BufferPool::clear() {
-  std::multimap<std::size_t, std::unique_ptr<Block>> drop;
+  std::multimap<std::pair<std::int64_t, std::size_t>, std::unique_ptr<Block>> drop;
   std::vector<std::unique_ptr<Arena>> arenas;
   {
     std::lock_guard lock(state_->mutex);

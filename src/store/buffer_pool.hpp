@@ -1,15 +1,22 @@
 // Internal: memory for the pieces a server holds, reused.
 //
-// Large pieces: a fresh buffer costs a page fault and a zeroed page on first
-// touch, and a registration with the transport, while workflows put pieces
-// of the same sizes every step. Buffers whose piece is gone (deleted,
-// evicted) wait here, still registered, for the next piece of the same size,
-// up to max_cached bytes; the rest are freed. (Transparent huge pages for
-// piece buffers were tried and measured no faster here.)
+// Memory comes from the endpoint (Endpoint::allocate): on one host, a
+// shared-memory segment per large block, which clients map once and copy in
+// and out of directly. A fresh block costs page faults on every side that
+// maps it, while workflows put pieces of the same sizes every step: blocks
+// whose piece is gone (deleted, evicted) and that nobody still reads wait
+// here, still mapped, for the next piece of the same size, up to
+// max_cached bytes; the rest are freed. (Transparent huge pages for piece
+// buffers were tried and measured no faster here.)
+//
+// A block granted to a writer (PutGrant) may be mapped writable by it for
+// good: it is reused only for pieces granted to the same user (`writer`,
+// the user id the kernel gave), never for another user's or the server's
+// own (replicas).
 //
 // Small pieces (at most kSmallMax bytes) take slots of power-of-two size
-// classes in arenas registered once, so that a small put registers nothing:
-// a slot's key is a window of its arena's key.
+// classes in arenas allocated once, so that a small put allocates nothing:
+// a slot's key is a window of its arena's key. Slots are never granted.
 //
 // Thread-safety: acquire() and the release of blocks are thread-safe.
 // Blocks may outlive the pool (they are then freed, not cached); clear()
@@ -20,6 +27,7 @@
 #include "net/transport.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,13 +38,15 @@ namespace cove::store {
 class BufferPool {
  public:
   static constexpr std::size_t kSmallMax = std::size_t{64} << 10;
+  static constexpr std::int64_t kServerOnly = -2;  // a block never granted to a writer
   static constexpr std::size_t kArenaBytes = std::size_t{4} << 20;
 
   struct Block {
     std::byte* data = nullptr;
     std::size_t size = 0;
     net::Bytes key;                             // for peers' one-sided reads
-    std::unique_ptr<net::MemoryRegion> region;  // large blocks only: their own registration
+    std::unique_ptr<net::MemoryRegion> region;  // large blocks only: their own memory
+    std::int64_t writer = kServerOnly;          // the user it may be granted to (see above)
     bool slot = false;                          // a slot of an arena (the arena owns the memory)
     bool retired = false;                       // freed when released, never reused for another piece
     // Keeps this block out of the pool: someone outside may still write to it.
@@ -47,16 +57,17 @@ class BufferPool {
   BufferPool(net::Endpoint& endpoint, std::size_t max_cached);
   ~BufferPool();
 
-  // A registered block of exactly `bytes` bytes. Throws NoMemory.
-  std::shared_ptr<Block> acquire(std::size_t bytes);
+  // A block of exactly `bytes` bytes, for the server's own use, or to be
+  // granted to a writer of user `writer` (only blocks larger than kSmallMax
+  // may be). Throws NoMemory.
+  std::shared_ptr<Block> acquire(std::size_t bytes, std::int64_t writer = kServerOnly);
   void clear();
 
  private:
   struct Arena {
     std::byte* data = nullptr;
-    std::unique_ptr<net::MemoryRegion> region;
+    std::unique_ptr<net::MemoryRegion> region;  // owns the memory
     std::size_t used = 0;
-    ~Arena();
   };
   struct Slot {
     Arena* arena;
@@ -64,7 +75,7 @@ class BufferPool {
   };
   struct State {
     std::mutex mutex;
-    std::multimap<std::size_t, std::unique_ptr<Block>> free;  // large, by size
+    std::multimap<std::pair<std::int64_t, std::size_t>, std::unique_ptr<Block>> free;  // large, by writer and size
     std::map<std::size_t, std::vector<Slot>> free_slots;      // small, by size class
     std::vector<std::unique_ptr<Arena>> arenas;
     std::size_t cached = 0, max_cached = 0;

@@ -1,0 +1,61 @@
+// Internal: shared-memory segments, the memory that processes on one host
+// copy in and out of directly (docs/transport.md, "Shared-memory segments").
+//
+// A Segment is an anonymous memory file (memfd): it has no name in any file
+// system, so nothing is left behind when its processes exit, however they
+// exit. Its mode is 0600, and it is sealed against shrinking and growing, so
+// that no process holding it can cut pages from under the others' mappings.
+// Its creator maps it read-write with every page faulted in, once.
+//
+// Other processes get a descriptor of it over a Unix-domain socket
+// (SCM_RIGHTS): read-only for readers (who cannot reopen it for writing: its
+// mode is 0600), read-write for the one writer it was granted to. A Mapping
+// is a segment mapped from such a descriptor.
+//
+// Errors: NoMemory when the segment cannot be made or mapped.
+// Thread-safety: both are immutable once made.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+namespace cove::net {
+
+class Segment {
+ public:
+  // A segment of `bytes` bytes (rounded up to whole pages), mapped read-write.
+  explicit Segment(std::size_t bytes);
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+
+  std::byte* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  // A new descriptor for a peer (the caller closes it): read-only unless
+  // `writable`. -1 with errno on failure.
+  int descriptor(bool writable) const;
+
+ private:
+  int fd_ = -1;
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+class Mapping {
+ public:
+  // Maps the whole segment `fd` describes (read-only unless `writable`),
+  // faulting its pages in; closes `fd` either way.
+  Mapping(int fd, bool writable);
+  ~Mapping();
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+
+  std::byte* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace cove::net
