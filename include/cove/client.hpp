@@ -139,8 +139,9 @@ class COVE_EXPORT Client {
               const VariableOptions& options = {});
 
   // Stores a copy of `box` of version `version`: `data` holds
-  // box.volume() * dtype size bytes in `layout`. The server copies the
-  // bytes during the call; `data` may be reused when it returns.
+  // box.volume() * dtype size bytes in `layout`. The bytes are copied
+  // during the call (on one host, by this process, into a shared-memory
+  // segment the server granted); `data` may be reused when it returns.
   void put(const std::string& var, std::uint64_t version, const Box& box, const void* data, std::size_t bytes,
            const Layout& layout = Layout::c());
 
@@ -155,7 +156,10 @@ class COVE_EXPORT Client {
   PutHandle put_async(const std::string& var, std::uint64_t version, const Box& box, const void* data,
                       std::size_t bytes, const Layout& layout = Layout::c());
 
-  // Withdraws a put_local piece; returns how many pieces the server dropped.
+  // Withdraws a put_local piece; returns how many pieces the servers
+  // dropped. Blocks until no reader is still copying from the piece: once
+  // it returns, `data` may be reused or freed. (A reader that dies while
+  // copying stops counting when its connection closes.)
   std::size_t release(const std::string& var, std::uint64_t version, const Box& box);
 
   // Fills `data` (region.volume() * dtype size bytes, in `layout`) with

@@ -9,6 +9,7 @@
 #include "common/placement.hpp"
 #include "core/box_checks.hpp"
 #include "core/fail.hpp"
+#include "net/segment.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -69,10 +70,12 @@ void check_buffer(const Box& region, DType dtype, const void* data, std::size_t 
 
 Client::Impl::~Impl() {
   if (servers.empty() || local.empty()) return;
-  // Release our put_local pieces before our memory goes. The servers may be
-  // gone already; there is nothing left to release then.
+  // Release our put_local pieces before our memory goes: each server
+  // answers once no reader copies them any more (no deadline: the memory
+  // must not go under a reader). The servers may be gone already; there is
+  // nothing left to release then.
   for (std::size_t s = 0; s < servers.size(); ++s) try {
-      call<Message<Op::Disconnect>>(s, {endpoint->address()}, net::deadline_in(net::kDisconnectTimeoutMs));
+      call<Message<Op::Disconnect>>(s, {endpoint->address()}, net::kNoDeadline);
     } catch (...) {
       log::dropped("releasing this client's put_local pieces as it disconnects");
     }
@@ -167,7 +170,8 @@ void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version
     call<Message<Op::PutInline>>(home, {std::move(piece), net::Bytes(b, b + bytes), reorg}, net::kNoDeadline);
     return;
   }
-  if (op == Op::Put && std::strcmp(servers[home]->transport(), "inproc") != 0) {
+  const char* transport = servers[home]->transport();
+  if (op == Op::Put && (std::strcmp(transport, "ucx") == 0 || (std::strcmp(transport, "local") == 0 && net::segments_enabled()))) {
     // The server reads nothing of ours: it grants space, we copy the bytes
     // into it (on this host, into its shared-memory segment, mapped here
     // once; over UCX, a one-sided write), and then it stores them.
@@ -258,8 +262,9 @@ void Client::put_local(const std::string& var, std::uint64_t version, const Box&
 
 std::size_t Client::release(const std::string& var, std::uint64_t version, const Box& box) {
   std::size_t n = 0;
-  for (const auto& reply : impl_->call_all<Message<Op::Release>>({var, version, box, impl_->endpoint->address()}))
-    n += reply.count;
+  // Each server answers once no reader copies the piece any more: no deadline.
+  for (std::size_t s = 0; s < impl_->servers.size(); ++s)
+    n += impl_->call<Message<Op::Release>>(s, {var, version, box, impl_->endpoint->address()}, net::kNoDeadline).count;
   std::lock_guard lock(impl_->mutex);
   impl_->local.erase({var, version, box.to_string()});
   return n;

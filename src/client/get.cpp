@@ -8,7 +8,9 @@
 #include "core/box_checks.hpp"
 #include "core/fail.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace cove {
 
@@ -28,16 +30,41 @@ std::int64_t remaining_ms(std::int64_t timeout_ms, net::Deadline deadline) {
 
 }  // namespace
 
+void Client::Impl::Leases::end() {
+  std::map<std::size_t, std::vector<std::uint64_t>> by_server;
+  for (const auto& [server, lease] : held_) by_server[server].push_back(lease);
+  held_.clear();
+  for (auto& [server, ids] : by_server) try {
+      impl_.endpoint->notify(impl_.servers.at(server),
+                             net::encode_request<Message<Op::LeaseEnd>>({std::move(ids)}, net::next_request_id()),
+                             net::deadline_in(net::kControlTimeoutMs));
+    } catch (...) {
+      log::dropped("ending a get's leases");
+    }
+}
+
+// Asks one index shard which pieces cover `region`. The answer comes with
+// a lease on what that server holds or indexes; pieces held by other
+// servers are leased there, by id (NotFound when one went meanwhile).
 Client::Impl::Answer Client::Impl::query(std::size_t server, const std::string& var, std::uint64_t version, bool latest,
                                          const Box& region, std::int64_t timeout_ms, const DType& dtype,
-                                         const Layout& layout, std::uint32_t eager_max) {
+                                         const Layout& layout, std::uint32_t eager_max, Leases& leases) {
   const net::Deadline deadline =
       timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + net::kWaitGraceMs);
   net::QueryReply reply = call<Message<Op::Query>>(
       server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg}, deadline);
+  leases.add(server, reply.lease);
   if (!(reply.dtype == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", reply.dtype.name());
-  for (auto& p : reply.pieces)
+  std::map<std::size_t, std::vector<std::uint64_t>> elsewhere;  // pieces held by other servers, by server
+  for (auto& p : reply.pieces) {
     if (p.holder.empty()) p.holder = addresses[server];
+    if (p.piece == 0) continue;
+    const auto at = std::find(addresses.begin(), addresses.end(), p.holder);
+    if (at != addresses.end() && static_cast<std::size_t>(at - addresses.begin()) != server)
+      elsewhere[static_cast<std::size_t>(at - addresses.begin())].push_back(p.piece);
+  }
+  for (auto& [holder, ids] : elsewhere)
+    leases.add(holder, call<Message<Op::Lease>>(holder, {var, reply.version, std::move(ids)}).lease);
   return {reply.version, std::move(reply.pieces), std::move(reply.data), reply.method};
 }
 
@@ -45,7 +72,7 @@ Client::Impl::Answer Client::Impl::query(std::size_t server, const std::string& 
 // `latest`, the newest version all of them cover.
 Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t version, bool latest,
                                           const Box& region, std::int64_t timeout_ms, const DType& dtype,
-                                          const Layout& layout) {
+                                          Leases& leases, const Layout& layout) {
   const std::vector<int> shards = shard_map(var)->shards_for(region);
   const net::Deadline deadline = net::deadline_in(timeout_ms);
   // A small region within one shard may come back as bytes (one round trip).
@@ -54,14 +81,14 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
   std::vector<Answer> answers;
   for (int s : shards)
     answers.push_back(query(static_cast<std::size_t>(s), var, version, latest, region,
-                            remaining_ms(timeout_ms, deadline), dtype, layout, eager_max));
+                            remaining_ms(timeout_ms, deadline), dtype, layout, eager_max, leases));
   if (answers.size() == 1 && answers.front().data) return std::move(answers.front());
   if (latest) {
     std::uint64_t v = answers.front().version;
     for (const auto& a : answers) v = std::min(v, a.version);
     for (std::size_t i = 0; i < shards.size(); ++i)
       if (answers[i].version != v)
-        answers[i] = query(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype, layout, 0);
+        answers[i] = query(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype, layout, 0, leases);
   }
   Answer all{answers.front().version, {}, {}, answers.front().method};
   // A piece indexed by two shards comes twice; its holder may send a
@@ -90,23 +117,27 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
     fail(Code::InvalidArgument, "get buffer of ", bytes, " bytes does not match region ", region.to_string(), " of ",
          dtype.name());
   if (need > 0 && !data) fail(Code::InvalidArgument, "get buffer is null");
-  // A piece may be deleted or evicted between the answer and our read; the
-  // read then fails with NotFound and the query is asked again.
+  // The servers keep what they answered with until the copy is done (the
+  // leases). A piece held by another server may be deleted or evicted
+  // between the answer and its lease: the lease fails with NotFound and
+  // the query is asked again.
   for (int attempt = 0;; ++attempt) {
-    Answer a = gather(var, version, latest, region, timeout_ms, dtype, layout);
-    if (a.data) {
-      if (a.data->size() != bytes)
-        fail(Code::Protocol, "a server answered with ", a.data->size(), " bytes for ", bytes);
-      std::memcpy(data, a.data->data(), bytes);
-      return a.version;
-    }
     try {
+      Leases leases(*this);
+      Answer a = gather(var, version, latest, region, timeout_ms, dtype, leases, layout);
+      if (a.data) {
+        if (a.data->size() != bytes)
+          fail(Code::Protocol, "a server answered with ", a.data->size(), " bytes for ", bytes);
+        std::memcpy(data, a.data->data(), bytes);
+        return a.version;
+      }
       for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
+      leases.end();
       if (a.method == Reorg::Sahr) record_pattern(var, a.version, region, layout);
       return a.version;
     } catch (const Error& e) {
       if (e.code() != Code::NotFound || attempt == 2) throw;
-      log::debug("get of '{}' {}: a piece went away while it was read ({}); asking again", var, region.to_string(),
+      log::debug("get of '{}' {}: a piece went away before it was read ({}); asking again", var, region.to_string(),
                  e.what());
     }
   }

@@ -85,6 +85,25 @@ struct Client::Impl {
                 std::size_t bytes, const Layout& layout);
 
   // get.cpp
+  // The leases a get holds on servers while it copies (the servers keep
+  // the pieces' bytes for it until then): ended, with a notice to each
+  // server, when this goes. Errors ending them are logged: a server that
+  // is gone has ended them itself.
+  class Leases {
+   public:
+    explicit Leases(Impl& impl) : impl_(impl) {}
+    ~Leases() { end(); }
+    Leases(const Leases&) = delete;
+    Leases& operator=(const Leases&) = delete;
+    void add(std::size_t server, std::uint64_t lease) {
+      if (lease) held_.emplace_back(server, lease);
+    }
+    void end();
+
+   private:
+    Impl& impl_;
+    std::vector<std::pair<std::size_t, std::uint64_t>> held_;  // server, lease
+  };
   struct Answer {
     std::uint64_t version = 0;
     std::vector<net::QueryPiece> pieces;  // holders resolved
@@ -92,9 +111,10 @@ struct Client::Impl {
     Reorg method = Reorg::Rad;            // the method in force (the first server's answer)
   };
   Answer query(std::size_t server, const std::string& var, std::uint64_t version, bool latest, const Box& region,
-               std::int64_t timeout_ms, const DType& dtype, const Layout& layout, std::uint32_t eager_max);
+               std::int64_t timeout_ms, const DType& dtype, const Layout& layout, std::uint32_t eager_max,
+               Leases& leases);
   Answer gather(const std::string& var, std::uint64_t version, bool latest, const Box& region, std::int64_t timeout_ms,
-                const DType& dtype, const Layout& layout = Layout::c());
+                const DType& dtype, Leases& leases, const Layout& layout = Layout::c());
   std::uint64_t get(const std::string& var, std::uint64_t version, bool latest, const Box& region, void* data,
                     std::size_t bytes, std::int64_t timeout_ms, const Layout& layout);
   void record_pattern(const std::string& var, std::uint64_t version, const Box& region, const Layout& layout);

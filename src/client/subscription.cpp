@@ -61,7 +61,8 @@ Subscription Client::subscribe(const std::string& var, const Box& region,
   // Versions already there do not count: start after the newest covering one.
   std::uint64_t next = 0;
   try {
-    next = impl_->gather(var, 0, true, region, 0, info.dtype).version + 1;
+    Impl::Leases leases(*impl_);
+    next = impl_->gather(var, 0, true, region, 0, info.dtype, leases).version + 1;
   } catch (const Error& e) {
     if (e.code() != Code::NotFound) throw;
   }
@@ -75,7 +76,11 @@ Subscription Client::subscribe(const std::string& var, const Box& region,
     while (!state->cancelled) {
       try {
         // Short waits, so that a cancel is noticed within about this long.
-        const std::uint64_t v = impl->gather(var, next, true, region, net::kSubscriptionPollMs, dtype).version;
+        std::uint64_t v = 0;
+        {
+          Impl::Leases leases(*impl);
+          v = impl->gather(var, next, true, region, net::kSubscriptionPollMs, dtype, leases).version;
+        }
         if (state->cancelled) break;
         callback(var, v);
         next = v + 1;

@@ -474,6 +474,7 @@ std::unique_ptr<MemoryRegion> LocalEndpoint::expose(void* data, std::size_t byte
 }
 
 std::unique_ptr<MemoryRegion> LocalEndpoint::allocate(std::size_t bytes) {
+  if (!segments_enabled()) return Endpoint::allocate(bytes);
   return std::make_unique<LocalRegion>(table_, nullptr, bytes, std::make_unique<Segment>(bytes));
 }
 
@@ -1038,7 +1039,9 @@ void LocalEndpoint::write(const Peer& peer, std::span<const std::byte> key, std:
   const KeyHeader k = read_key_header(key);
   check_ops(k, ops);
   const auto w = mapped(conn_of(peer), k, true, deadline);
-  if (!w) fail(Code::Unsupported, "the local transport writes only into a peer's shared-memory segments");
+  if (!w)
+    fail(Code::Unsupported, "the local transport writes only into a peer's shared-memory segments, and ",
+         peer->address().substr(0, 64), " granted other memory (does it run with COVE_SHM=0 while this process does not?)");
   for (const auto& op : ops) std::memcpy(w->data + op.offset, op.local, op.bytes);
 }
 

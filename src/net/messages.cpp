@@ -184,13 +184,14 @@ PutInlineRequest PutInlineRequest::decode(WireReader& in) {
 
 void IndexAddRequest::encode(WireWriter& out) const {
   piece.encode(out);
-  out.str(holder).bytes(key);
+  out.str(holder).bytes(key).u64(piece_id);
 }
 IndexAddRequest IndexAddRequest::decode(WireReader& in) {
   IndexAddRequest m;
   m.piece = PieceHeader::decode(in);
   m.holder = in.str();
   m.key = blob(in);
+  m.piece_id = in.u64();
   if (m.holder.empty()) fail(Code::Protocol, "index entry without the holder's address");
   return m;
 }
@@ -226,7 +227,7 @@ QueryRequest QueryRequest::decode(WireReader& in) {
 }
 
 void QueryPiece::encode(WireWriter& out) const {
-  out.box(box).str(layout.to_string()).str(holder).bytes(key).u8(replica ? 1 : 0);
+  out.box(box).str(layout.to_string()).str(holder).bytes(key).u64(piece).u8(replica ? 1 : 0);
   if (replica) out.bytes(source);
 }
 QueryPiece QueryPiece::decode(WireReader& in) {
@@ -235,13 +236,14 @@ QueryPiece QueryPiece::decode(WireReader& in) {
   m.layout = Layout::parse(in.str());
   m.holder = in.str();
   m.key = blob(in);
+  m.piece = in.u64();
   m.replica = read_flag(in, "replica");
   m.source = m.replica ? blob(in) : m.key;
   return m;
 }
 
 void QueryReply::encode(WireWriter& out) const {
-  out.u64(version).str(dtype.name()).u8(encode_reorg(method)).u8(data ? 1 : 0);
+  out.u64(version).str(dtype.name()).u8(encode_reorg(method)).u64(lease).u8(data ? 1 : 0);
   if (data) {
     out.bytes(*data);
     return;
@@ -256,12 +258,38 @@ QueryReply QueryReply::decode(WireReader& in) {
   const auto method = decode_reorg(in.u8());
   if (!method) fail(Code::Protocol, "a query answer without the method in force");
   m.method = *method;
+  m.lease = in.u64();
   if (read_flag(in, "eager")) {
     m.data = blob(in);
     return m;
   }
-  m.pieces.resize(in.count("pieces", kMinBox + 3 * kMinString + 1, kMaxCount));
+  m.pieces.resize(in.count("pieces", kMinBox + 3 * kMinString + 9, kMaxCount));
   for (auto& p : m.pieces) p = QueryPiece::decode(in);
+  return m;
+}
+
+void LeaseRequest::encode(WireWriter& out) const {
+  out.str(var).u64(version).u32(static_cast<std::uint32_t>(pieces.size()));
+  for (const std::uint64_t id : pieces) out.u64(id);
+}
+LeaseRequest LeaseRequest::decode(WireReader& in) {
+  LeaseRequest m;
+  m.var = in.str();
+  m.version = in.u64();
+  m.pieces.resize(in.count("pieces", 8, kMaxCount));
+  for (auto& id : m.pieces) id = in.u64();
+  return m;
+}
+void LeaseReply::encode(WireWriter& out) const { out.u64(lease); }
+LeaseReply LeaseReply::decode(WireReader& in) { return {in.u64()}; }
+void LeaseEndRequest::encode(WireWriter& out) const {
+  out.u32(static_cast<std::uint32_t>(leases.size()));
+  for (const std::uint64_t id : leases) out.u64(id);
+}
+LeaseEndRequest LeaseEndRequest::decode(WireReader& in) {
+  LeaseEndRequest m;
+  m.leases.resize(in.count("leases", 8, kMaxCount));
+  for (auto& id : m.leases) id = in.u64();
   return m;
 }
 

@@ -146,6 +146,7 @@ struct IndexAddRequest {
   PieceHeader piece;
   std::string holder;
   Bytes key;
+  std::uint64_t piece_id = 0;  // the piece's id at its holder, when the holder is a server (for leases)
   void encode(WireWriter& out) const;
   static IndexAddRequest decode(WireReader& in);
   bool operator==(const IndexAddRequest&) const = default;
@@ -189,6 +190,7 @@ struct QueryPiece {
   Bytes key;           // memory key of the bytes
   bool replica = false;
   Bytes source;        // replicas: the key of the piece it is part of (identifies the piece)
+  std::uint64_t piece = 0;  // the piece's id at a holder that is another server (Lease), else 0
   void encode(WireWriter& out) const;
   static QueryPiece decode(WireReader& in);
   bool operator==(const QueryPiece&) const = default;
@@ -201,6 +203,9 @@ struct QueryReply {
   Reorg method = Reorg::Rad;  // the method in force
   std::optional<Bytes> data;  // eager answer
   std::vector<QueryPiece> pieces;
+  // The lease on the pieces this server holds or indexes (0: none): their
+  // bytes are not reused until the reader ends it (LeaseEnd) or goes.
+  std::uint64_t lease = 0;
   void encode(WireWriter& out) const;
   static QueryReply decode(WireReader& in);
   bool operator==(const QueryReply&) const = default;
@@ -300,6 +305,31 @@ struct PatternRequest {
   bool operator==(const PatternRequest&) const = default;
 };
 
+// ---- leases ----
+
+// Lease: pieces this server holds, by id, that an index shard elsewhere
+// answered with.
+struct LeaseRequest {
+  std::string var;
+  std::uint64_t version = 0;
+  std::vector<std::uint64_t> pieces;
+  void encode(WireWriter& out) const;
+  static LeaseRequest decode(WireReader& in);
+  bool operator==(const LeaseRequest&) const = default;
+};
+struct LeaseReply {
+  std::uint64_t lease = 0;
+  void encode(WireWriter& out) const;
+  static LeaseReply decode(WireReader& in);
+  bool operator==(const LeaseReply&) const = default;
+};
+struct LeaseEndRequest {
+  std::vector<std::uint64_t> leases;
+  void encode(WireWriter& out) const;
+  static LeaseEndRequest decode(WireReader& in);
+  bool operator==(const LeaseEndRequest&) const = default;
+};
+
 // ---- the table: Op -> request and reply types ----
 
 template <Op>
@@ -331,6 +361,8 @@ COVE_MESSAGE(MetaGet, MetaGetRequest, MetaGetReply)
 COVE_MESSAGE(Pattern, PatternRequest, Empty)
 COVE_MESSAGE(PutGrant, PutGrantRequest, PutGrantReply)
 COVE_MESSAGE(PutPublish, PutPublishRequest, Empty)
+COVE_MESSAGE(Lease, LeaseRequest, LeaseReply)
+COVE_MESSAGE(LeaseEnd, LeaseEndRequest, Empty)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -346,6 +378,7 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(PutInline) COVE_VISIT(Release) COVE_VISIT(Query) COVE_VISIT(Latest) COVE_VISIT(Delete)
     COVE_VISIT(List) COVE_VISIT(Stat) COVE_VISIT(Disconnect) COVE_VISIT(Stop) COVE_VISIT(IndexAdd)
     COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern) COVE_VISIT(PutGrant) COVE_VISIT(PutPublish)
+    COVE_VISIT(Lease) COVE_VISIT(LeaseEnd)
 #undef COVE_VISIT
   }
   return false;

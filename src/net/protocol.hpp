@@ -50,6 +50,8 @@ enum class Op : std::uint16_t {
   Pattern = 18,    // a reader's access pattern (SAHR)
   PutGrant = 19,   // space for a piece the writer will copy in itself (over UCX)
   PutPublish = 20, // the writer has copied a granted piece: store it
+  Lease = 21,      // a reader about to copy pieces this server holds, named by id
+  LeaseEnd = 22,   // a reader done copying (sent as a notice: not answered)
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -66,7 +68,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 20> kOps{{
+inline constexpr std::array<OpInfo, 22> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Client},
     {Op::Define, "define", Sender::Client},
@@ -87,6 +89,8 @@ inline constexpr std::array<OpInfo, 20> kOps{{
     {Op::Pattern, "pattern", Sender::Client},
     {Op::PutGrant, "put_grant", Sender::Client},
     {Op::PutPublish, "put_publish", Sender::Client},
+    {Op::Lease, "lease", Sender::Client},
+    {Op::LeaseEnd, "lease_end", Sender::Client},
 }};
 
 // The entry of `type`, or null for a type no Op has.
@@ -115,7 +119,6 @@ inline constexpr std::uint32_t kMaxCount = 1u << 24;
 
 // Timeouts, in milliseconds.
 inline constexpr std::int64_t kControlTimeoutMs = 30000;     // define, list, stat, delete, metadata puts...
-inline constexpr std::int64_t kDisconnectTimeoutMs = 5000;   // a client leaving
 inline constexpr std::int64_t kWaitGraceMs = 30000;          // added to a get's own timeout for its call
 inline constexpr std::int64_t kForwardTimeoutMs = 30000;     // server to server
 inline constexpr std::int64_t kPeerConnectTimeoutMs = 10000; // a reader connecting to a writer

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -77,5 +79,15 @@ Mapping::Mapping(int fd, bool writable) {
 }
 
 Mapping::~Mapping() { ::munmap(data_, size_); }
+
+bool segments_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("COVE_SHM");
+    if (!v || !*v || std::strcmp(v, "1") == 0) return true;
+    if (std::strcmp(v, "0") == 0) return false;
+    fail(Code::InvalidArgument, "COVE_SHM = '", v, "'; expected 0 or 1");
+  }();
+  return on;
+}
 
 }  // namespace cove::net

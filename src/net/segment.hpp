@@ -58,4 +58,9 @@ class Mapping {
   std::size_t size_ = 0;
 };
 
+// Whether this process puts the memory it allocates for peers in segments
+// (COVE_SHM, default 1; 0 leaves it on the heap, where peers on this host
+// read it with process_vm_readv or through the connection).
+bool segments_enabled();
+
 }  // namespace cove::net

@@ -77,6 +77,7 @@ void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> pi
     std::vector<std::unique_ptr<store::Piece>> evicted;
     std::lock_guard lock(mutex);
     const std::uint64_t id = store_.add(entry.piece.var, entry.piece.version, std::move(piece), evicted);
+    if (held_here) entry.piece_id = id;  // other shards' readers lease it here by id
     replicas_->prepare_on_put(entry.piece.var, entry.piece.version,
                               *store_.piece(entry.piece.var, entry.piece.version, id), reorg, freed);
     parked_->retry(var_key(entry.piece.var), freed);
@@ -168,6 +169,7 @@ net::Empty Service::put_publish(Session& s, net::PutPublishRequest&& r) {
 // A connection closed: its grants end. Their blocks are dropped, never
 // reused, since the writer may still have been copying into them.
 void Service::connection_closed(Session& s) {
+  s.end_all_leases();  // a reader gone: what it was reading is free
   std::vector<std::shared_ptr<store::BufferPool::Block>> dropped;
   std::lock_guard lock(mutex);
   for (auto it = grants_.begin(); it != grants_.end();) {
@@ -190,6 +192,7 @@ net::Empty Service::index_add(net::IndexAddRequest&& r) {
   piece->bytes = r.piece.bytes;
   piece->owner = std::move(r.holder);
   piece->key = std::move(r.key);
+  piece->holder_id = r.piece_id;
   std::vector<std::unique_ptr<store::Piece>> evicted;
   store::Store::Freed freed;
   std::lock_guard lock(mutex);
@@ -199,7 +202,9 @@ net::Empty Service::index_add(net::IndexAddRequest&& r) {
   return {};
 }
 
-net::CountReply Service::release(Session& s, net::ReleaseRequest&& r) {
+// Release: the writer's pieces leave the index now; the answer waits until
+// no reader is copying them, so the writer may then reuse its memory.
+void Service::release(Session& s, net::ReleaseRequest&& r, Responder answer) {
   if (r.owner != s.peer_address())
     fail(Code::PermissionDenied, "release of the memory of '", r.owner.substr(0, 64),
          "', which is not this connection's address");
@@ -208,7 +213,7 @@ net::CountReply Service::release(Session& s, net::ReleaseRequest&& r) {
     std::lock_guard lock(mutex);
     gone = store_.remove_pieces(r.var, r.version, r.box, r.owner);
   }
-  return {static_cast<std::uint32_t>(gone.size())};
+  answer_when_unleased<net::Message<Op::Release>>(std::move(gone), std::move(answer));
 }
 
 net::DeleteReply Service::remove(net::DeleteRequest&& r) {

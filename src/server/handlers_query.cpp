@@ -1,5 +1,5 @@
 // Handlers of reads: Query (which pieces cover a region, parked until they
-// do), Latest, Pattern.
+// do), Lease and LeaseEnd (readers copying pieces), Latest, Pattern.
 #include <cove/region_copy.hpp>
 
 #include "core/fail.hpp"
@@ -107,23 +107,50 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
                                         : replicas_->replica_for(out.method, q.var, version, *p, q.region, q.layout,
                                                                  elem, preparing, freed));
       if (preparing) return Cover::Preparing;
+      // The reader copies under a lease: nothing it was told of is reused
+      // (a buffer) or given back to its writer (put_local) until it ends.
+      Session::Holds holds;
       for (std::size_t i = 0; i < pieces->size(); ++i) {
         const store::Piece* p = (*pieces)[i];
         if (p->owner.empty())
           bytes_out_ += static_cast<std::uint64_t>(p->box.intersection(q.region).volume()) * elem;
         if (const store::Replica* r = replicas[i]) {
-          out.pieces.push_back({r->box, r->layout, "", r->buffer->key, true, p->key});
+          out.pieces.push_back({r->box, r->layout, "", r->buffer->key, true, p->key, 0});
+          holds.push_back(r->buffer);
           ++replica_answers_;
         } else {
-          out.pieces.push_back({p->box, p->layout, p->owner, p->key, false, p->key});
+          out.pieces.push_back({p->box, p->layout, p->owner, p->key, false, p->key, p->holder_id});
+          holds.push_back(p->lease_hold());
         }
       }
+      out.lease = session_of(answer.peer())->lease(std::move(holds));
     }
     answer.reply<net::Message<Op::Query>>(out);
   } catch (...) {
     answer.fail(std::current_exception());
   }
   return Cover::Answered;
+}
+
+// A reader about to copy pieces held here that another index shard told it
+// of: NotFound when one is gone (the reader asks its shard again).
+net::LeaseReply Service::lease(Session& s, net::LeaseRequest&& r) {
+  Session::Holds holds;
+  {
+    std::lock_guard lock(mutex);
+    for (const std::uint64_t id : r.pieces) {
+      const store::Piece* p = store_.piece(r.var, r.version, id);
+      if (!p || !p->owner.empty())
+        fail(Code::NotFound, "piece ", id, " of version ", r.version, " of '", r.var, "' is no longer held here");
+      holds.push_back(p->lease_hold());
+    }
+  }
+  return {s.lease(std::move(holds))};
+}
+
+net::Empty Service::lease_end(Session& s, net::LeaseEndRequest&& r) {
+  s.end_leases(r.leases);
+  return {};
 }
 
 net::LatestReply Service::latest(net::VarRequest&& r) {

@@ -51,7 +51,7 @@ net::Empty Service::join(Session& s, net::JoinRequest&& r) {
   return {};
 }
 
-net::CountReply Service::disconnect(Session& s, net::DisconnectRequest&& r) {
+void Service::disconnect(Session& s, net::DisconnectRequest&& r, Responder answer) {
   if (r.owner != s.peer_address())
     fail(Code::PermissionDenied, "disconnect for '", r.owner.substr(0, 64), "', which is not this connection's address");
   std::vector<std::unique_ptr<store::Piece>> gone;
@@ -60,7 +60,7 @@ net::CountReply Service::disconnect(Session& s, net::DisconnectRequest&& r) {
     gone = store_.remove_owner(r.owner);
   }
   if (!gone.empty()) log::info("a writer left: {} of its pieces released", gone.size());
-  return {static_cast<std::uint32_t>(gone.size())};
+  answer_when_unleased<net::Message<net::Op::Disconnect>>(std::move(gone), std::move(answer));
 }
 
 void Service::stop_request(Responder answer) {

@@ -54,7 +54,9 @@ void Service::start() {
   d.on<Op::PutPublish>(unless_forwarding,
                        [this](Session& s, net::PutPublishRequest&& r) { return put_publish(s, std::move(r)); });
   d.on<Op::IndexAdd>(D::always(), [this](Session&, net::IndexAddRequest&& r) { return index_add(std::move(r)); });
-  d.on<Op::Release>(D::always(), [this](Session& s, net::ReleaseRequest&& r) { return release(s, std::move(r)); });
+  d.on_async<Op::Release>(D::always(), [this](Session& s, net::ReleaseRequest&& r, Responder answer) {
+    release(s, std::move(r), std::move(answer));
+  });
   d.on<Op::Delete>(D::always(), [this](Session&, net::DeleteRequest&& r) { return remove(std::move(r)); });
   d.on_async<Op::Query>(D::always(), [this](Session&, net::QueryRequest&& r, Responder answer) {
     query(std::move(r), std::move(answer));
@@ -67,8 +69,11 @@ void Service::start() {
   });
   d.on<Op::List>(D::always(), [this](Session&, net::Empty&&) { return list(); });
   d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
-  d.on<Op::Disconnect>(D::always(),
-                       [this](Session& s, net::DisconnectRequest&& r) { return disconnect(s, std::move(r)); });
+  d.on_async<Op::Disconnect>(D::always(), [this](Session& s, net::DisconnectRequest&& r, Responder answer) {
+    disconnect(s, std::move(r), std::move(answer));
+  });
+  d.on<Op::Lease>(D::always(), [this](Session& s, net::LeaseRequest&& r) { return lease(s, std::move(r)); });
+  d.on<Op::LeaseEnd>(D::always(), [this](Session& s, net::LeaseEndRequest&& r) { return lease_end(s, std::move(r)); });
   d.on_async<Op::Stop>(D::always(), [this](Session&, net::Empty&&, Responder answer) { stop_request(std::move(answer)); });
   d.start();
   endpoint_->serve([this](std::shared_ptr<net::Request> r) { dispatcher_->deliver(std::move(r)); },

@@ -3,7 +3,7 @@
 // file of its concern):
 //   handlers_session.cpp  Hello, Join, Disconnect, Stop
 //   handlers_put.cpp      Define, Put, PutInline, PutGrant, PutPublish, PutLocal, IndexAdd, Release, Delete
-//   handlers_query.cpp    Query (parked until covered), Latest, Pattern
+//   handlers_query.cpp    Query (parked until covered), Lease, LeaseEnd, Latest, Pattern
 //   handlers_meta.cpp     MetaPut, MetaGet (parked until the version exists)
 //   handlers_admin.cpp    List, Stat
 // The parts it is made of each do one thing: Dispatcher (routing, who may
@@ -59,7 +59,7 @@ class Service : public std::enable_shared_from_this<Service> {
   // Handlers.
   net::HelloReply hello(Session& s, net::HelloRequest&& r);
   net::Empty join(Session& s, net::JoinRequest&& r);
-  net::CountReply disconnect(Session& s, net::DisconnectRequest&& r);
+  void disconnect(Session& s, net::DisconnectRequest&& r, Responder answer);
   void stop_request(Responder answer);
 
   net::Empty define(net::DefineRequest&& r);
@@ -70,10 +70,23 @@ class Service : public std::enable_shared_from_this<Service> {
   net::Empty put_publish(Session& s, net::PutPublishRequest&& r);
   void connection_closed(Session& s);
   net::Empty index_add(net::IndexAddRequest&& r);
-  net::CountReply release(Session& s, net::ReleaseRequest&& r);
+  void release(Session& s, net::ReleaseRequest&& r, Responder answer);
+  // Answers `answer` with the count of `gone` once no reader's lease holds
+  // any of those pieces (put_local memory goes back to its writer then).
+  template <typename M>
+  static void answer_when_unleased(std::vector<std::unique_ptr<store::Piece>> gone, Responder answer) {
+    const auto count = static_cast<std::uint32_t>(gone.size());
+    std::vector<std::shared_ptr<store::Hold>> holds;
+    for (auto& p : gone) holds.push_back(std::move(p->token));
+    gone.clear();
+    store::when_unheld(std::move(holds),
+                       [answer = std::move(answer), count]() mutable { answer.reply<M>(net::CountReply{count}); });
+  }
   net::DeleteReply remove(net::DeleteRequest&& r);
 
   void query(net::QueryRequest&& r, Responder answer);
+  net::LeaseReply lease(Session& s, net::LeaseRequest&& r);
+  net::Empty lease_end(Session& s, net::LeaseEndRequest&& r);
   net::LatestReply latest(net::VarRequest&& r);
   net::Empty pattern(net::PatternRequest&& r);
 

@@ -4,6 +4,11 @@
 // still has to prove it), Join makes a server a member of the group. The
 // dispatcher checks these before anything of a request is decoded.
 //
+// A session also keeps the reader's leases: what each lease keeps alive
+// (piece buffers, which return to the pool only when the last lease on them
+// ends, and put_local pieces' holds), until the reader ends it or the
+// connection closes.
+//
 // Thread-safety: the fields are guarded by `mutex`; session_of() may be
 // called from any thread.
 #pragma once
@@ -11,9 +16,12 @@
 #include "net/protocol.hpp"
 #include "net/transport.hpp"
 
+#include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace cove::server {
 
@@ -38,6 +46,42 @@ struct Session {
     std::lock_guard lock(mutex);
     return address;
   }
+
+  using Holds = std::vector<std::shared_ptr<const void>>;
+  // A new lease keeping `holds` alive; its id.
+  std::uint64_t lease(Holds holds) {
+    std::lock_guard lock(mutex);
+    const std::uint64_t id = next_lease++;
+    leases.emplace(id, std::move(holds));
+    return id;
+  }
+  // Ends leases (unknown ids are ignored: a lease ends once). What they
+  // kept is let go outside the lock: it may answer a waiting release.
+  void end_leases(std::span<const std::uint64_t> ids) {
+    std::vector<Holds> ended;  // destroyed after the lock is released
+    std::lock_guard lock(mutex);
+    for (const std::uint64_t id : ids) {
+      auto it = leases.find(id);
+      if (it == leases.end()) continue;
+      ended.push_back(std::move(it->second));
+      leases.erase(it);
+    }
+  }
+  void end_all_leases() {
+    std::map<std::uint64_t, Holds> ended;
+    {
+      std::lock_guard lock(mutex);
+      ended.swap(leases);
+    }
+  }
+  std::size_t lease_count() {
+    std::lock_guard lock(mutex);
+    return leases.size();
+  }
+
+ private:
+  std::map<std::uint64_t, Holds> leases;  // under mutex
+  std::uint64_t next_lease = 1;
 };
 
 // The session of a connection, made on first use.

@@ -27,6 +27,7 @@
 
 #include "net/transport.hpp"
 #include "store/buffer_pool.hpp"
+#include "store/hold.hpp"
 
 #include <cstdint>
 #include <map>
@@ -68,9 +69,18 @@ struct Piece {
   std::string owner;  // "" when this server holds the bytes, else the holder's address (writer or server)
   net::Bytes key;     // memory key for one-sided reads of the bytes
   bool indexed = true;  // false: bytes held here for readers, indexed by other servers
+  std::uint64_t holder_id = 0;  // held by another server: the piece's id there
   // Owned pieces only: the bytes, registered with the transport.
   std::shared_ptr<BufferPool::Block> buffer;
+  // Pieces held elsewhere: what readers' leases keep (hold.hpp).
+  std::shared_ptr<Hold> token = std::make_shared<Hold>();
   std::vector<std::unique_ptr<Replica>> replicas;
+  // What a reader's lease on this piece keeps alive: the bytes held here,
+  // which are not reused until the lease ends, or the token.
+  std::shared_ptr<const void> lease_hold() const {
+    if (buffer) return buffer;
+    return token;
+  }
 };
 
 struct StoreStats {

@@ -62,7 +62,7 @@ net::PutInlineRequest sample() {
   return {h, bytes(24, 5), Reorg::Rad};
 }
 template <>
-net::IndexAddRequest sample() { return {header(), "inproc://holder", bytes(16, 6)}; }
+net::IndexAddRequest sample() { return {header(), "inproc://holder", bytes(16, 6), 31}; }
 template <>
 net::ReleaseRequest sample() { return {"v", 3, kBox, "inproc://writer"}; }
 template <>
@@ -71,9 +71,9 @@ template <>
 net::QueryRequest sample() { return {"v", 9, true, kBox, -1, Layout::f(), 65536, Reorg::Rasia}; }
 template <>
 net::QueryReply sample() {
-  net::QueryReply r{12, DType(DTypeKind::Int16), Reorg::Sahr, std::nullopt, {}};
-  r.pieces.push_back({kBox, Layout::c(), "", bytes(8, 7), false, bytes(8, 7)});
-  r.pieces.push_back({kBox, Layout::f(), "inproc://w", bytes(8, 8), true, bytes(12, 9)});
+  net::QueryReply r{12, DType(DTypeKind::Int16), Reorg::Sahr, std::nullopt, {}, 41};
+  r.pieces.push_back({kBox, Layout::c(), "", bytes(8, 7), false, bytes(8, 7), 0});
+  r.pieces.push_back({kBox, Layout::f(), "inproc://w", bytes(8, 8), true, bytes(12, 9), 5});
   return r;
 }
 template <>
@@ -112,6 +112,12 @@ template <>
 net::MetaGetRequest sample() { return {"done", net::MetaMode::Next, 5, 2500}; }
 template <>
 net::MetaGetReply sample() { return {6, bytes(50, 11)}; }
+template <>
+net::LeaseRequest sample() { return {"v", 6, {3, 9, 27}}; }
+template <>
+net::LeaseReply sample() { return {88}; }
+template <>
+net::LeaseEndRequest sample() { return {{88, 89}}; }
 template <>
 net::PatternRequest sample() { return {"v", Layout::f(), kBox, 3, 8}; }
 
