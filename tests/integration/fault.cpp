@@ -6,14 +6,24 @@
 //   cove-test-fault wait-on-death   waits (20 s timeout) for data that never comes; expects a failure well before
 //   cove-test-fault garbage         sends malformed messages straight to the server; expects error replies
 //   cove-test-fault late            connects before any server exists (waits for the connection file)
+//   cove-test-fault hold-local FILE put_locals 8 MiB, waits for FILE to exist, then releases it
+//   cove-test-fault lease-hang      leases the put_local piece (a query) and never ends the lease
+//   cove-test-fault grant-hang      is granted 48 MiB, writes half of it, and never publishes
+//   cove-test-fault put-big         puts 48 MiB (room for it must be there), gets it, deletes every version
+//   cove-test-fault get-loop        gets a 48 MiB variable over and over, checking it; meant to be killed
 // The server comes from COVE_CONNECT.
 #include <cove/cove.hpp>
 
 #include "net/handshake.hpp"
+#include "net/messages.hpp"
 #include "net/transport.hpp"
+
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <thread>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -90,6 +100,103 @@ int wait_on_death(cove::Client& c) {
   return 1;
 }
 
+// ---- leases, grants and mappings of processes that die ----
+
+constexpr Index kHeld = Index{1} << 20;  // doubles: 8 MiB
+constexpr Index kBig = Index{6} << 20;   // doubles: 48 MiB
+
+int hold_local(cove::Client& c, const std::string& go) {
+  c.define("held", cove::DType(cove::DTypeKind::Float64), 1, V{kHeld});
+  std::vector<double> v(static_cast<std::size_t>(kHeld), 4.5);
+  const Box all = Box::from_shape(V{kHeld});
+  c.put_local("held", 1, all, v.data(), v.size() * 8);
+  std::printf("put\n");
+  std::fflush(stdout);
+  while (!std::filesystem::exists(go)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  c.release("held", 1, all);  // blocks while a reader holds a lease on it
+  std::printf("released\n");
+  return 0;
+}
+
+// A raw client of the server's (the library's own would end its leases).
+struct RawClient {
+  std::unique_ptr<cove::net::Endpoint> ep = cove::net::make_endpoint("local");
+  cove::net::Peer server;
+  RawClient() {
+    server = ep->connect(cove::Client::resolve("", 10000).front(), cove::net::deadline_in(5000));
+    cove::net::greet(*ep, server, cove::net::Role::Client, ep->address(), {}, cove::net::deadline_in(5000));
+  }
+  template <cove::net::Op op>
+  auto call(const typename cove::net::Message<op>::Request& r) {
+    return cove::net::call<cove::net::Message<op>>(*ep, server, r, cove::net::deadline_in(10000));
+  }
+};
+
+[[noreturn]] void hang(const char* what) {
+  std::printf("%s\n", what);
+  std::fflush(stdout);
+  for (;;) ::pause();
+}
+
+int lease_hang() {
+  RawClient raw;
+  const Box all = Box::from_shape(V{kHeld});
+  const auto reply = raw.call<cove::net::Op::Query>({"held", 1, false, all, 0, cove::Layout::c(), 0, std::nullopt});
+  if (reply.lease == 0 || reply.pieces.empty()) {
+    std::printf("no lease in the answer\n");
+    return 1;
+  }
+  hang("leased");
+}
+
+int grant_hang() {
+  RawClient raw;
+  raw.call<cove::net::Op::Define>({"granted", cove::DType(cove::DTypeKind::Float64), 1, Box::from_shape(V{kBig}), {}, {}});
+  cove::net::PieceHeader h{"granted", 1, Box::from_shape(V{kBig}), cove::Layout::c(),
+                           cove::DType(cove::DTypeKind::Float64), static_cast<std::uint64_t>(kBig) * 8};
+  const auto grant = raw.call<cove::net::Op::PutGrant>({h, std::nullopt});
+  const auto window = raw.ep->map(raw.server, grant.key, true, cove::net::deadline_in(10000));
+  if (!window) {
+    std::printf("the grant is not in a shared-memory segment\n");
+    return 1;
+  }
+  std::memset(window->data, 0x5a, window->size / 2);
+  hang("granted");
+}
+
+// Puts version `version` of "granted" (48 MiB) and gets it back.
+bool put_and_check(cove::Client& c, std::uint64_t version) {
+  c.define("granted", cove::DType(cove::DTypeKind::Float64), 1, V{kBig});
+  std::vector<double> v(static_cast<std::size_t>(kBig), 2.25);
+  c.put("granted", version, Box::from_shape(V{kBig}), v.data(), v.size() * 8);
+  std::vector<double> got(v.size());
+  c.get("granted", version, Box::from_shape(V{kBig}), got.data(), got.size() * 8, 0);
+  return got == v;
+}
+
+int put_big(cove::Client& c) {
+  const bool ok = put_and_check(c, 100);
+  for (const auto& var : c.list())
+    if (var.name == "granted")
+      for (const auto& ver : var.versions) c.remove("granted", ver.version);
+  std::printf("%s\n", ok ? "put and got 48 MiB" : "48 MiB came back wrong");
+  return ok ? 0 : 1;
+}
+
+int get_loop(cove::Client& c) {
+  if (!put_and_check(c, 2)) return 1;
+  std::vector<double> got(static_cast<std::size_t>(kBig));
+  for (long i = 0;; ++i) {
+    std::fill(got.begin(), got.end(), 0.0);
+    c.get("granted", 2, Box::from_shape(V{kBig}), got.data(), got.size() * 8, 0);
+    if (got.front() != 2.25 || got.back() != 2.25) return 1;
+    if (i == 0) {
+      std::printf("getting\n");
+      std::fflush(stdout);
+    }
+  }
+}
+
 int garbage(const std::string& server) {
   auto ep = cove::net::make_endpoint("ucx");
   auto peer = ep->connect(server, cove::net::deadline_in(5000));
@@ -113,13 +220,18 @@ int garbage(const std::string& server) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s big-put|seed|check-intact|wait-on-death|garbage|late\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr,
+                 "usage: %s big-put|seed|check-intact|wait-on-death|garbage|late|hold-local FILE|lease-hang|grant-hang|"
+                 "put-big|get-loop\n",
+                 argv[0]);
     return 2;
   }
   const std::string role = argv[1];
   try {
     if (role == "garbage") return garbage(cove::Client::resolve("", 10000).front());
+    if (role == "lease-hang") return lease_hang();
+    if (role == "grant-hang") return grant_hang();
     cove::ConnectOptions o;
     o.timeout_ms = role == "late" ? 30000 : 10000;
     cove::Client c = cove::Client::connect("", o);
@@ -127,6 +239,9 @@ int main(int argc, char** argv) {
     if (role == "seed" || role == "late") return seed(c);
     if (role == "check-intact") return check_intact(c);
     if (role == "wait-on-death") return wait_on_death(c);
+    if (role == "hold-local" && argc == 3) return hold_local(c, argv[2]);
+    if (role == "put-big") return put_big(c);
+    if (role == "get-loop") return get_loop(c);
   } catch (const cove::Error& e) {
     std::printf("%s: %s\n", role.c_str(), e.what());
     return 1;

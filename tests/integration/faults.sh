@@ -2,13 +2,25 @@
 # Fault tests against a real cove-server process, its clients on the local
 # transport (a closed Unix-domain socket tells the server at once that a peer
 # died). Every process started here is stopped by its PID.
-#   faults.sh DIR killed-writer|server-dies|late-client|sigterm|garbage
+#   faults.sh DIR killed-writer|server-dies|late-client|sigterm|garbage|killed-reader|killed-granted|killed-mapper
+# The last three kill a reader holding a lease, a writer holding a grant it
+# has half written, and a reader mapping the server's segments: the server
+# serves on, what they held comes back, and no segment is left in /dev/shm.
 set -euo pipefail
 dir=$1 case=$2
 here=$(dirname "$0")
 fault=$COVE_TEST_BIN/cove-test-fault
 export COVE_CONNECT=$dir/cove.conn
 . "$here"/harness.sh
+
+# Stops the server, then checks that no Cove segment is left in /dev/shm.
+stop_and_check_shm() {
+  "$here"/server.sh stop "$dir"
+  mkdir -p "$dir"
+  left=$(find /dev/shm -maxdepth 1 -iname '*cove*' 2> /dev/null || true)
+  [ -z "$left" ] || { echo "segments left in /dev/shm: $left"; exit 1; }
+  echo "no Cove segment in /dev/shm"
+}
 
 case "$case" in
   killed-writer)
@@ -59,5 +71,50 @@ case "$case" in
     "$fault" seed
     "$fault" garbage
     "$fault" check-intact ;;
+  killed-reader)
+    "$here"/server.sh start "$dir"
+    "$fault" seed
+    "$fault" hold-local "$dir/go" > "$dir/writer.out" 2>&1 &
+    writer=$!; started+=("$writer")
+    wait_for "$dir/writer.out" put
+    "$fault" lease-hang > "$dir/reader.out" 2>&1 &
+    reader=$!; started+=("$reader")
+    wait_for "$dir/reader.out" leased
+    touch "$dir/go"
+    sleep 0.5
+    grep -q released "$dir/writer.out" && { echo "release returned while a reader held a lease on the piece"; exit 1; }
+    kill -KILL "$reader"
+    wait "$reader" 2> /dev/null || true
+    wait_for "$dir/writer.out" released
+    wait "$writer"
+    echo "release waited for the reader's lease, and returned when the reader was killed"
+    "$fault" check-intact
+    stop_and_check_shm ;;
+  killed-granted)
+    # 64 MiB of budget: a 48 MiB grant that never comes back leaves no room for another.
+    "$here"/server.sh start "$dir" --memory-budget 64MiB
+    "$fault" seed
+    "$fault" grant-hang > "$dir/writer.out" 2>&1 &
+    writer=$!; started+=("$writer")
+    wait_for "$dir/writer.out" granted
+    kill -KILL "$writer"
+    wait "$writer" 2> /dev/null || true
+    sleep 0.5  # the server notices the dead writer
+    "$fault" put-big
+    "$fault" check-intact
+    stop_and_check_shm ;;
+  killed-mapper)
+    "$here"/server.sh start "$dir" --memory-budget 160MiB
+    "$fault" seed
+    "$fault" get-loop > "$dir/reader.out" 2>&1 &
+    reader=$!; started+=("$reader")
+    wait_for "$dir/reader.out" getting
+    sleep 0.2
+    kill -KILL "$reader"
+    wait "$reader" 2> /dev/null || true
+    sleep 0.5
+    "$fault" put-big
+    "$fault" check-intact
+    stop_and_check_shm ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
