@@ -208,6 +208,12 @@ class Bench:
               f"Cove over UCX_TLS={self.args.ucx_tls}; {os.cpu_count()} cores, load average {load():.1f}", flush=True)
         if load() > 1.0:
             print("   (other work is running: expect noisy timings)")
+        cores = os.cpu_count()
+        for case, size, w, r, steps in configs:
+            procs = w + r * (2 if case == "kokkos" else 1)
+            print(f"   {case} {counts_label(case, w, r)}, {size} MiB: {procs} processes "
+                  f"(+1 server for Cove staged and direct) on {cores} cores"
+                  + (" - oversubscribed" if procs + 1 > cores else ""))
         for m in methods:
             if self.programs[m].startswith("skipped"):
                 print(f"   {m}: {self.programs[m]}")
