@@ -211,7 +211,7 @@ class Bench:
         cores = os.cpu_count()
         for case, size, w, r, steps in configs:
             procs = w + r * (2 if case == "kokkos" else 1)
-            print(f"   {case} {counts_label(case, w, r)}, {size} MiB: {procs} processes "
+            print(f"   {case} {counts_label(case, w, r)} (--size {size}): {procs} processes "
                   f"(+1 server for Cove staged and direct) on {cores} cores"
                   + (" - oversubscribed" if procs + 1 > cores else ""))
         for m in methods:
