@@ -78,7 +78,16 @@ COVE_EXPORT cove_status cove_put(cove_client_t* client, const char* var, uint64_
 COVE_EXPORT cove_status cove_put_local(cove_client_t* client, const char* var, uint64_t version, int ndim,
                                        const int64_t* start, const int64_t* count, const void* data, size_t bytes,
                                        const char* layout);
-/* released (may be NULL): how many pieces the servers dropped. */
+/* Memory for cove_put_local that readers on this host copy from with one
+ * memcpy (a shared-memory segment they map): *data receives `bytes` zeroed,
+ * page-aligned bytes. Free it with cove_free once its pieces are released,
+ * before cove_disconnect. */
+COVE_EXPORT cove_status cove_alloc(cove_client_t* client, size_t bytes, void** data);
+/* Frees memory from cove_alloc (NULL is a no-op; other pointers are
+ * COVE_INVALID_ARGUMENT). */
+COVE_EXPORT cove_status cove_free(cove_client_t* client, void* data);
+/* Blocks until no reader copies the piece any more; then its memory may be
+ * reused. released (may be NULL): how many pieces the servers dropped. */
 COVE_EXPORT cove_status cove_release(cove_client_t* client, const char* var, uint64_t version, int ndim,
                                      const int64_t* start, const int64_t* count, size_t* released);
 COVE_EXPORT cove_status cove_get(cove_client_t* client, const char* var, uint64_t version, int ndim,

@@ -1,7 +1,8 @@
 // Cove methods of the comparison benchmark:
 //   cove-staged  writers put() copies into staging servers, readers get();
-//   cove-direct  writers put_local() (only the index learns of the piece),
-//                readers get() straight from the writers' memory.
+//   cove-direct  writers put_local() (only the index learns of the piece)
+//                from memory of Client::allocate(), readers get() straight
+//                from the writers' memory (one memcpy from a mapping).
 // Servers come from COVE_CONNECT (bench/compare.py starts them).
 // --opt chunks=N (an experiment, default 1): every block is cut into N
 // slabs along its first axis, put and got by N threads at once; this
@@ -11,6 +12,7 @@
 #include <cove/cove.hpp>
 #include <cove/mpi.hpp>
 
+#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
@@ -27,6 +29,16 @@ class CoveMethod final : public Method {
     client_.emplace(cove::connect(ctx.world));
     for (const auto& v : ctx.cs.vars)
       client_->define(name(ctx, v), DType::parse(elem_name(v.elem)), static_cast<int>(v.shape.size()), v.shape);
+  }
+
+  void place(Context& ctx, std::vector<Block>& blocks) override {
+    if (!direct_ || ctx.role != Role::Writer) return;
+    for (auto& b : blocks) {
+      cove::SharedBuffer m = client_->allocate(b.bytes);
+      std::memcpy(m.data(), b.data, b.bytes);
+      b.data = m.data();
+      shared_.push_back(std::move(m));
+    }
   }
 
   void write(Context& ctx, std::uint64_t step, std::vector<Block>& blocks) override {
@@ -52,6 +64,7 @@ class CoveMethod final : public Method {
 
   void finish(Context& ctx) override {
     quiet_barrier(ctx.world);
+    shared_.clear();
     client_.reset();
   }
 
@@ -87,6 +100,7 @@ class CoveMethod final : public Method {
   }
 
   bool direct_;
+  std::vector<cove::SharedBuffer> shared_;  // cove-direct writers' blocks
   std::optional<Client> client_;
 };
 

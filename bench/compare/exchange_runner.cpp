@@ -193,6 +193,13 @@ int run_exchange(int argc, char** argv, const std::vector<std::string>& method_n
     return 4;
   }
 
+  try {
+    method->place(ctx, blocks);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "cove-compare: {} rank {}: placing the buffers: {}\n", args.method, ctx.world_rank, e.what());
+    MPI_Abort(ctx.world, 1);
+  }
+
   double mbw = 0;
   if (ctx.world_rank == 0) mbw = memcpy_gbps(ctx.cs.step_bytes());
   quiet_barrier(ctx.world);

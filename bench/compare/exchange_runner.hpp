@@ -83,6 +83,9 @@ class Method {
   virtual bool coupled() const { return false; }
   // Once, on every rank, before the steps (untimed). May throw Skip.
   virtual void setup(Context&) {}
+  // Once, after setup (untimed): a method may move the blocks' bytes into
+  // memory of its own, pointing `data` there.
+  virtual void place(Context&, std::vector<Block>& /*blocks*/) {}
   // Timed. Writers: store the step's blocks. `data` stays unchanged until
   // after_read() of the same step.
   virtual void write(Context&, std::uint64_t step, std::vector<Block>& blocks) = 0;

@@ -116,6 +116,26 @@ struct VariableInfo {
   std::vector<Layout> layouts;
 };
 
+// Memory from Client::allocate(): `size()` bytes at `data()`, page-aligned,
+// zeroed, freed when the last copy of this handle goes (it keeps its client's
+// connection alive that long). Put it with put_local(): readers on this host
+// map it and copy from it with one memcpy. Release every put_local piece in
+// it before the last handle goes. Thread-safety: a handle may be copied and
+// destroyed on any thread; the bytes are the caller's to synchronise.
+class COVE_EXPORT SharedBuffer {
+ public:
+  SharedBuffer() = default;
+  std::byte* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  explicit operator bool() const noexcept { return data_ != nullptr; }
+
+ private:
+  friend class Client;
+  std::shared_ptr<void> state_;
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 class COVE_EXPORT Client {
  public:
   // Connects to a server group. `target` is the path of a connection file
@@ -151,6 +171,11 @@ class COVE_EXPORT Client {
   // client disconnects, which releases all of its put_local pieces.
   void put_local(const std::string& var, std::uint64_t version, const Box& box, const void* data,
                  std::size_t bytes, const Layout& layout = Layout::c());
+  // `bytes` bytes of memory for put_local() that readers on this host copy
+  // from with one memcpy: a shared-memory segment of this client's, which
+  // they map (with COVE_SHM=0, heap memory they read another way). Throws
+  // NoMemory.
+  SharedBuffer allocate(std::size_t bytes);
   // Like put(), but returns at once; the put runs on another thread. `data`
   // must stay valid and unchanged until the handle reports completion.
   PutHandle put_async(const std::string& var, std::uint64_t version, const Box& box, const void* data,

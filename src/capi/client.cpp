@@ -8,6 +8,8 @@
 #include <cove/server.hpp>
 
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
 #include <string>
 
@@ -18,6 +20,8 @@ struct cove_server {
 
 struct cove_client {
   cove::Client client;
+  std::mutex mutex;
+  std::map<void*, cove::SharedBuffer> allocated;  // cove_alloc, by address
 };
 
 namespace {
@@ -140,6 +144,27 @@ cove_status cove_put_local(cove_client_t* c, const char* var, uint64_t version, 
     require(c, "client");
     require(var, "var");
     c->client.put_local(var, version, region(ndim, start, count), data, bytes, layout_of(layout));
+  });
+}
+
+cove_status cove_alloc(cove_client_t* c, size_t bytes, void** data) {
+  return guarded([&] {
+    require(c, "client");
+    require(data, "data");
+    cove::SharedBuffer b = c->client.allocate(bytes);
+    std::lock_guard lock(c->mutex);
+    *data = b.data();
+    c->allocated.emplace(b.data(), std::move(b));
+  });
+}
+
+cove_status cove_free(cove_client_t* c, void* data) {
+  return guarded([&] {
+    require(c, "client");
+    if (!data) return;
+    std::lock_guard lock(c->mutex);
+    if (c->allocated.erase(data) == 0)
+      throw cove::Error(cove::Code::InvalidArgument, "cove_free of memory that cove_alloc did not give");
   });
 }
 

@@ -255,6 +255,23 @@ void Client::put(const std::string& var, std::uint64_t version, const Box& box, 
   impl_->send_put(Op::Put, var, version, box, data, bytes, layout);
 }
 
+SharedBuffer Client::allocate(std::size_t bytes) {
+  if (bytes == 0) fail(Code::InvalidArgument, "allocate of 0 bytes");
+  struct State {
+    std::shared_ptr<Impl> impl;  // the endpoint that exposes the memory outlives it
+    std::unique_ptr<net::MemoryRegion> region;
+    ~State() { region.reset(); }
+  };
+  auto state = std::make_shared<State>();
+  state->impl = impl_;
+  state->region = impl_->endpoint->allocate(bytes);
+  SharedBuffer b;
+  b.data_ = state->region->data();
+  b.size_ = bytes;
+  b.state_ = std::move(state);
+  return b;
+}
+
 void Client::put_local(const std::string& var, std::uint64_t version, const Box& box, const void* data,
                        std::size_t bytes, const Layout& layout) {
   impl_->send_put(Op::PutLocal, var, version, box, data, bytes, layout);

@@ -84,6 +84,19 @@ int main(void) {
   CHECK(cove_remove(c, "grid", 7) == COVE_OK);
   CHECK(cove_latest(c, "grid", &v) == COVE_NOT_FOUND);
 
+  /* put_local of memory from cove_alloc. */
+  double* shared = NULL;
+  CHECK(cove_alloc(c, sizeof field, (void**)&shared) == COVE_OK && shared != NULL);
+  for (int i = 0; i < 24; ++i) shared[i] = 100 + i;
+  CHECK(cove_put_local(c, "grid", 8, 2, start, shape, shared, sizeof field, NULL) == COVE_OK);
+  CHECK(cove_get(c, "grid", 8, 2, start, shape, field, sizeof field, 0, NULL) == COVE_OK);
+  CHECK(field[5] == 105 && field[23] == 123);
+  size_t released = 0;
+  CHECK(cove_release(c, "grid", 8, 2, start, shape, &released) == COVE_OK && released == 1);
+  CHECK(cove_free(c, shared) == COVE_OK);
+  CHECK(cove_free(c, field) == COVE_INVALID_ARGUMENT);
+  CHECK(cove_free(c, NULL) == COVE_OK);
+
   CHECK(cove_disconnect(c) == COVE_OK);
   CHECK(cove_server_stop(server) == COVE_OK);
   CHECK(cove_disconnect(NULL) == COVE_OK);

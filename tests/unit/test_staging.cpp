@@ -292,6 +292,34 @@ TEST_F(Staging, PutLocalIsReleasedOnDisconnect) {
   EXPECT_EQ(code_of([&] { reader.get("p", 1, all, got.data(), 36, 0); }), Code::NotFound);
 }
 
+// Memory from Client::allocate(): on one host, a segment the reader maps
+// (over UCX and in one process, memory read as any other); a release waits
+// for no reader, the memory is written again and read again.
+TEST_F(Staging, PutLocalOfAllocatedMemory) {
+  cove::Server server(options());
+  Client writer = Client::connect(server.address());
+  Client reader = Client::connect(server.address());
+  const Box all = Box::from_shape(V{64, 1024});
+  writer.define("a", DType(DTypeKind::Float64), 2);
+  cove::SharedBuffer buf = writer.allocate(64 * 1024 * 8);
+  ASSERT_TRUE(buf);
+  auto* d = reinterpret_cast<double*>(buf.data());
+  std::vector<double> got(64 * 1024);
+  for (std::uint64_t v = 1; v <= 3; ++v) {
+    for (std::size_t i = 0; i < got.size(); ++i) d[i] = static_cast<double>(v * 1000000 + i);
+    writer.put_local("a", v, all, d, buf.size());
+    reader.get("a", v, all, got.data(), got.size() * 8, 0);
+    for (std::size_t i = 0; i < got.size(); i += 517) ASSERT_EQ(got[i], static_cast<double>(v * 1000000 + i));
+    // A part of it, in F order: assembled straight from the mapping.
+    const Box part = Box::from_bounds(V{3, 100}, V{60, 900});
+    std::vector<double> col(static_cast<std::size_t>(part.volume()));
+    reader.get("a", v, part, col.data(), col.size() * 8, 0, cove::Layout::f());
+    EXPECT_EQ(col[1], static_cast<double>(v * 1000000 + 4 * 1024 + 100));  // (4, 100)
+    EXPECT_EQ(writer.release("a", v, all), 1u);
+  }
+  EXPECT_EQ(code_of([&] { writer.allocate(0); }), Code::InvalidArgument);
+}
+
 // In-process, a server may still appear under the name, so the client waits
 // out its timeout; a local or UCX address that nobody listens on is refused at once.
 TEST_F(Staging, ClientBeforeAnyServerFailsAfterItsTimeout) {
