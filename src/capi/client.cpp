@@ -19,6 +19,7 @@ struct cove_server {
 };
 
 struct cove_client {
+  explicit cove_client(cove::Client c) : client(std::move(c)) {}
   cove::Client client;
   std::mutex mutex;
   std::map<void*, cove::SharedBuffer> allocated;  // cove_alloc, by address
@@ -98,7 +99,7 @@ cove_status cove_connect(const char* target, int64_t timeout_ms, cove_client_t**
     require(out, "client");
     cove::ConnectOptions o;
     o.timeout_ms = timeout_ms;
-    *out = new cove_client{cove::Client::connect(target ? target : "", o)};
+    *out = new cove_client(cove::Client::connect(target ? target : "", o));
   });
 }
 

@@ -287,12 +287,12 @@ class LocalRegion final : public MemoryRegion {
     auto* p = dynamic_cast<LocalPeer*>(peer.get());
     if (!segment_ || !p) return;
     constexpr std::size_t kMaxWriters = 16;  // the latest grants' writers
-    const pid_t pid = p->conn->process.pid();
+    const std::pair writer{p->conn->process.pid(), p->conn->process.uid()};
     std::unique_lock lock(table_->mutex);
     auto& writers = table_->regions.at(key_.region).writers;
-    if (std::find(writers.begin(), writers.end(), pid) != writers.end()) return;
+    if (std::find(writers.begin(), writers.end(), writer) != writers.end()) return;
     if (writers.size() == kMaxWriters) writers.erase(writers.begin());
-    writers.push_back(pid);
+    writers.push_back(writer);
   }
 
  private:
@@ -1016,7 +1016,8 @@ void LocalEndpoint::serve_map(Conn& c, std::uint64_t id, std::span<const std::by
     if (it == table_->regions.end()) fail(Code::NotFound, "memory region ", region & ~RegionTable::kSegmentBit, " has been withdrawn");
     const RegionTable::Entry& e = it->second;
     if (!e.segment) fail(Code::InvalidArgument, "memory region ", region, " is not in a shared-memory segment");
-    if (writable && std::find(e.writers.begin(), e.writers.end(), c.process.pid()) == e.writers.end())
+    const std::pair requester{c.process.pid(), c.process.uid()};
+    if (writable && std::find(e.writers.begin(), e.writers.end(), requester) == e.writers.end())
       fail(Code::PermissionDenied, "process ", c.process.pid(), " may not write to memory region ",
            region & ~RegionTable::kSegmentBit);
     fd = e.segment->descriptor(writable);

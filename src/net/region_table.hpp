@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <shared_mutex>
+#include <utility>
 #include <vector>
 
 namespace cove::net {
@@ -26,7 +27,9 @@ struct RegionTable {
     std::byte* base;
     std::uint64_t length;
     const Segment* segment = nullptr;  // the region's segment, if it is one
-    std::vector<pid_t> writers = {};   // processes allowed to map it for writing
+    // Processes allowed to map it for writing, by pid and user (a pid reused
+    // by another user's process is not allowed).
+    std::vector<std::pair<pid_t, uid_t>> writers = {};
   };
   std::shared_mutex mutex;
   std::map<std::uint64_t, Entry> regions;
