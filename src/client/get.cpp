@@ -45,7 +45,7 @@ void Client::Impl::Leases::end() {
 
 // Asks one index shard which pieces cover `region`. The answer comes with
 // a lease on what that server holds or indexes; pieces held by other
-// servers are leased there, by id (NotFound when one went meanwhile).
+// servers are noted, to be leased there by id (lease_elsewhere).
 Client::Impl::Answer Client::Impl::query(std::size_t server, const std::string& var, std::uint64_t version, bool latest,
                                          const Box& region, std::int64_t timeout_ms, const DType& dtype,
                                          const Layout& layout, std::uint32_t eager_max, Leases& leases) {
@@ -55,17 +55,21 @@ Client::Impl::Answer Client::Impl::query(std::size_t server, const std::string& 
       server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg}, deadline);
   leases.add(server, reply.lease);
   if (!(reply.dtype == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", reply.dtype.name());
-  std::map<std::size_t, std::vector<std::uint64_t>> elsewhere;  // pieces held by other servers, by server
-  for (auto& p : reply.pieces) {
+  Answer a{reply.version, std::move(reply.pieces), std::move(reply.data), reply.method, {}};
+  for (auto& p : a.pieces) {
     if (p.holder.empty()) p.holder = addresses[server];
     if (p.piece == 0) continue;
     const auto at = std::find(addresses.begin(), addresses.end(), p.holder);
     if (at != addresses.end() && static_cast<std::size_t>(at - addresses.begin()) != server)
-      elsewhere[static_cast<std::size_t>(at - addresses.begin())].push_back(p.piece);
+      a.elsewhere[static_cast<std::size_t>(at - addresses.begin())].push_back(p.piece);
   }
-  for (auto& [holder, ids] : elsewhere)
-    leases.add(holder, call<Message<Op::Lease>>(holder, {var, reply.version, std::move(ids)}).lease);
-  return {reply.version, std::move(reply.pieces), std::move(reply.data), reply.method};
+  return a;
+}
+
+void Client::Impl::lease_elsewhere(const std::string& var, Answer& a, Leases& leases) {
+  for (auto& [holder, ids] : a.elsewhere)
+    leases.add(holder, call<Message<Op::Lease>>(holder, {var, a.version, std::move(ids)}).lease);
+  a.elsewhere.clear();
 }
 
 // Asks every shard that indexes part of `region` for its pieces; for
@@ -90,7 +94,12 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
       if (answers[i].version != v)
         answers[i] = query(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype, layout, 0, leases);
   }
-  Answer all{answers.front().version, {}, {}, answers.front().method};
+  Answer all{answers.front().version, {}, {}, answers.front().method, {}};
+  for (auto& a : answers)
+    for (auto& [holder, ids] : a.elsewhere) {
+      auto& to = all.elsewhere[holder];
+      to.insert(to.end(), ids.begin(), ids.end());
+    }
   // A piece indexed by two shards comes twice; its holder may send a
   // replica where the other shard sends the piece itself: the replica wins.
   std::map<std::pair<std::string, net::Bytes>, std::size_t> seen;
@@ -122,24 +131,26 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
   // between the answer and its lease: the lease fails with NotFound and
   // the query is asked again.
   for (int attempt = 0;; ++attempt) {
-    try {
-      Leases leases(*this);
-      Answer a = gather(var, version, latest, region, timeout_ms, dtype, leases, layout);
-      if (a.data) {
-        if (a.data->size() != bytes)
-          fail(Code::Protocol, "a server answered with ", a.data->size(), " bytes for ", bytes);
-        std::memcpy(data, a.data->data(), bytes);
-        return a.version;
-      }
-      for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
-      leases.end();
-      if (a.method == Reorg::Sahr) record_pattern(var, a.version, region, layout);
+    Leases leases(*this);
+    Answer a = gather(var, version, latest, region, timeout_ms, dtype, leases, layout);
+    if (a.data) {
+      if (a.data->size() != bytes)
+        fail(Code::Protocol, "a server answered with ", a.data->size(), " bytes for ", bytes);
+      std::memcpy(data, a.data->data(), bytes);
       return a.version;
+    }
+    try {
+      lease_elsewhere(var, a, leases);
+      for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
     } catch (const Error& e) {
       if (e.code() != Code::NotFound || attempt == 2) throw;
       log::debug("get of '{}' {}: a piece went away before it was read ({}); asking again", var, region.to_string(),
                  e.what());
+      continue;
     }
+    leases.end();
+    if (a.method == Reorg::Sahr) record_pattern(var, a.version, region, layout);
+    return a.version;
   }
 }
 

@@ -109,10 +109,16 @@ struct Client::Impl {
     std::vector<net::QueryPiece> pieces;  // holders resolved
     std::optional<net::Bytes> data;       // the region itself, when a server answered with it
     Reorg method = Reorg::Rad;            // the method in force (the first server's answer)
+    // Pieces held by servers other than the shard that answered with them:
+    // their ids, by holder, to lease there before they are read.
+    std::map<std::size_t, std::vector<std::uint64_t>> elsewhere;
   };
   Answer query(std::size_t server, const std::string& var, std::uint64_t version, bool latest, const Box& region,
                std::int64_t timeout_ms, const DType& dtype, const Layout& layout, std::uint32_t eager_max,
                Leases& leases);
+  // Leases the pieces of `a` held by servers other than the shards that
+  // answered; NotFound when one is gone.
+  void lease_elsewhere(const std::string& var, Answer& a, Leases& leases);
   Answer gather(const std::string& var, std::uint64_t version, bool latest, const Box& region, std::int64_t timeout_ms,
                 const DType& dtype, Leases& leases, const Layout& layout = Layout::c());
   std::uint64_t get(const std::string& var, std::uint64_t version, bool latest, const Box& region, void* data,

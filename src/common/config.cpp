@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -52,6 +53,13 @@ std::size_t parse_message_bytes(const std::string& text, const std::string& what
   const std::uint64_t n = parse_bytes(text, what);
   if (n < 1024) fail(Code::InvalidArgument, what, " = '", text, "' is below the smallest limit, 1024 bytes");
   return static_cast<std::size_t>(n);
+}
+
+bool env_switch(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v || std::strcmp(v, "1") == 0) return true;
+  if (std::strcmp(v, "0") == 0) return false;
+  fail(Code::InvalidArgument, name, " = '", v, "'; expected 0 or 1");
 }
 
 std::vector<Layout> parse_layouts(const std::string& text, const std::string& what) {

@@ -35,6 +35,9 @@ ServerConfig load_server_config(const std::string& path);
 std::uint64_t parse_bytes(const std::string& text, const std::string& what);
 // parse_bytes, for the largest request a server accepts: at least 1024.
 std::size_t parse_message_bytes(const std::string& text, const std::string& what);
+// An on/off switch from the environment: unset, empty or "1" is on, "0"
+// off; anything else is InvalidArgument naming the variable.
+bool env_switch(const char* name);
 // A list of layout names separated by commas ("F,P2,0,1": the digits after
 // a permutation continue it). InvalidArgument naming the bad one.
 std::vector<Layout> parse_layouts(const std::string& text, const std::string& what);

@@ -331,6 +331,7 @@ class LocalEndpoint final : public Endpoint {
   void send_frame(Conn& c, Kind kind, std::uint64_t id, std::span<const std::byte> payload, Deadline deadline);
   void flush_queued(Conn& c);
   Conn::Awaited await(Conn& c, std::uint64_t id, Deadline deadline);
+  Conn::Awaited round_trip(Conn& c, Kind kind, std::span<const std::byte> payload, Kind answer, Deadline deadline);
   void read_one(Conn& c, Deadline deadline);
   void deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload, int fd = -1);
   void read_through(Conn& c, const KeyHeader& k, std::span<const RemoteOp> ops, Deadline deadline);
@@ -798,9 +799,10 @@ void LocalEndpoint::deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes p
   c.cv.notify_all();
 }
 
-Bytes LocalEndpoint::call(const Peer& peer, Bytes request, Deadline deadline) {
-  Conn& c = conn_of(peer);
-  if (!c.outgoing) fail(Code::InvalidArgument, "call on a connection this endpoint accepted");
+// Sends a frame on an outgoing connection and waits for its answer, of
+// kind `answer`; a ReadFailed answer throws the error it carries.
+Conn::Awaited LocalEndpoint::round_trip(Conn& c, Kind kind, std::span<const std::byte> payload, Kind answer,
+                                        Deadline deadline) {
   const std::uint64_t id = next_id_++;
   {
     std::lock_guard lock(c.mutex);
@@ -808,15 +810,30 @@ Bytes LocalEndpoint::call(const Peer& peer, Bytes request, Deadline deadline) {
     c.awaited[id];
   }
   try {
-    send_frame(c, Kind::Request, id, request, deadline);
+    send_frame(c, kind, id, payload, deadline);
   } catch (...) {
     std::lock_guard lock(c.mutex);
     c.awaited.erase(id);
     throw;
   }
   Conn::Awaited a = await(c, id, deadline);
-  if (a.kind != Kind::Reply) fail(Code::Protocol, "a request was answered by a frame of kind ", int(a.kind));
-  return std::move(a.payload);
+  if (a.kind == Kind::ReadFailed) {
+    if (a.fd >= 0) ::close(a.fd);
+    WireReader r(a.payload);
+    const auto code = static_cast<Code>(r.u32());
+    fail(code, r.str());
+  }
+  if (a.kind != answer) {
+    if (a.fd >= 0) ::close(a.fd);
+    fail(Code::Protocol, "a frame of kind ", int(kind), " was answered by one of kind ", int(a.kind));
+  }
+  return a;
+}
+
+Bytes LocalEndpoint::call(const Peer& peer, Bytes request, Deadline deadline) {
+  Conn& c = conn_of(peer);
+  if (!c.outgoing) fail(Code::InvalidArgument, "call on a connection this endpoint accepted");
+  return std::move(round_trip(c, Kind::Request, request, Kind::Reply, deadline).payload);
 }
 
 // ---- one-sided reads ----
@@ -952,34 +969,15 @@ std::optional<MappedWindow> LocalEndpoint::mapped(Conn& c, const KeyHeader& k, b
     }
   }
   if (!m.mapping) {
-    const std::uint64_t id = next_id_++;
-    {
-      std::lock_guard lock(c.mutex);
-      if (c.broken) fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
-      c.awaited[id];
-    }
     WireWriter w(0, 0);
     w.u64(k.region).u32(writable ? 1 : 0);
-    try {
-      send_frame(c, Kind::MapRequest, id, std::move(w).finish(), deadline);
-    } catch (...) {
-      std::lock_guard lock(c.mutex);
-      c.awaited.erase(id);
-      throw;
-    }
-    Conn::Awaited a = await(c, id, deadline);
+    Conn::Awaited a = round_trip(c, Kind::MapRequest, std::move(w).finish(), Kind::MapReply, deadline);
     struct Closer {
       int fd;
       ~Closer() {
         if (fd >= 0) ::close(fd);
       }
     } closer{a.fd};
-    if (a.kind == Kind::ReadFailed) {
-      WireReader r(a.payload);
-      const auto code = static_cast<Code>(r.u32());
-      fail(code, r.str());
-    }
-    if (a.kind != Kind::MapReply) fail(Code::Protocol, "a segment was asked for and answered with a frame of kind ", int(a.kind));
     read_header(a.payload);
     WireReader r(a.payload);
     m.base = r.u64();

@@ -2,6 +2,7 @@
 
 #include <cove/detail/thread_pool.hpp>
 
+#include "common/config.hpp"
 #include "core/fail.hpp"
 
 #include <poll.h>
@@ -23,12 +24,7 @@ namespace cove::net {
 using detail::fail;
 
 bool cma_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("COVE_CMA");
-    if (!v || !*v || std::strcmp(v, "1") == 0) return true;
-    if (std::strcmp(v, "0") == 0) return false;
-    fail(Code::InvalidArgument, "COVE_CMA = '", v, "'; expected 0 or 1");
-  }();
+  static const bool on = common::env_switch("COVE_CMA");
   return on;
 }
 

@@ -1,5 +1,6 @@
 #include "net/segment.hpp"
 
+#include "common/config.hpp"
 #include "core/fail.hpp"
 
 #include <fcntl.h>
@@ -81,12 +82,7 @@ Mapping::Mapping(int fd, bool writable) {
 Mapping::~Mapping() { ::munmap(data_, size_); }
 
 bool segments_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("COVE_SHM");
-    if (!v || !*v || std::strcmp(v, "1") == 0) return true;
-    if (std::strcmp(v, "0") == 0) return false;
-    fail(Code::InvalidArgument, "COVE_SHM = '", v, "'; expected 0 or 1");
-  }();
+  static const bool on = common::env_switch("COVE_SHM");
   return on;
 }
 
