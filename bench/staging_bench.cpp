@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
         t.push_back(seconds_since(t0) * 1e6);
       }
       const double med = median(t);
-      rows.push_back({"put 4 KiB, median", med, 0, "<= 30 us", med <= 30});
+      rows.push_back({"put 4 KiB, median", med, 0, "<= 20 us", med <= 20});
     }
     sync();
     double get_med = 0;
@@ -169,9 +169,10 @@ int main(int argc, char** argv) {
       }
       get_med = median(t);
     }
+    sync();  // the writer waits here, asleep, not busy in MPI_Reduce while the gets run
     double recv = 0;
     MPI_Reduce(&get_med, &recv, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (writer) rows.push_back({"get 4 KiB, median", recv, 0, "<= 30 us", recv <= 30});
+    if (writer) rows.push_back({"get 4 KiB, median", recv, 0, "<= 20 us", recv <= 20});
   } catch (const cove::Error& e) {
     fmt::print(stderr, "rank {}: {}\n", rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);

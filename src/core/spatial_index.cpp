@@ -38,7 +38,7 @@ struct Bounds {
 };
 
 // Node storage in chunks that never move, so growing the index never
-// copies it. Chunks double in size (8 nodes, 8, 16, 32, ...): a small index
+// copies it. Chunks double in size (1 node, then 2, 4, 8, ...): a small index
 // (one version's few pieces) stays small, and the cost of allocating grows
 // with the index. Chunks of 2 MiB and more ask for transparent huge pages:
 // queries jump across a large pool, and with 4 KiB pages nearly every node
@@ -46,7 +46,7 @@ struct Bounds {
 // milliseconds of synchronous compaction in the kernel, for nothing.)
 class NodePool {
  public:
-  static constexpr std::uint32_t kFirstChunkNodes = 8;  // a power of two
+  static constexpr std::uint32_t kFirstChunkNodes = 1;  // a power of two; 1: a version with a few pieces takes one node
   static constexpr int kFirstShift = std::countr_zero(kFirstChunkNodes);
 
   explicit NodePool(std::size_t words_per_node) : words_(words_per_node) {}
@@ -57,7 +57,7 @@ class NodePool {
   NodePool& operator=(const NodePool&) = delete;
 
   std::uint32_t size() const noexcept { return size_; }
-  // Chunk k holds ids [8 << k - 8, 8 << (k + 1) - 8) (chunk 0 holds 8).
+  // Chunk k holds ids [F << k - F, F << (k + 1) - F), F = kFirstChunkNodes.
   Index* at(std::uint32_t id) const noexcept {
     const std::uint64_t v = std::uint64_t{id} + kFirstChunkNodes;
     const int k = static_cast<int>(std::bit_width(v)) - 1 - kFirstShift;

@@ -33,6 +33,7 @@
 #include "common/auth.hpp"
 #include "common/log.hpp"
 #include "core/fail.hpp"
+#include "net/busy_poll.hpp"
 #include "net/memory_key.hpp"
 #include "net/process_memory.hpp"
 #include "net/protocol.hpp"
@@ -48,12 +49,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <thread>
 
@@ -98,6 +102,7 @@ constexpr std::size_t kMaxReadBytes = std::size_t{16} << 20;  // per ReadRequest
 constexpr std::size_t kMaxReadParts = 4096;
 // How long the rest of a frame may take once its first bytes arrived.
 constexpr auto kFrameRest = std::chrono::seconds(30);
+constexpr std::size_t kReceiveBuffer = std::size_t{16} << 10;
 // Bytes queued for a peer that does not read before it is dropped.
 constexpr std::size_t kMaxQueued = std::size_t{256} << 20;
 
@@ -208,9 +213,24 @@ struct Conn {
   std::map<std::pair<std::uint64_t, bool>, Mapped> mappings;
   std::uint64_t uses = 0;
 
-  // Receiving (accepted connections: the I/O thread only).
+  // Receiving: accepted connections by the I/O thread, outgoing ones by
+  // the leading caller. One recv takes what the socket has into `in_buf`,
+  // usually a whole frame (a small one's header and payload together);
+  // the rest of a large payload goes straight to where it belongs.
+  std::array<std::byte, kReceiveBuffer> in_buf;
+  std::size_t in_begin = 0, in_end = 0;  // what in_buf holds, not yet taken
+  bool in_drained = false;               // the last recv left the socket empty
+  std::size_t buffered() const { return in_end - in_begin; }
+  std::size_t take_buffered(void* out, std::size_t n) {
+    const std::size_t k = std::min(n, buffered());
+    std::memcpy(out, in_buf.data() + in_begin, k);
+    in_begin += k;
+    if (in_begin == in_end) in_begin = in_end = 0;
+    return k;
+  }
+  // Accepted connections: the frame being received.
+  bool in_have_header = false;
   FrameHeader in_header{};
-  std::size_t in_header_got = 0;
   Bytes in_payload;
   std::size_t in_payload_got = 0;
 
@@ -671,14 +691,18 @@ void LocalEndpoint::flush_queued(Conn& c) {
 namespace {
 
 // Reads exactly n bytes; waits for the first until `deadline` (false when
-// it passes with nothing read), for the rest up to kFrameRest.
+// it passes with nothing read), for the rest up to kFrameRest. What was
+// received ahead comes first; a short rest is received into the buffer,
+// with whatever follows it, a long one straight into `out`.
 // Descriptors that come along (a MapReply's) are kept in c.fds_in.
 bool read_exact(Conn& c, void* out, std::size_t n, Deadline deadline) {
   const int fd = c.fd;
   auto* p = static_cast<char*>(out);
-  std::size_t got = 0;
+  std::size_t got = c.take_buffered(p, n);
+  std::optional<BusyPoll> spin;  // started when the socket first has nothing
   while (got < n) {
-    iovec iov{p + got, n - got};
+    const bool into_buffer = n - got < c.in_buf.size() / 2;  // (the buffer is empty here)
+    iovec iov = into_buffer ? iovec{c.in_buf.data(), c.in_buf.size()} : iovec{p + got, n - got};
     msghdr m{};
     m.msg_iov = &iov;
     m.msg_iovlen = 1;
@@ -695,12 +719,19 @@ bool read_exact(Conn& c, void* out, std::size_t n, Deadline deadline) {
             c.fds_in.push_back(passed);
           }
     if (r > 0) {
-      got += static_cast<std::size_t>(r);
+      if (into_buffer) {
+        c.in_end = static_cast<std::size_t>(r);
+        got += c.take_buffered(p + got, n - got);
+      } else {
+        got += static_cast<std::size_t>(r);
+      }
       continue;
     }
     if (r == 0) fail(Code::Unavailable, "the peer closed the connection");
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) fail(Code::Unavailable, "receiving failed: ", std::strerror(errno));
+    if (!spin) spin.emplace();
+    if (spin->poll()) continue;
     const Deadline until = got == 0 ? deadline : Clock::now() + kFrameRest;
     pollfd pf{fd, POLLIN, 0};
     const int ready = ::poll(&pf, 1, remaining_ms(until));
@@ -781,7 +812,8 @@ void LocalEndpoint::read_one(Conn& c, Deadline deadline) {
     fd = c.fds_in.front();
     c.fds_in.pop_front();
   }
-  if (!c.fds_in.empty()) fail(Code::Protocol, "the peer sent descriptors nobody asked for");
+  // (A descriptor that came with a frame still buffered is that frame's.)
+  if (!c.fds_in.empty() && c.buffered() == 0) fail(Code::Protocol, "the peer sent descriptors nobody asked for");
   deliver_answer(c, kind, h.id, std::move(payload), fd);
 }
 
@@ -1083,9 +1115,15 @@ void LocalEndpoint::serve_read(Conn& c, std::uint64_t id, std::span<const std::b
 
 void LocalEndpoint::run_io() {
   epoll_event events[64];
+  std::optional<BusyPoll> spin;  // after activity, a short poll before sleeping
   for (;;) {
-    const int n = ::epoll_wait(epoll_fd_, events, 64, -1);
+    const bool polling = spin && spin->poll();
+    const int n = ::epoll_wait(epoll_fd_, events, 64, polling ? 0 : -1);
     if (n < 0 && errno == EINTR) continue;
+    if (n > 0)
+      spin.emplace();
+    else if (!polling)
+      spin.reset();
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
@@ -1142,16 +1180,30 @@ void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
   Conn& c = *conn;
   try {
     for (;;) {
-      if (c.in_header_got < sizeof c.in_header) {
-        const ssize_t r = ::recv(c.fd, reinterpret_cast<char*>(&c.in_header) + c.in_header_got,
-                                 sizeof c.in_header - c.in_header_got, MSG_DONTWAIT);
-        if (r == 0) fail(Code::Unavailable, "closed");
-        if (r < 0) {
-          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-          fail(Code::Unavailable, std::strerror(errno));
+      if (!c.in_have_header) {
+        if (c.buffered() < sizeof c.in_header) {
+          // The socket was empty a moment ago: epoll says when more comes.
+          if (c.in_drained && c.buffered() == 0) {
+            c.in_drained = false;
+            return;
+          }
+          if (c.in_begin > 0) {  // keep a partial header at the front
+            std::memmove(c.in_buf.data(), c.in_buf.data() + c.in_begin, c.buffered());
+            c.in_end -= c.in_begin;
+            c.in_begin = 0;
+          }
+          const std::size_t room = c.in_buf.size() - c.in_end;
+          const ssize_t r = ::recv(c.fd, c.in_buf.data() + c.in_end, room, MSG_DONTWAIT);
+          if (r == 0) fail(Code::Unavailable, "closed");
+          if (r < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+            fail(Code::Unavailable, std::strerror(errno));
+          }
+          c.in_end += static_cast<std::size_t>(r);
+          c.in_drained = static_cast<std::size_t>(r) < room;
+          continue;
         }
-        c.in_header_got += static_cast<std::size_t>(r);
-        if (c.in_header_got < sizeof c.in_header) continue;
+        c.take_buffered(&c.in_header, sizeof c.in_header);
         const auto kind = static_cast<Kind>(c.in_header.kind);
         // The size is checked before anything is allocated for it.
         std::size_t limit = 0;
@@ -1171,10 +1223,11 @@ void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
         }
         if (c.in_header.length > limit)
           fail(Code::Protocol, "a frame announces ", c.in_header.length, " bytes; at most ", limit, " are accepted");
-        c.in_payload.assign(c.in_header.length, std::byte{0});
-        c.in_payload_got = 0;
+        c.in_payload.resize(c.in_header.length);
+        c.in_payload_got = c.take_buffered(c.in_payload.data(), c.in_payload.size());
+        c.in_have_header = true;
       }
-      if (c.in_payload_got < c.in_payload.size()) {
+      if (c.in_payload_got < c.in_payload.size()) {  // the rest of a large payload
         const ssize_t r = ::recv(c.fd, c.in_payload.data() + c.in_payload_got, c.in_payload.size() - c.in_payload_got,
                                  MSG_DONTWAIT);
         if (r == 0) fail(Code::Unavailable, "closed");
@@ -1183,12 +1236,13 @@ void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
           fail(Code::Unavailable, std::strerror(errno));
         }
         c.in_payload_got += static_cast<std::size_t>(r);
+        c.in_drained = false;
         if (c.in_payload_got < c.in_payload.size()) continue;
       }
       // A whole frame.
       const FrameHeader h = c.in_header;
       Bytes payload = std::move(c.in_payload);
-      c.in_header_got = 0;
+      c.in_have_header = false;
       c.in_payload.clear();
       c.in_payload_got = 0;
       handle_frame(conn, h, std::move(payload));

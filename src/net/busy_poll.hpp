@@ -1,0 +1,49 @@
+// Internal: how long a thread that expects an answer soon may poll for it
+// before it sleeps.
+//
+// A wake-up from sleep costs about 10 us per side on this kind of host, so
+// a round trip between two sleeping processes costs 20-26 us, most of it
+// waking. Polling for a few tens of microseconds first (recv with
+// MSG_DONTWAIT, epoll_wait with no timeout) takes most of that off, but
+// only when a core is free: a poller on an oversubscribed host takes the
+// core the answering process needs. So a thread polls only while the host's
+// runnable tasks (the kernel's count, /proc/loadavg) do not outnumber the
+// cores this process may run on, and only for its window; then it sleeps
+// as before. An idle thread never polls: it polls only after something
+// just happened (a request it sent, a request it served).
+//
+// COVE_SPIN_US sets the window in microseconds (default 50; 0: never
+// poll); any other value is InvalidArgument naming the variable, at the
+// first use.
+//
+// Thread-safety: every function may be called from any thread.
+#pragma once
+
+#include <chrono>
+
+namespace cove::net {
+
+class BusyPoll {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Starts a window: poll() is true until it ends, or from the start false
+  // when polling now would take a core from another task.
+  BusyPoll();
+  // True while the caller should poll once more rather than sleep.
+  bool poll() const { return open_ && Clock::now() < until_; }
+
+  // The configured window (0 when polling is off, or on one core).
+  static std::chrono::microseconds window();
+  // COVE_SPIN_US's value: null or empty is the default (50 us).
+  static std::chrono::microseconds parse_window(const char* text);
+  // True when every runnable task on the host can have a core (sampled at
+  // most every few milliseconds; false when /proc/loadavg cannot be read).
+  static bool cores_free();
+
+ private:
+  bool open_ = false;
+  Clock::time_point until_{};
+};
+
+}  // namespace cove::net
