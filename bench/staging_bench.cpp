@@ -3,7 +3,8 @@
 // cove-server started by bench/staging_bench.sh). For 3-D float64 arrays
 // of 64 MiB and 512 MiB it reports put, get and put_local->get bandwidth,
 // each as a ratio to memcpy of the same bytes measured in the same run, and
-// the median latency of 1000 puts and 1000 gets of 4 KiB.
+// the median latency of 1000 puts and 1000 gets of 4 KiB, across processes
+// and, with a server of its own, in one process.
 //
 //   cove-staging-bench [--quick] [--csv FILE]     (server from COVE_CONNECT)
 #include "bench_cli.hpp"
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -44,6 +46,31 @@ double memcpy_gbps(std::size_t bytes, int reps) {
     t.push_back(seconds_since(t0));
   }
   return static_cast<double>(bytes) / median(t) / 1e9;
+}
+
+// Median microseconds of n puts, then n gets, of 4 KiB through a server
+// in this process (the in-process transport).
+std::pair<double, double> inproc_latency(int n) {
+  cove::ServerOptions o;
+  o.transport = "inproc://staging-bench";
+  cove::Server server(o);
+  cove::Client c = cove::Client::connect(server.address());
+  const V small{512};
+  c.define("lat", cove::DType(cove::DTypeKind::Float64), 1, small);
+  const cove::Box all = cove::Box::from_shape(small);
+  std::vector<double> buf(512, 3.0), put_t, get_t;
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    c.put("lat", static_cast<std::uint64_t>(i + 1), all, buf.data(), 4096);
+    put_t.push_back(seconds_since(t0) * 1e6);
+  }
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    c.get("lat", static_cast<std::uint64_t>(i + 1), all, buf.data(), 4096, 0);
+    get_t.push_back(seconds_since(t0) * 1e6);
+  }
+  if (buf[7] != 3.0) throw cove::Error(cove::Code::Internal, "get returned wrong data");
+  return {median(put_t), median(get_t)};
 }
 
 struct Row {
@@ -173,6 +200,14 @@ int main(int argc, char** argv) {
     double recv = 0;
     MPI_Reduce(&get_med, &recv, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (writer) rows.push_back({"get 4 KiB, median", recv, 0, "<= 20 us", recv <= 20});
+    // The same in one process: a server of the writer's own, over the
+    // in-process transport (the reader waits asleep in the next sync).
+    if (writer) {
+      const auto [put_us, get_us] = inproc_latency(n);
+      rows.push_back({"put 4 KiB in one process", put_us, 0, "<= 5 us", put_us <= 5});
+      rows.push_back({"get 4 KiB in one process", get_us, 0, "<= 5 us", get_us <= 5});
+    }
+    sync();
   } catch (const cove::Error& e) {
     fmt::print(stderr, "rank {}: {}\n", rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);

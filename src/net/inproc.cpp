@@ -1,7 +1,10 @@
 // The in-process transport: endpoints in one process find each other in a
-// registry by name; calls are queued to the callee's own thread, and
-// one-sided reads are memcpy within bounds-checked regions (no writes: those
-// are UCX's alone, see transport.hpp).
+// registry by name; a call runs the callee's request handler on the
+// caller's own thread (the handler answers at once, or hands the request
+// to its own workers and the caller waits for the answer), and one-sided
+// reads are memcpy within bounds-checked regions (no writes: those are
+// UCX's alone, see transport.hpp). Stopping an endpoint waits for the
+// calls running its handler.
 // Used by unit tests and by a server embedded in its client's process.
 #include "net/transport.hpp"
 
@@ -11,13 +14,12 @@
 
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <future>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <atomic>
-#include <thread>
+#include <thread>  // sleep_for
 
 namespace cove::net {
 
@@ -117,13 +119,12 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
   void stop() {
     std::map<std::uint64_t, std::pair<std::weak_ptr<InprocEndpoint>, std::shared_ptr<InprocPeer>>> callees;
     {
-      std::lock_guard lock(mutex_);
+      std::unique_lock lock(mutex_);
       stopping_ = true;
-      queue_.clear();  // their destructors fail the callers' futures
       callees.swap(as_caller_);
+      // Calls running the handler finish first (unless this thread is one).
+      idle_.wait(lock, [&] { return running_ == handling_here(); });
     }
-    wake_.notify_all();
-    if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id()) worker_.join();
     // The endpoints this one called hear that their connection from it closed.
     for (auto& [serial, entry] : callees)
       if (auto callee = entry.first.lock()) callee->closed(entry.second);
@@ -136,7 +137,6 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
     if (handler_) fail(Code::InvalidArgument, "endpoint ", address(), " is already serving");
     handler_ = std::move(handler);
     on_disconnect_ = std::move(on_disconnect);
-    worker_ = std::thread([this] { run(); });
   }
 
   // A caller's connection to this endpoint closed.
@@ -175,7 +175,7 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
     auto target = lock_target(peer);
     auto answer = std::make_shared<std::promise<Bytes>>();
     auto result = answer->get_future();
-    target->deliver(std::make_shared<InprocRequest>(std::move(request), as_caller_of(*target), std::move(answer)));
+    target->handle(std::make_shared<InprocRequest>(std::move(request), as_caller_of(*target), std::move(answer)));
     target.reset();  // do not keep the callee alive while waiting
     if (deadline != kNoDeadline && result.wait_until(deadline) != std::future_status::ready)
       fail(Code::Timeout, "no answer from ", peer->address(), " before the deadline");
@@ -216,13 +216,26 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
     for (const auto& op : ops) copy(r.base + k.offset + op.offset, op);
   }
 
-  void deliver(std::shared_ptr<Request> r) {
+  // Runs the handler on this (the caller's) thread; a request that comes
+  // when the endpoint is stopping or not serving is dropped, which fails
+  // its caller.
+  void handle(std::shared_ptr<Request> r) {
     {
       std::lock_guard lock(mutex_);
       if (stopping_ || !handler_) return;  // r's destructor fails the caller
-      queue_.push_back(std::move(r));
+      ++running_;
     }
-    wake_.notify_one();
+    ++handling_[serial_];
+    struct Done {
+      InprocEndpoint& e;
+      ~Done() {
+        if (--handling_[e.serial_] == 0) handling_.erase(e.serial_);
+        std::lock_guard lock(e.mutex_);
+        --e.running_;
+        e.idle_.notify_all();
+      }
+    } done{*this};
+    handler_(std::move(r));  // set once by serve(), before any call could come
   }
 
  private:
@@ -247,33 +260,28 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
     return target;
   }
 
-  void run() {
-    for (;;) {
-      std::shared_ptr<Request> r;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (stopping_) return;
-        r = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      handler_(std::move(r));
-    }
+  // How many of the calls running this endpoint's handler are this thread's.
+  int handling_here() const {
+    auto it = handling_.find(serial_);
+    return it == handling_.end() ? 0 : it->second;
   }
 
   std::string name_;
   std::uint64_t serial_;
   std::shared_ptr<RegionTable> regions_ = std::make_shared<RegionTable>();
   std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::shared_ptr<Request>> queue_;
+  std::condition_variable idle_;  // running_ went down
+  int running_ = 0;               // calls running the handler now
+  // Per thread: how many calls it is running in each endpoint's handler (by serial).
+  static thread_local std::map<std::uint64_t, int> handling_;
   RequestHandler handler_;
   DisconnectHandler on_disconnect_;
   // The endpoints this one has called, by serial, and the peer each sees.
   std::map<std::uint64_t, std::pair<std::weak_ptr<InprocEndpoint>, std::shared_ptr<InprocPeer>>> as_caller_;
   bool stopping_ = false;
-  std::thread worker_;
 };
+
+thread_local std::map<std::uint64_t, int> InprocEndpoint::handling_;
 
 // Unregisters the name when the endpoint is destroyed by its owner.
 class InprocOwner final : public Endpoint {
