@@ -68,14 +68,25 @@ test-asan: setup
 # UCX's memory hooks and ThreadSanitizer's interceptors cannot both patch
 # malloc/madvise (a crash at thread start): the hooks are off here.
 TSAN_ENV := UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_EVENTS=no UCX_WARN_UNUSED_ENV_VARS=n
+TSAN_CHURN_SECONDS ?= 60
 TSAN_FILTER := --gtest_filter='*Staging*:*NToM*:Group*:ThreadPool*:RegionCopy.Random*:Replicas*:*EveryLayoutPair*'
 
 test-tsan: setup
 	@cmake -S . -B $(TSAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCOVE_SANITIZE=thread -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=OFF
-	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target cove-unit-tests
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target cove-unit-tests cove_tool cove-test-churn
 	$(TSAN_ENV) $(TSAN_BUILD)/tests/cove-unit-tests $(TSAN_FILTER)
 	$(TSAN_ENV) COVE_TEST_TRANSPORT=ucx UCX_TLS=tcp $(TSAN_BUILD)/tests/cove-unit-tests --gtest_filter='*Staging*:*NToM*:Group*'
+	@# The churn test at length, server and clients under TSan: any report,
+	@# the server's included, lands in the reports folder and fails the run.
+	@for mode in staged local; do \
+	  reports=$(CURDIR)/$(TSAN_BUILD)/churn-reports.$$mode; rm -rf $$reports; mkdir -p $$reports; \
+	  echo "churn $$mode, $(TSAN_CHURN_SECONDS) s, under ThreadSanitizer"; \
+	  $(TSAN_ENV) TSAN_OPTIONS=log_path=$$reports/report COVE_BIN=$(CURDIR)/$(TSAN_BUILD)/tools \
+	    COVE_TEST_BIN=$(CURDIR)/$(TSAN_BUILD)/tests \
+	    bash tests/integration/churn.sh $(CURDIR)/$(TSAN_BUILD)/churn.$$mode $$mode $(TSAN_CHURN_SECONDS) || exit 1; \
+	  if ls $$reports/report.* > /dev/null 2>&1; then cat $$reports/report.*; exit 1; fi; \
+	done
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
