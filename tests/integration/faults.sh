@@ -26,19 +26,16 @@ case "$case" in
   killed-writer)
     "$here"/server.sh start "$dir"
     "$fault" seed
-    "$fault" big-put > "$dir/writer.out" 2>&1 &
-    writer=$!; started+=("$writer")
+    start_bg "$dir/writer.out" "$fault" big-put; writer=$last
     wait_for "$dir/writer.out" putting
     sleep 0.1
-    kill -KILL "$writer"
-    wait "$writer" 2> /dev/null || true
+    kill_now "$writer"
     grep -q "put finished" "$dir/writer.out" && { echo "the put finished before the kill: test did not test"; exit 1; }
     sleep 0.5  # the server notices the dead writer
     "$fault" check-intact ;;
   server-dies)
     "$here"/server.sh start "$dir"
-    "$fault" wait-on-death > "$dir/reader.out" 2>&1 &
-    reader=$!; started+=("$reader")
+    start_bg "$dir/reader.out" "$fault" wait-on-death; reader=$last
     wait_for "$dir/reader.out" waiting
     sleep 0.3
     kill -KILL "$(cat "$dir/server.pid")"
@@ -48,8 +45,7 @@ case "$case" in
     exit $status ;;
   late-client)
     rm -rf "$dir" && mkdir -p "$dir"
-    "$fault" late > "$dir/late.out" 2>&1 &
-    client=$!; started+=("$client")
+    start_bg "$dir/late.out" "$fault" late; client=$last
     sleep 1
     "$here"/server.sh start "$dir"
     status=0
@@ -74,17 +70,14 @@ case "$case" in
   killed-reader)
     "$here"/server.sh start "$dir"
     "$fault" seed
-    "$fault" hold-local "$dir/go" > "$dir/writer.out" 2>&1 &
-    writer=$!; started+=("$writer")
+    start_bg "$dir/writer.out" "$fault" hold-local "$dir/go"; writer=$last
     wait_for "$dir/writer.out" put
-    "$fault" lease-hang > "$dir/reader.out" 2>&1 &
-    reader=$!; started+=("$reader")
+    start_bg "$dir/reader.out" "$fault" lease-hang; reader=$last
     wait_for "$dir/reader.out" leased
     touch "$dir/go"
     sleep 0.5
     grep -q released "$dir/writer.out" && { echo "release returned while a reader held a lease on the piece"; exit 1; }
-    kill -KILL "$reader"
-    wait "$reader" 2> /dev/null || true
+    kill_now "$reader"
     wait_for "$dir/writer.out" released
     wait "$writer"
     echo "release waited for the reader's lease, and returned when the reader was killed"
@@ -94,11 +87,9 @@ case "$case" in
     # 64 MiB of budget: a 48 MiB grant that never comes back leaves no room for another.
     "$here"/server.sh start "$dir" --memory-budget 64MiB
     "$fault" seed
-    "$fault" grant-hang > "$dir/writer.out" 2>&1 &
-    writer=$!; started+=("$writer")
+    start_bg "$dir/writer.out" "$fault" grant-hang; writer=$last
     wait_for "$dir/writer.out" granted
-    kill -KILL "$writer"
-    wait "$writer" 2> /dev/null || true
+    kill_now "$writer"
     sleep 0.5  # the server notices the dead writer
     "$fault" put-big
     "$fault" check-intact
@@ -106,12 +97,10 @@ case "$case" in
   killed-mapper)
     "$here"/server.sh start "$dir" --memory-budget 160MiB
     "$fault" seed
-    "$fault" get-loop > "$dir/reader.out" 2>&1 &
-    reader=$!; started+=("$reader")
+    start_bg "$dir/reader.out" "$fault" get-loop; reader=$last
     wait_for "$dir/reader.out" getting
     sleep 0.2
-    kill -KILL "$reader"
-    wait "$reader" 2> /dev/null || true
+    kill_now "$reader"
     sleep 0.5
     "$fault" put-big
     "$fault" check-intact

@@ -9,6 +9,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Starts a command in the background with its output in FILE, to be
+# stopped at exit; its PID is left in $last.
+#   start_bg FILE COMMAND...
+start_bg() {
+  local out=$1
+  shift
+  "$@" > "$out" 2>&1 &
+  last=$!
+  started+=("$last")
+}
+
+# SIGKILLs a started process and reaps it.
+kill_now() {
+  kill -KILL "$1"
+  wait "$1" 2> /dev/null || true
+}
+
 # Waits until FILE contains TEXT (a process announcing it has started something).
 wait_for() {
   for _ in $(seq 600); do grep -q "$2" "$1" 2> /dev/null && return 0; sleep 0.01; done
