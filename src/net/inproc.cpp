@@ -14,7 +14,7 @@
 
 #include <condition_variable>
 #include <cstring>
-#include <future>
+#include <optional>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -90,25 +90,45 @@ class InprocRegion final : public MemoryRegion {
   std::size_t size_;
 };
 
+// Where a call's answer lands. A handler usually answers before the
+// caller waits (it runs on the caller's thread), so this is a mutex and a
+// condition variable, which cost no system call when nobody waits, rather
+// than a promise (whose set_value always wakes a futex).
+struct Answer {
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::optional<Bytes> message;  // set by reply()
+  bool dropped = false;          // the request went unanswered
+};
+
 class InprocRequest final : public Request {
  public:
-  InprocRequest(Bytes message, Peer from, std::shared_ptr<std::promise<Bytes>> answer)
+  InprocRequest(Bytes message, Peer from, std::shared_ptr<Answer> answer)
       : message_(std::move(message)), peer_(std::move(from)), answer_(std::move(answer)) {}
   ~InprocRequest() override {
-    if (answer_) answer_->set_exception(std::make_exception_ptr(Error(Code::Internal, "request dropped unanswered")));
+    if (answer_) settle([](Answer& a) { a.dropped = true; });
   }
   std::span<const std::byte> message() const override { return message_; }
   const Peer& peer() const override { return peer_; }
   void reply(Bytes message) override {
     if (!answer_) fail(Code::Internal, "request answered twice");
-    answer_->set_value(std::move(message));
-    answer_.reset();
+    settle([&](Answer& a) { a.message = std::move(message); });
   }
 
  private:
+  template <typename Set>
+  void settle(Set set) {
+    {
+      std::lock_guard lock(answer_->mutex);
+      set(*answer_);
+    }
+    answer_->ready.notify_one();
+    answer_.reset();
+  }
+
   Bytes message_;
   Peer peer_;
-  std::shared_ptr<std::promise<Bytes>> answer_;
+  std::shared_ptr<Answer> answer_;
 };
 
 class InprocEndpoint final : public Endpoint, public std::enable_shared_from_this<InprocEndpoint> {
@@ -173,17 +193,17 @@ class InprocEndpoint final : public Endpoint, public std::enable_shared_from_thi
 
   Bytes call(const Peer& peer, Bytes request, Deadline deadline) override {
     auto target = lock_target(peer);
-    auto answer = std::make_shared<std::promise<Bytes>>();
-    auto result = answer->get_future();
-    target->handle(std::make_shared<InprocRequest>(std::move(request), as_caller_of(*target), std::move(answer)));
+    auto answer = std::make_shared<Answer>();
+    target->handle(std::make_shared<InprocRequest>(std::move(request), as_caller_of(*target), answer));
     target.reset();  // do not keep the callee alive while waiting
-    if (deadline != kNoDeadline && result.wait_until(deadline) != std::future_status::ready)
+    std::unique_lock lock(answer->mutex);
+    const auto settled = [&] { return answer->message || answer->dropped; };
+    if (deadline == kNoDeadline)
+      answer->ready.wait(lock, settled);
+    else if (!answer->ready.wait_until(lock, deadline, settled))
       fail(Code::Timeout, "no answer from ", peer->address(), " before the deadline");
-    try {
-      return result.get();
-    } catch (const Error& e) {
-      fail(Code::Unavailable, peer->address(), " went away before answering (", e.what(), ")");
-    }
+    if (!answer->message) fail(Code::Unavailable, peer->address(), " went away before answering (request dropped unanswered)");
+    return std::move(*answer->message);
   }
 
   std::unique_ptr<MemoryRegion> expose(void* data, std::size_t bytes) override {
