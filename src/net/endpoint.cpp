@@ -16,10 +16,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -70,21 +72,35 @@ std::string source_address_for(const std::string& ucx_address) {
   return out;
 }
 
-// Memory from the heap, exposed: what allocate() gives where a transport
-// has nothing better.
+// Private anonymous memory, exposed: what allocate() gives where a
+// transport has nothing better. Its pages are faulted in when it is mapped
+// (MAP_POPULATE), in one pass, not one fault per page by the first piece
+// copied into it.
 class HeapRegion final : public MemoryRegion {
  public:
-  HeapRegion(Endpoint& endpoint, std::size_t bytes) : data_(new std::byte[std::max<std::size_t>(bytes, 1)]) {
-    region_ = endpoint.expose(data_.get(), bytes);
+  HeapRegion(Endpoint& endpoint, std::size_t bytes) : size_(std::max<std::size_t>(bytes, 1)) {
+    void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) fail(Code::NoMemory, "cannot map ", bytes, " bytes: ", std::strerror(errno));
+    data_ = static_cast<std::byte*>(p);
+    try {
+      region_ = endpoint.expose(data_, bytes);
+    } catch (...) {
+      ::munmap(data_, size_);
+      throw;
+    }
   }
-  ~HeapRegion() override { region_.reset(); }  // withdrawn before the memory goes
+  ~HeapRegion() override {
+    region_.reset();  // withdrawn before the memory goes
+    ::munmap(data_, size_);
+  }
   std::span<const std::byte> key() const override { return region_->key(); }
   std::size_t size() const override { return region_->size(); }
   Bytes window_key(std::size_t offset, std::size_t length) const override { return region_->window_key(offset, length); }
-  std::byte* data() const override { return data_.get(); }
+  std::byte* data() const override { return data_; }
 
  private:
-  std::unique_ptr<std::byte[]> data_;
+  std::size_t size_;
+  std::byte* data_ = nullptr;
   std::unique_ptr<MemoryRegion> region_;
 };
 
