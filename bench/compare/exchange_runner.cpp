@@ -101,12 +101,20 @@ void csv_row(const Args& a, const ExchangeCase& cs, const std::string& status, c
 void quiet_barrier(MPI_Comm comm) {
   MPI_Request req;
   MPI_Ibarrier(comm, &req);
-  int done = 0;
-  while (true) {
+  // Poll every 50 us at first, then less and less often (up to every 1 ms):
+  // ranks waiting through another phase wake rarely, instead of thousands
+  // of times a second each, which took the cores from the ranks being
+  // timed wherever processes outnumber cores.
+  auto nap = std::chrono::microseconds(50);
+  for (int done = 0;;) {
     MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (done) break;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(1000));
   }
+  // Everyone is here now, but may have noticed up to a nap late: leave
+  // together, so that the next phase starts at the same time on all ranks.
+  MPI_Barrier(comm);
 }
 
 int run_exchange(int argc, char** argv, const std::vector<std::string>& method_names, const MethodFactory& factory) {
@@ -239,6 +247,10 @@ int run_exchange(int argc, char** argv, const std::vector<std::string>& method_n
           rt[i] = now_s() - t0;
         }
       }
+      // Every reader checks its bytes only once all have read: a reader
+      // that verifies while others are still in their timed read takes
+      // cores from them wherever processes outnumber cores.
+      quiet_barrier(ctx.world);
       if (!writer)
         for (auto& b : blocks) bad += verify(*b.var, b.box, step, b.data, &first_bad);
       quiet_barrier(ctx.world);

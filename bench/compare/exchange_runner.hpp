@@ -106,7 +106,8 @@ using MethodFactory = std::function<std::unique_ptr<Method>(const std::string& n
 // and MPI_Finalize itself.
 int run_exchange(int argc, char** argv, const std::vector<std::string>& method_names, const MethodFactory& factory);
 
-// A barrier that sleeps between polls instead of spinning.
+// A barrier that sleeps between polls (less often the longer it waits)
+// instead of spinning; all ranks leave it together.
 void quiet_barrier(MPI_Comm comm);
 
 }  // namespace cove::bench
