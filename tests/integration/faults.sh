@@ -22,6 +22,24 @@ stop_and_check_shm() {
   echo "no Cove segment in /dev/shm"
 }
 
+# Starts a server with memory budget $1, seeds it, runs the fault client's
+# step $2 until it prints $3, waits $4 s more, and SIGKILLs it there; then
+# the server must take a large put (what the dead client held came back)
+# and still hold the seed, and leave no segment behind.
+killed_midway() {
+  "$here"/server.sh start "$dir" --memory-budget "$1"
+  "$fault" seed
+  start_bg "$dir/client.out" "$fault" "$2"
+  local client=$last
+  wait_for "$dir/client.out" "$3"
+  sleep "$4"
+  kill_now "$client"
+  sleep 0.5  # the server notices the dead client
+  "$fault" put-big
+  "$fault" check-intact
+  stop_and_check_shm
+}
+
 case "$case" in
   killed-writer)
     "$here"/server.sh start "$dir"
@@ -85,25 +103,8 @@ case "$case" in
     stop_and_check_shm ;;
   killed-granted)
     # 64 MiB of budget: a 48 MiB grant that never comes back leaves no room for another.
-    "$here"/server.sh start "$dir" --memory-budget 64MiB
-    "$fault" seed
-    start_bg "$dir/writer.out" "$fault" grant-hang; writer=$last
-    wait_for "$dir/writer.out" granted
-    kill_now "$writer"
-    sleep 0.5  # the server notices the dead writer
-    "$fault" put-big
-    "$fault" check-intact
-    stop_and_check_shm ;;
+    killed_midway 64MiB grant-hang granted 0 ;;
   killed-mapper)
-    "$here"/server.sh start "$dir" --memory-budget 160MiB
-    "$fault" seed
-    start_bg "$dir/reader.out" "$fault" get-loop; reader=$last
-    wait_for "$dir/reader.out" getting
-    sleep 0.2
-    kill_now "$reader"
-    sleep 0.5
-    "$fault" put-big
-    "$fault" check-intact
-    stop_and_check_shm ;;
+    killed_midway 160MiB get-loop getting 0.2 ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
