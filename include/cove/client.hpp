@@ -42,6 +42,18 @@ namespace cove {
 struct ConnectOptions {
   // How long connect() waits for a server to appear, in milliseconds.
   std::int64_t timeout_ms = 10000;
+  // The group's secret, which the client proves it holds to every server
+  // (docs/security.md). Empty: the secret in the connection file, else the
+  // COVE_SECRET environment variable, else that of a server running in this
+  // process at that address.
+  std::string secret;
+};
+
+// What a connect() target names: the servers and, from a connection file,
+// the group's secret.
+struct ConnectTarget {
+  std::vector<std::string> servers;
+  std::string secret;
 };
 
 // A part of a piece that a server holds in another layout (cove/reorg.hpp).
@@ -141,9 +153,12 @@ class COVE_EXPORT Client {
   // Connects to a server group. `target` is the path of a connection file
   // written by cove-server, or server addresses ("ucx:...",
   // "inproc://NAME") separated by commas, or empty to use the COVE_CONNECT
-  // environment variable.
+  // environment variable. The client proves to every server that it holds
+  // the group's secret (see ConnectOptions::secret for where it comes from).
   // Waits up to options.timeout_ms for the connection file and the server
-  // to appear (Unavailable after that).
+  // to appear (Unavailable after that). PermissionDenied when no secret is
+  // known or a server refuses it, or the connection file is not readable;
+  // InvalidArgument when the target is not a regular file.
   static Client connect(const std::string& target = "", const ConnectOptions& options = {});
   ~Client();
   Client(const Client&) = default;
@@ -228,6 +243,8 @@ class COVE_EXPORT Client {
   std::vector<std::string> servers() const;
   // The server addresses a target names (see connect()), without connecting.
   static std::vector<std::string> resolve(const std::string& target, std::int64_t timeout_ms);
+  // The same, with the secret a connection file holds (empty for addresses).
+  static ConnectTarget resolve_target(const std::string& target, std::int64_t timeout_ms);
 
   // This client's own address (readers reach its put_local data there).
   std::string address() const;

@@ -5,8 +5,9 @@
 //
 // cove::connect(comm, target): collective over `comm`. Rank 0 resolves the
 // target (reads the connection file, waiting as Client::connect does) and
-// broadcasts the server addresses; every rank then connects. All ranks get
-// the same outcome: if rank 0 fails, every rank throws the same Error.
+// broadcasts the server addresses and the group's secret (within `comm`
+// only); every rank then connects. All ranks get the same outcome: if
+// rank 0 fails, every rank throws the same Error.
 #pragma once
 
 #include <cove/client.hpp>
@@ -23,21 +24,28 @@ inline Client connect(MPI_Comm comm, const std::string& target = "", const Conne
   MPI_Comm_rank(comm, &rank);
   int code = 0;
   std::string text;  // the addresses, or the error message
+  ConnectOptions o = options;
   if (rank == 0) {
     try {
-      for (const auto& a : Client::resolve(target, options.timeout_ms)) text += (text.empty() ? "" : ",") + a;
+      ConnectTarget t = Client::resolve_target(target, options.timeout_ms);
+      for (const auto& a : t.servers) text += (text.empty() ? "" : ",") + a;
+      if (o.secret.empty()) o.secret = std::move(t.secret);
     } catch (const Error& e) {
       code = static_cast<int>(e.code());
       text = e.what();
     }
   }
-  int len = static_cast<int>(text.size());
+  const auto broadcast = [comm](std::string& s) {
+    int len = static_cast<int>(s.size());
+    MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+    s.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(s.data(), len, MPI_CHAR, 0, comm);
+  };
   MPI_Bcast(&code, 1, MPI_INT, 0, comm);
-  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
-  text.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(text.data(), len, MPI_CHAR, 0, comm);
+  broadcast(text);
+  broadcast(o.secret);
   if (code != 0) throw Error(static_cast<Code>(code), text);
-  return Client::connect(text, options);
+  return Client::connect(text, o);
 }
 
 }  // namespace cove

@@ -88,15 +88,23 @@ class COVE_EXPORT Server {
 
   // The address clients connect to.
   std::string address() const;
+  // The secret a client must prove it holds before any request is served
+  // (docs/security.md): 256 random bits of this server's own, until
+  // join_group() gives the group's. A client in this process proves it
+  // without being told; one in another process reads it from the group's
+  // connection file (cove-server writes it there, mode 0600), or is given
+  // it (ConnectOptions::secret, COVE_SECRET). Hand it only to processes
+  // that may read and delete everything this server holds.
+  std::string secret() const;
   // Makes this server member `rank` of a group whose members have the
   // given addresses (addresses[rank] must be this server's): the index of
   // every variable with a global shape is then split across the group
   // along a Hilbert curve, and data stays on the server that received it.
-  // `secret` (at least 16 bytes, the same on every member, never given to
-  // clients) is what the members prove to each other before one accepts
-  // another's server-to-server messages. Call on every member, before
-  // clients connect. InvalidArgument if addresses[rank] is not this server
-  // or the secret is too short.
+  // `secret` (at least 16 bytes, the same on every member) replaces this
+  // server's own: the members prove it to each other before one accepts
+  // another's server-to-server messages, and clients prove it to each of
+  // them. Call on every member, before clients connect. InvalidArgument if
+  // addresses[rank] is not this server or the secret is too short.
   void join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret);
   ServerStats stats() const;
   // Stops serving: pending requests are answered with Unavailable. Idempotent.

@@ -4,6 +4,7 @@
 
 #include <cove/region_copy.hpp>
 
+#include "common/auth.hpp"
 #include "common/connection_file.hpp"
 #include "common/log.hpp"
 #include "common/placement.hpp"
@@ -82,15 +83,27 @@ Client::Impl::~Impl() {
 }
 
 // A server may not be there yet: connecting is tried again until the
-// deadline (a UCX connection fails only when first used: a Stat proves it).
-net::Peer Client::Impl::connect_server(const std::string& address, net::Deadline deadline, std::int64_t timeout_ms) {
+// deadline (a UCX connection fails only when first used: the hello proves
+// it). `secret`, when empty, becomes that of a server in this process.
+net::Peer Client::Impl::connect_server(const std::string& address, std::string& secret, net::Deadline deadline,
+                                       std::int64_t timeout_ms) {
   for (;;) {
     try {
       net::Peer p = endpoint->connect(address, deadline);
-      if (std::strcmp(p->transport(), "ucx") == 0)
+      if (secret.empty()) {
+        // Is anybody there? (Connections are made lazily by some transports.)
         net::greet(*endpoint, p, net::Role::Client, "", {}, std::max(deadline, net::deadline_in(1000)));
+        secret = common::local_secret(address);
+      }
+      if (secret.empty())
+        fail(Code::PermissionDenied, "no secret for the Cove server at ", address.substr(0, 64),
+             ": connect through the group's connection file, or give the secret (ConnectOptions::secret, ",
+             "COVE_SECRET)");
+      if (std::strcmp(p->transport(), "ucx") == 0)
+        net::greet(*endpoint, p, net::Role::Client, "", secret, std::max(deadline, net::deadline_in(1000)));
       return p;
     } catch (const Error& e) {
+      if (e.code() == Code::PermissionDenied) throw;
       if (e.code() != Code::Unavailable || net::Clock::now() >= deadline)
         fail(e.code() == Code::InvalidArgument ? Code::InvalidArgument : Code::Unavailable, "no Cove server at ",
              address.substr(0, 64), " within ", timeout_ms, " ms (", detail::message_of(e), ")");
@@ -200,7 +213,7 @@ void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version
 
 // ---- Client ----
 
-std::vector<std::string> Client::resolve(const std::string& target, std::int64_t timeout_ms) {
+ConnectTarget Client::resolve_target(const std::string& target, std::int64_t timeout_ms) {
   std::string where = target;
   if (where.empty()) {
     const char* env = std::getenv("COVE_CONNECT");
@@ -208,14 +221,27 @@ std::vector<std::string> Client::resolve(const std::string& target, std::int64_t
       fail(Code::InvalidArgument, "no server given: pass an address or a connection file, or set COVE_CONNECT");
     where = env;
   }
-  const std::vector<std::string> addresses =
-      is_address(where) ? split_addresses(where) : common::read_connection_file(where, timeout_ms);
-  if (addresses.empty()) fail(Code::InvalidArgument, "no server address in '", where, "'");
-  return addresses;
+  ConnectTarget t;
+  if (is_address(where)) {
+    t.servers = split_addresses(where);
+  } else {
+    auto info = common::read_connection_file(where, timeout_ms);
+    t.servers = std::move(info.servers);
+    t.secret = std::move(info.secret);
+  }
+  if (t.servers.empty()) fail(Code::InvalidArgument, "no server address in '", where, "'");
+  return t;
+}
+
+std::vector<std::string> Client::resolve(const std::string& target, std::int64_t timeout_ms) {
+  return resolve_target(target, timeout_ms).servers;
 }
 
 Client Client::connect(const std::string& target, const ConnectOptions& options) {
-  const std::vector<std::string> addresses = resolve(target, options.timeout_ms);
+  ConnectTarget resolved = resolve_target(target, options.timeout_ms);
+  const std::vector<std::string>& addresses = resolved.servers;
+  std::string secret = !options.secret.empty() ? options.secret : std::move(resolved.secret);
+  if (const char* env = std::getenv("COVE_SECRET"); secret.empty() && env) secret = env;
   Client c;
   c.impl_ = std::make_shared<Impl>();
   Impl& impl = *c.impl_;
@@ -223,11 +249,15 @@ Client Client::connect(const std::string& target, const ConnectOptions& options)
   impl.addresses = addresses;
   if (const char* env = std::getenv("COVE_REORG"); env && *env) impl.reorg = parse_reorg(env);  // names a bad value
   const net::Deadline deadline = net::deadline_in(options.timeout_ms);
-  for (const auto& a : addresses) impl.servers.push_back(impl.connect_server(a, deadline, options.timeout_ms));
+  // Each server's secret: the one given, else that of a server in this
+  // process (known once it is there).
+  std::vector<std::string> secrets(addresses.size(), secret);
+  for (std::size_t s = 0; s < addresses.size(); ++s)
+    impl.servers.push_back(impl.connect_server(addresses[s], secrets[s], deadline, options.timeout_ms));
   // Hello once every server is connected: this client's address (which
   // grows a UCX part when a server is reached by UCX) is final now.
   for (std::size_t s = 0; s < addresses.size(); ++s)
-    net::greet(*impl.endpoint, impl.servers[s], net::Role::Client, impl.endpoint->address(), {},
+    net::greet(*impl.endpoint, impl.servers[s], net::Role::Client, impl.endpoint->address(), secrets[s],
                net::deadline_in(net::kControlTimeoutMs));
   return c;
 }

@@ -67,7 +67,8 @@ struct Client::Impl {
     for (std::size_t s = 0; s < servers.size(); ++s) replies.push_back(call<M>(s, request));
     return replies;
   }
-  net::Peer connect_server(const std::string& address, net::Deadline deadline, std::int64_t timeout_ms);
+  net::Peer connect_server(const std::string& address, std::string& secret, net::Deadline deadline,
+                           std::int64_t timeout_ms);
   [[noreturn]] static void detail_fail(const Error& e, const char* op, std::size_t server);
 
   void remember(const std::string& name, const VarInfo& info);

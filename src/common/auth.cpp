@@ -4,6 +4,9 @@
 
 #include <sodium.h>
 
+#include <map>
+#include <mutex>
+
 namespace cove::common {
 
 namespace {
@@ -46,6 +49,39 @@ bool verify(std::string_view secret, std::span<const std::byte> challenge, std::
   if (proof.size() != crypto_auth_BYTES) return false;
   const auto expected = prove(secret, challenge);
   return sodium_memcmp(expected.data(), proof.data(), expected.size()) == 0;
+}
+
+namespace {
+
+struct LocalSecrets {
+  std::mutex mutex;
+  std::map<std::string, std::string> by_address;
+};
+
+LocalSecrets& local_secrets() {
+  static LocalSecrets* s = new LocalSecrets;  // never destroyed: servers may stop during exit
+  return *s;
+}
+
+}  // namespace
+
+void remember_local_secret(const std::string& address, const std::string& secret) {
+  auto& s = local_secrets();
+  std::lock_guard lock(s.mutex);
+  s.by_address[address] = secret;
+}
+
+void forget_local_secret(const std::string& address) {
+  auto& s = local_secrets();
+  std::lock_guard lock(s.mutex);
+  s.by_address.erase(address);
+}
+
+std::string local_secret(const std::string& address) {
+  auto& s = local_secrets();
+  std::lock_guard lock(s.mutex);
+  auto it = s.by_address.find(address);
+  return it == s.by_address.end() ? std::string() : it->second;
 }
 
 }  // namespace cove::common

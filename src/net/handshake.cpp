@@ -27,8 +27,14 @@ HelloReply greet(Endpoint& endpoint, const Peer& peer, Role role, const std::str
   if (reply.protocol != kProtocolVersion)
     detail::fail(Code::Protocol, "this process speaks protocol version ", kProtocolVersion, " but ",
                  peer->address().substr(0, 64), " speaks version ", reply.protocol);
-  if (role == Role::Server)
+  if (group_secret.empty() && role == Role::Client) return reply;  // not admitted: only hello was said
+  try {
     call<Message<Op::Join>>(endpoint, peer, JoinRequest{common::prove(group_secret, reply.nonce)}, deadline);
+  } catch (const Error& e) {
+    if (e.code() != Code::PermissionDenied) throw;
+    detail::fail(Code::PermissionDenied, "the Cove server at ", peer->address().substr(0, 64),
+                 " refused this process's proof of the group's secret: is it the secret of this group?");
+  }
   return reply;
 }
 

@@ -1,8 +1,10 @@
 // Internal: the connecting side of a connection's first messages.
 //
-// greet() says Hello (protocol version, role, own address) and, for a
-// server, answers the group's challenge with Join: the accepting server
-// then takes it as a member of the group (server-to-server messages).
+// greet() says Hello (protocol version, role, own address) and answers the
+// server's challenge with Join, proving it holds the group's secret: the
+// server then serves its requests, and takes a server as a member of the
+// group (server-to-server messages). A client greeting with no secret says
+// only hello, and is refused everything else (a test of exactly that).
 //
 // Errors: Protocol naming both versions when the peer speaks another
 // protocol version; PermissionDenied when a Join is refused; the call's own

@@ -51,7 +51,7 @@ struct HelloRequest {
 struct HelloReply {
   std::uint16_t protocol = kProtocolVersion;
   std::string address;  // the answering endpoint's
-  Bytes nonce;          // for Join: a server proves HMAC(group secret, nonce)
+  Bytes nonce;          // for Join: the peer proves HMAC(group secret, nonce)
   void encode(WireWriter& out) const;
   static HelloReply decode(WireReader& in);
   bool operator==(const HelloReply&) const = default;

@@ -31,7 +31,7 @@ inline constexpr std::uint16_t kProtocolVersion = kWireVersion;
 
 enum class Op : std::uint16_t {
   Hello = 1,       // first message of every connection: versions and role
-  Join = 2,        // a server proves it belongs to the group (after Hello)
+  Join = 2,        // a peer proves it holds the group's secret (after Hello)
   Define = 3,
   Put = 4,         // the server reads the bytes from the writer's memory
   PutLocal = 5,    // the bytes stay in the writer's memory
@@ -57,9 +57,10 @@ enum class Op : std::uint16_t {
 // Who may send a message type. The dispatcher refuses the others before
 // decoding anything.
 enum class Sender : std::uint8_t {
-  Anyone,  // also before the hello (only Hello itself)
-  Client,  // any peer that said hello (clients and servers)
-  Server,  // a server of the group that proved it (Join)
+  Anyone,   // also before the hello (only Hello itself)
+  Greeted,  // any peer that said hello, before it proved anything (only Join)
+  Client,   // a peer that proved it holds the group's secret (Join): clients and servers
+  Server,   // a server of the group that proved it (Join after a hello as a server)
 };
 
 struct OpInfo {
@@ -70,7 +71,7 @@ struct OpInfo {
 
 inline constexpr std::array<OpInfo, 22> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
-    {Op::Join, "join", Sender::Client},
+    {Op::Join, "join", Sender::Greeted},
     {Op::Define, "define", Sender::Client},
     {Op::Put, "put", Sender::Client},
     {Op::PutLocal, "put_local", Sender::Client},

@@ -112,6 +112,9 @@ void Dispatcher::run(const std::shared_ptr<net::Request>& request) {
       if (info->sender == net::Sender::Server && !session->is_member())
         fail(Code::PermissionDenied, info->name, " is a message between the servers of a group; this connection is ",
              "not one of them");
+      if (info->sender == net::Sender::Client && !session->is_proven())
+        fail(Code::PermissionDenied, "a ", info->name, " request from a connection that has not proved it holds ",
+             "the group's secret (a client finds it in the group's connection file; see docs/security.md)");
     }
     table_[h.type].handler(*session, *request, answer);
   } catch (...) {

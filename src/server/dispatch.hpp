@@ -6,8 +6,10 @@
 //   - on a worker thread, for puts that pull data or forward index entries.
 //
 // Before anything is decoded, the dispatcher checks who sent the message
-// (net::kOps says who may): Hello first on every connection, the servers'
-// own messages only from a server that proved it belongs to the group.
+// (net::kOps says who may): Hello first on every connection, then Join,
+// which proves the group's secret; every other request only from a
+// connection that proved it, and the servers' own messages only from a
+// server that did.
 // Every request gets exactly one reply: its handler's, or an error reply
 // built from the exception the handler threw.
 //

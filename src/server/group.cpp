@@ -1,5 +1,6 @@
 #include "server/group.hpp"
 
+#include "common/auth.hpp"
 #include "core/fail.hpp"
 #include "net/handshake.hpp"
 
@@ -7,10 +8,13 @@ namespace cove::server {
 
 using detail::fail;
 
+GroupLink::GroupLink(net::Endpoint& endpoint, std::string own_address)
+    : endpoint_(endpoint), own_(std::move(own_address)), members_{own_}, secret_(common::random_hex(32)) {}
+
 void GroupLink::join(const std::vector<std::string>& members, int rank, const std::string& secret) {
   if (rank < 0 || static_cast<std::size_t>(rank) >= members.size() || members[rank] != own_)
     fail(Code::InvalidArgument, "join_group: member ", rank, " of ", members.size(), " is not this server's address");
-  if (members.size() > 1 && secret.size() < 16)
+  if (secret.size() < 16)
     fail(Code::InvalidArgument, "join_group: the group secret has ", secret.size(), " bytes; at least 16 are needed");
   std::lock_guard lock(mutex_);
   members_ = members;

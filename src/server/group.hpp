@@ -1,5 +1,6 @@
 // Internal: a server's link to the other servers of its group: who they
-// are (addresses, this server's rank), the group's secret, the connections
+// are (addresses, this server's rank), the group's secret (which clients
+// prove too), the connections
 // to them (each says hello and proves the secret with Join), and the index
 // entries sent to them.
 //
@@ -17,12 +18,12 @@ namespace cove::server {
 
 class GroupLink {
  public:
-  GroupLink(net::Endpoint& endpoint, std::string own_address)
-      : endpoint_(endpoint), own_(std::move(own_address)), members_{own_} {}
+  // A group of one, with a random secret of its own (256 bits).
+  GroupLink(net::Endpoint& endpoint, std::string own_address);
 
   // Makes this server member `rank` of the group `members`, whose servers
-  // prove they belong by `secret`. InvalidArgument if members[rank] is not
-  // this server or the secret is shorter than 16 bytes.
+  // and clients prove they belong by `secret`. InvalidArgument if
+  // members[rank] is not this server or the secret is shorter than 16 bytes.
   void join(const std::vector<std::string>& members, int rank, const std::string& secret);
   int size() const;
   int rank() const;

@@ -1,4 +1,4 @@
-// Handlers of a connection's life: Hello, Join, Disconnect, Stop.
+// Handlers of a connection's life: Hello, Join (the proof of the group's secret), Disconnect, Stop.
 #include "common/auth.hpp"
 #include "common/log.hpp"
 #include "core/fail.hpp"
@@ -28,6 +28,7 @@ net::HelloReply Service::hello(Session& s, net::HelloRequest&& r) {
     first = !s.greeted;
     s.greeted = true;
     s.role = r.role;
+    s.proven = false;
     s.member = false;
     s.address = r.address;
     s.nonce = reply.nonce;
@@ -38,15 +39,17 @@ net::HelloReply Service::hello(Session& s, net::HelloRequest&& r) {
 }
 
 net::Empty Service::join(Session& s, net::JoinRequest&& r) {
-  std::lock_guard lock(s.mutex);
-  if (s.role != net::Role::Server)
-    fail(Code::PermissionDenied, "join from a connection that said hello as a client");
   const std::string secret = group_->secret();
-  if (secret.empty() || !common::verify(secret, s.nonce, r.proof)) {
-    log::warn("a server at {} could not prove it belongs to this group", s.address.substr(0, 64));
+  std::lock_guard lock(s.mutex);
+  const bool server = s.role == net::Role::Server;
+  if (s.nonce.empty() || !common::verify(secret, s.nonce, r.proof)) {
+    s.nonce.clear();  // one try per challenge: another needs another hello
+    log::warn("a {} at {} could not prove it holds this group's secret", server ? "server" : "client",
+              s.address.substr(0, 64));
     fail(Code::PermissionDenied, "join refused: the proof does not match this group's secret");
   }
-  s.member = true;
+  s.proven = true;
+  s.member = server;
   s.nonce.clear();  // one proof per challenge
   return {};
 }

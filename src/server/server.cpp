@@ -8,6 +8,7 @@ namespace cove {
 Server::Server(const ServerOptions& options) : impl_(std::make_shared<server::Service>(options)) { impl_->start(); }
 Server::~Server() = default;
 std::string Server::address() const { return impl_->address(); }
+std::string Server::secret() const { return impl_->secret(); }
 void Server::join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret) {
   impl_->join_group(addresses, rank, secret);
 }

@@ -1,5 +1,6 @@
 #include "server/service.hpp"
 
+#include "common/auth.hpp"
 #include "common/log.hpp"
 #include "core/fail.hpp"
 
@@ -76,6 +77,7 @@ void Service::start() {
   d.on<Op::LeaseEnd>(D::always(), [this](Session& s, net::LeaseEndRequest&& r) { return lease_end(s, std::move(r)); });
   d.on_async<Op::Stop>(D::always(), [this](Session&, net::Empty&&, Responder answer) { stop_request(std::move(answer)); });
   d.start();
+  common::remember_local_secret(address_, group_->secret());
   endpoint_->serve([this](std::shared_ptr<net::Request> r) { dispatcher_->deliver(std::move(r)); },
                    [this](const net::Peer& peer) {
                      auto s = std::static_pointer_cast<Session>(peer->context());
@@ -91,6 +93,7 @@ void Service::start() {
 void Service::join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret) {
   std::lock_guard lock(mutex);
   group_->join(addresses, rank, secret);
+  common::remember_local_secret(address_, secret);
   shard_maps_.clear();
 }
 
@@ -116,6 +119,7 @@ void Service::stop() {
     stopping_ = true;
   }
   log::info("server {} stopping", address_.substr(0, 64));
+  common::forget_local_secret(address_);
   parked_->stop();
   dispatcher_->stop();
   reorganizer_->stop();

@@ -49,6 +49,7 @@ class Service : public std::enable_shared_from_this<Service> {
   void start();
 
   const std::string& address() const { return address_; }
+  std::string secret() const { return group_->secret(); }
   void join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret);
   ServerStats stats();
   // Stops serving: parked requests are answered with Unavailable. Idempotent.

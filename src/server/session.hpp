@@ -1,8 +1,9 @@
 // Internal: what a server knows about one connection, from its hello.
 //
-// A connection starts unknown; Hello makes it a client (or a server that
-// still has to prove it), Join makes a server a member of the group. The
-// dispatcher checks these before anything of a request is decoded.
+// A connection starts unknown; Hello makes it a client or a server that
+// still has to prove it holds the group's secret; Join proves it (and makes
+// a server a member of the group). The dispatcher checks these before
+// anything of a request is decoded.
 //
 // A session also keeps the reader's leases: what each lease keeps alive
 // (piece buffers, which return to the pool only when the last lease on them
@@ -29,7 +30,8 @@ struct Session {
   std::mutex mutex;
   bool greeted = false;          // Hello accepted
   net::Role role = net::Role::Client;
-  bool member = false;           // a server of this group (Join proved it)
+  bool proven = false;           // Join proved the group's secret
+  bool member = false;           // a server of this group (it said hello as one and proved the secret)
   std::string address;           // the peer's own address, as its hello gave it
   net::Bytes nonce;              // the challenge a server's Join answers
   std::weak_ptr<net::PeerHandle> peer;  // the connection (which owns this session)
@@ -37,6 +39,10 @@ struct Session {
   bool is_greeted() {
     std::lock_guard lock(mutex);
     return greeted;
+  }
+  bool is_proven() {
+    std::lock_guard lock(mutex);
+    return proven;
   }
   bool is_member() {
     std::lock_guard lock(mutex);

@@ -123,8 +123,9 @@ struct RawClient {
   std::unique_ptr<cove::net::Endpoint> ep = cove::net::make_endpoint("local");
   cove::net::Peer server;
   RawClient() {
-    server = ep->connect(cove::Client::resolve("", 10000).front(), cove::net::deadline_in(5000));
-    cove::net::greet(*ep, server, cove::net::Role::Client, ep->address(), {}, cove::net::deadline_in(5000));
+    const cove::ConnectTarget target = cove::Client::resolve_target("", 10000);
+    server = ep->connect(target.servers.front(), cove::net::deadline_in(5000));
+    cove::net::greet(*ep, server, cove::net::Role::Client, ep->address(), target.secret, cove::net::deadline_in(5000));
   }
   template <cove::net::Op op>
   auto call(const typename cove::net::Message<op>::Request& r) {
@@ -200,7 +201,8 @@ int get_loop(cove::Client& c) {
 int garbage(const std::string& server) {
   auto ep = cove::net::make_endpoint("ucx");
   auto peer = ep->connect(server, cove::net::deadline_in(5000));
-  cove::net::greet(*ep, peer, cove::net::Role::Client, ep->address(), {}, cove::net::deadline_in(5000));
+  cove::net::greet(*ep, peer, cove::net::Role::Client, ep->address(), cove::Client::resolve_target("", 10000).secret,
+                   cove::net::deadline_in(5000));
   auto status_of = [&](cove::net::Bytes m) {
     const auto reply = ep->call(peer, std::move(m), cove::net::deadline_in(5000));
     return cove::net::read_header(reply).status;

@@ -66,6 +66,8 @@ void expect_refused(Code code, const std::string& text, const std::string& what,
 }
 
 std::string connect_target() { return cove::Client::resolve("", 10000).front(); }
+// The group's secret, from its connection file.
+std::string group_secret() { return cove::Client::resolve_target("", 10000).secret; }
 
 // The alternative of an address with the given scheme ("local:" or "ucx:").
 std::string alternative(const std::string& address, const std::string& scheme) {
@@ -85,7 +87,7 @@ struct Raw {
   net::Peer peer;
   explicit Raw(const std::string& address, bool greet = true) {
     peer = ep->connect(address, net::deadline_in(10000));
-    if (greet) net::greet(*ep, peer, net::Role::Client, ep->address(), {}, net::deadline_in(10000));
+    if (greet) net::greet(*ep, peer, net::Role::Client, ep->address(), group_secret(), net::deadline_in(10000));
   }
   template <typename M>
   typename M::Reply call(const typename M::Request& r) {
@@ -181,7 +183,7 @@ int forge_ucx() {
   auto ep = net::make_endpoint("local");
   net::Peer peer = ep->connect(ucx, net::deadline_in(10000));
   check(std::strcmp(peer->transport(), "ucx") == 0, "connected to the server over UCX");
-  net::greet(*ep, peer, net::Role::Client, ep->address(), {}, net::deadline_in(10000));
+  net::greet(*ep, peer, net::Role::Client, ep->address(), group_secret(), net::deadline_in(10000));
   // The key of the server's own piece, from a query answer.
   const auto answer = net::call<net::Message<net::Op::Query>>(
       *ep, peer, {"kept", 1, false, all, 0, cove::Layout::c(), 0, std::nullopt}, net::deadline_in(10000));
@@ -208,7 +210,7 @@ int server_ops() {
                  [&] { client.call<net::Message<net::Op::IndexAdd>>(entry); });
   // A process that says it is a server but cannot prove the group's secret.
   Raw fake(alternative(connect_target(), "local:"), false);
-  expect_refused(Code::PermissionDenied, "does not match this group's secret", "a join with a wrong secret",
+  expect_refused(Code::PermissionDenied, "refused this process's proof of the group's secret", "a join with a wrong secret",
                  [&] { net::greet(*fake.ep, fake.peer, net::Role::Server, fake.ep->address(), "not the secret at all", net::deadline_in(10000)); });
   expect_refused(Code::PermissionDenied, "between the servers of a group", "IndexAdd after a refused join",
                  [&] { fake.call<net::Message<net::Op::IndexAdd>>(entry); });
@@ -266,7 +268,7 @@ int oversize(long server_pid) {
   const std::string ucx = alternative(connect_target(), "ucx:");
   auto ep = net::make_endpoint("local");
   net::Peer peer = ep->connect(ucx, net::deadline_in(10000));
-  net::greet(*ep, peer, net::Role::Client, ep->address(), {}, net::deadline_in(10000));
+  net::greet(*ep, peer, net::Role::Client, ep->address(), group_secret(), net::deadline_in(10000));
   expect_refused(Code::InvalidArgument, "exceeds the server's limit", "a 2 MiB metadata put over UCX", [&] {
     net::call<net::Message<net::Op::MetaPut>>(*ep, peer, {"big", 1, net::Bytes(2 << 20)}, net::deadline_in(10000));
   });
@@ -378,10 +380,12 @@ int impersonate(const std::string& file) {
   return failures ? 1 : 0;
 }
 
+const char* const kSomeSecret = "0123456789abcdef0123456789abcdef";
+
 int bad_connection_file(const std::string& file) {
   {
     std::ofstream out(file);
-    out << "version = 1\nservers = [\"ucx:" << std::string(424, 'a') << "\"]\n";
+    out << "version = 1\nsecret = \"" << kSomeSecret << "\"\nservers = [\"ucx:" << std::string(424, 'a') << "\"]\n";
   }
   cove::ConnectOptions o;
   o.timeout_ms = 2000;
@@ -389,7 +393,7 @@ int bad_connection_file(const std::string& file) {
                  [&] { cove::Client::connect(file, o); });
   {
     std::ofstream out(file);
-    out << "version = 1\nservers = [\"ucx:127.0.0.1:99999\"]\n";
+    out << "version = 1\nsecret = \"" << kSomeSecret << "\"\nservers = [\"ucx:127.0.0.1:99999\"]\n";
   }
   expect_refused(Code::InvalidArgument, "port", "a connection file with port 99999",
                  [&] { cove::Client::connect(file, o); });

@@ -410,7 +410,7 @@ TEST_F(Replicas, BadInputIsNamedAndNothingStoredIsLost) {
   }
   auto ep = cove::net::make_endpoint(across_processes() ? test_transport() : "inproc://reorg-raw-" + std::to_string(::getpid()));
   auto peer = ep->connect(server.address(), cove::net::deadline_in(10000));
-  cove::net::greet(*ep, peer, cove::net::Role::Client, ep->address(), {}, cove::net::deadline_in(5000));
+  cove::net::greet(*ep, peer, cove::net::Role::Client, ep->address(), server.secret(), cove::net::deadline_in(5000));
   cove::net::WireWriter q(static_cast<std::uint16_t>(cove::net::Op::Query), 7);
   q.str("t").u64(1).u8(0).box(domain).i64(0).str("F").u32(0).u8(9);
   const auto reply = ep->call(peer, std::move(q).finish(), cove::net::deadline_in(5000));

@@ -221,6 +221,61 @@ TEST_F(Staging, BadInputIsRejectedAndStoredDataStaysIntact) {
   EXPECT_EQ(s.versions, 1u);
 }
 
+// Without proof of the server's secret a connection gets nothing but the
+// hello's answer: no request of a client's is served, whatever it holds.
+TEST_F(Staging, ConnectionsThatDoNotProveTheSecretAreRefusedEverything) {
+  cove::Server server(options());
+  {
+    Client owner = Client::connect(server.address());
+    owner.define("kept", DType(DTypeKind::Float64), 1, std::vector<Index>{8});
+    const std::vector<double> v(8, 2.5);
+    owner.put("kept", 1, Box::from_shape(std::vector<Index>{8}), v.data(), 64);
+  }
+  namespace net = cove::net;
+  auto ep = net::make_endpoint(across_processes() ? test_transport() : "inproc://unproven-" + std::to_string(::getpid()));
+  auto peer = ep->connect(server.address(), net::deadline_in(10000));
+  net::greet(*ep, peer, net::Role::Client, ep->address(), {}, net::deadline_in(5000));  // hello only
+  const auto refused = [&](auto call, const char* what) {
+    try {
+      call();
+      ADD_FAILURE() << what << " was served without proof of the secret";
+    } catch (const cove::Error& e) {
+      EXPECT_EQ(e.code(), Code::PermissionDenied) << what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("has not proved it holds the group's secret"), std::string::npos) << e.what();
+    }
+  };
+  const Box all = Box::from_shape(std::vector<Index>{8});
+  const auto d = net::deadline_in(5000);
+  using net::Message;
+  using net::Op;
+  refused([&] { net::call<Message<Op::Define>>(*ep, peer, {"x", DType(DTypeKind::Int32), 1, std::nullopt, std::nullopt, {}}, d); }, "define");
+  net::PutInlineRequest put;
+  put.piece = {"kept", 2, all, cove::Layout::c(), DType(DTypeKind::Float64), 64};
+  put.data.resize(64);
+  refused([&] { net::call<Message<Op::PutInline>>(*ep, peer, put, d); }, "put");
+  refused([&] { net::call<Message<Op::Query>>(*ep, peer, {"kept", 1, false, all, 0, cove::Layout::c(), 0, std::nullopt}, d); }, "get");
+  refused([&] { net::call<Message<Op::Delete>>(*ep, peer, {"kept", 1}, d); }, "delete");
+  refused([&] { net::call<Message<Op::List>>(*ep, peer, {}, d); }, "list");
+  refused([&] { net::call<Message<Op::MetaGet>>(*ep, peer, {"kept", net::MetaMode::Exact, 1, 0}, d); }, "metadata get");
+  refused([&] { net::call<Message<Op::Stop>>(*ep, peer, {}, d); }, "stop");
+  // A wrong proof is refused, and so is a client given the wrong secret.
+  expect_error(Code::PermissionDenied, "refused this process's proof", [&] {
+    net::greet(*ep, peer, net::Role::Client, ep->address(), "a secret of another group", d);
+  });
+  refused([&] { net::call<Message<Op::List>>(*ep, peer, {}, d); }, "list after a refused proof");
+  cove::ConnectOptions wrong;
+  wrong.secret = "not this server's secret, but long enough";
+  expect_error(Code::PermissionDenied, "refused this process's proof", [&] { Client::connect(server.address(), wrong); });
+  // What was stored is intact, for a client that proves the secret.
+  cove::ConnectOptions right;
+  right.secret = server.secret();
+  Client c = Client::connect(server.address(), right);
+  std::vector<double> got(8);
+  c.get("kept", 1, all, got.data(), 64, 0);
+  EXPECT_EQ(got, std::vector<double>(8, 2.5));
+  EXPECT_EQ(c.list().size(), 1u);
+}
+
 TEST_F(Staging, MalformedMessagesGetErrorRepliesAndServingGoesOn) {
   cove::Server server(options());
   auto ep = cove::net::make_endpoint(across_processes() ? test_transport() : "inproc://raw-sender-" + std::to_string(::getpid()));
@@ -232,7 +287,7 @@ TEST_F(Staging, MalformedMessagesGetErrorRepliesAndServingGoesOn) {
   // Before the hello, nothing but a hello is taken.
   cove::net::WireWriter early(static_cast<std::uint16_t>(cove::net::Op::List), 1);
   EXPECT_EQ(send(std::move(early).finish()), Code::Protocol);
-  cove::net::greet(*ep, peer, cove::net::Role::Client, ep->address(), {}, cove::net::deadline_in(5000));
+  cove::net::greet(*ep, peer, cove::net::Role::Client, ep->address(), server.secret(), cove::net::deadline_in(5000));
   EXPECT_EQ(send({std::byte{1}, std::byte{2}, std::byte{3}}), Code::Protocol);  // shorter than a header
   cove::net::WireWriter w(static_cast<std::uint16_t>(cove::net::Op::Define), 1);
   w.str("x").str("<f8");  // truncated: ndim and shape missing

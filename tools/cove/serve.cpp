@@ -8,6 +8,7 @@
 #include "common/connection_file.hpp"
 #include "common/log.hpp"
 
+#include <cove/client.hpp>
 #include <cove/error.hpp>
 
 #ifdef COVE_HAVE_MPI
@@ -114,6 +115,42 @@ common::ServerConfig configure(const ServeArgs& a) {
   return cfg;
 }
 
+// Writes the group's connection file where none is, or over a stale one
+// (a Cove connection file whose servers no longer answer). A file of a
+// running group, and anything that is not a Cove connection file, stay.
+void publish_connection_file(const std::string& path, const common::ConnectionInfo& info) {
+  try {
+    common::create_connection_file(path, info);
+    return;
+  } catch (const Error& e) {
+    if (e.code() != Code::AlreadyExists) throw;
+  }
+  try {
+    ConnectOptions probe;
+    probe.timeout_ms = 500;
+    Client::connect(path, probe);
+  } catch (const Error& e) {
+    if (e.code() != Code::Unavailable)
+      throw Error(Code::AlreadyExists, "connection file " + path + " exists and is left alone: " + e.what());
+    log::warn("replacing the stale connection file {} (its servers do not answer)", path);
+    common::replace_connection_file(path, info);
+    return;
+  }
+  throw Error(Code::AlreadyExists, "connection file " + path +
+                                       " belongs to a running Cove group: stop it (cove stop) or give this one "
+                                       "another --connection-file");
+}
+
+// Removes the group's connection file, unless another group's is there now.
+void remove_connection_file(const std::string& path, const std::string& secret) {
+  try {
+    if (common::read_connection_file(path, 0).secret != secret) return;
+  } catch (const Error&) {
+    return;
+  }
+  ::unlink(path.c_str());
+}
+
 }  // namespace
 
 int serve(const ServeArgs& args) {
@@ -135,23 +172,26 @@ int serve(const ServeArgs& args) {
   Group group;
   Server server(cfg.options);
   const auto addresses = group.addresses(server.address());
-  server.join_group(addresses, group.rank, group.secret());
+  const std::string secret = group.secret();
+  server.join_group(addresses, group.rank, secret);
   // Every member knows the group before any client can, and a member whose
   // connection file cannot be written stops the others instead of leaving
   // them waiting.
-  bool written = true;
+  std::string why;
   if (group.rank == 0) {
     try {
-      common::write_connection_file(cfg.connection_file, addresses);
+      publish_connection_file(cfg.connection_file, {addresses, secret});
     } catch (const Error& e) {
       log::error("{}", e.what());
-      written = false;
+      why = e.what();
     }
   }
-  if (!group.all(written)) {
+  if (!group.all(why.empty())) {
     server.stop();
-    throw Error(Code::Unavailable, "the group did not start: the connection file '" + cfg.connection_file +
-                                       "' could not be written (see rank 0's log)");
+    throw Error(Code::Unavailable, "the group did not start: " +
+                                       (why.empty() ? "rank 0 could not write the connection file '" +
+                                                          cfg.connection_file + "' (see its log)"
+                                                    : why));
   }
   log::info("cove-server {}: serving as {} of {} at {}; connection file {}", ::getpid(), group.rank, group.size,
             server.address(), cfg.connection_file);
@@ -164,7 +204,7 @@ int serve(const ServeArgs& args) {
     }
   });
   server.wait();
-  if (group.rank == 0) ::unlink(cfg.connection_file.c_str());
+  if (group.rank == 0) remove_connection_file(cfg.connection_file, secret);
   // Wake the signal thread if the server stopped for another reason (cove stop).
   pthread_kill(signals.native_handle(), SIGTERM);
   signals.join();
