@@ -39,10 +39,11 @@ struct ServerOptions {
   std::string listen;
   // The largest request accepted, in bytes; larger ones are refused before
   // anything is allocated for them. 0: the protocol's default (1 MiB of
-  // metadata or 64 KiB of inline data, with their fields).
+  // metadata or 64 KiB of inline data, with their fields); else 1 KiB..1 GiB.
   std::size_t max_message_bytes = 0;
-  // Bytes of array data the server may hold; 0 means no limit. A put that
-  // would exceed it fails with NoMemory and the server keeps what it had.
+  // Bytes of array data the server may hold; 0 means no limit, at most
+  // 1 PiB. A put that would exceed it fails with NoMemory and the server
+  // keeps what it had.
   std::uint64_t memory_budget = 0;
   // Versions kept per variable; older ones are evicted. 0 keeps all.
   int max_versions = 0;

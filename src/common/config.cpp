@@ -5,6 +5,8 @@
 
 #include <toml++/toml.h>
 
+#include <filesystem>
+
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
@@ -21,13 +23,23 @@ namespace cove::common {
 
 using detail::fail;
 
-std::uint64_t parse_bytes(const std::string& text, const std::string& what) {
+void check_range(std::uint64_t n, const std::string& what, std::uint64_t min, std::uint64_t max) {
+  if (n < min || n > max)
+    fail(Code::InvalidArgument, what, " = ", n, " is out of range: accepted are ", min, "..", max, " bytes");
+}
+
+std::uint64_t parse_bytes(const std::string& text, const std::string& what, std::uint64_t min, std::uint64_t max) {
+  const auto range = [&] { return std::to_string(min) + ".." + std::to_string(max) + " bytes"; };
+  // Digits first: strtoull would take "-5" as 2^64 - 5, and " 5" too.
+  if (text.empty() || text[0] < '0' || text[0] > '9')
+    fail(Code::InvalidArgument, what, " = '", text, "' is not a size: expected digits and a unit (e.g. 1073741824, ",
+         "\"512MiB\", \"8GiB\"), in ", range());
   std::size_t pos = 0;
   unsigned long long n = 0;
   try {
     n = std::stoull(text, &pos);
   } catch (...) {
-    fail(Code::InvalidArgument, what, " = '", text, "' is not a size (e.g. 1073741824, \"512MiB\", \"8GiB\")");
+    fail(Code::InvalidArgument, what, " = '", text, "' is out of range: accepted are ", range());
   }
   const std::string unit = text.substr(pos);
   std::uint64_t scale = 1;
@@ -44,15 +56,17 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& what) {
   else
     fail(Code::InvalidArgument, what, " = '", text, "' has unit '", unit, "'; use B, KiB, MiB, GiB or TiB");
   std::uint64_t bytes;
-  if (__builtin_mul_overflow(static_cast<std::uint64_t>(n), scale, &bytes))
-    fail(Code::InvalidArgument, what, " = '", text, "' does not fit 64 bits");
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(n), scale, &bytes) || bytes < min || bytes > max)
+    fail(Code::InvalidArgument, what, " = '", text, "' is out of range: accepted are ", range());
   return bytes;
 }
 
+std::uint64_t parse_memory_budget(const std::string& text, const std::string& what) {
+  return parse_bytes(text, what, 0, kMaxMemoryBudget);
+}
+
 std::size_t parse_message_bytes(const std::string& text, const std::string& what) {
-  const std::uint64_t n = parse_bytes(text, what);
-  if (n < 1024) fail(Code::InvalidArgument, what, " = '", text, "' is below the smallest limit, 1024 bytes");
-  return static_cast<std::size_t>(n);
+  return static_cast<std::size_t>(parse_bytes(text, what, kMinMessageBytes, kMaxMessageBytes));
 }
 
 bool env_switch(const char* name) {
@@ -88,7 +102,27 @@ std::vector<Layout> parse_layouts(const std::string& text, const std::string& wh
   return out;
 }
 
+namespace {
+
+// A size in a configuration file: an integer of bytes or a string with a unit.
+std::uint64_t size_value(const toml::node& v, const std::string& what, std::uint64_t min, std::uint64_t max) {
+  if (auto i = v.value_exact<std::int64_t>()) {
+    if (*i < 0 || static_cast<std::uint64_t>(*i) < min || static_cast<std::uint64_t>(*i) > max)
+      fail(Code::InvalidArgument, what, " = ", *i, " is out of range: accepted are ", min, "..", max, " bytes");
+    return static_cast<std::uint64_t>(*i);
+  }
+  if (auto t = v.value_exact<std::string>()) return parse_bytes(*t, what, min, max);
+  fail(Code::InvalidArgument, what, " must be an integer of bytes or a string such as \"8GiB\", in ", min, "..", max,
+       " bytes");
+}
+
+}  // namespace
+
 ServerConfig load_server_config(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    fail(Code::InvalidArgument, "configuration ", path, " is not a regular file",
+         std::filesystem::exists(path, ec) ? "" : " (it does not exist)");
   toml::table doc;
   try {
     doc = toml::parse_file(path);
@@ -121,26 +155,14 @@ ServerConfig load_server_config(const std::string& path) {
       if (!s) fail(Code::InvalidArgument, key("log_file"), " must be a string (a file name)");
       c.log_file = *s;
     } else if (name == "max_message_bytes") {
-      if (auto i = v.value<std::int64_t>(); i && *i >= 1024) {
-        c.options.max_message_bytes = static_cast<std::size_t>(*i);
-      } else if (auto t = v.value<std::string>()) {
-        c.options.max_message_bytes = parse_message_bytes(*t, key("max_message_bytes"));
-      } else {
-        fail(Code::InvalidArgument, key("max_message_bytes"), " must be a size of at least 1024 bytes");
-      }
+      c.options.max_message_bytes = static_cast<std::size_t>(
+          size_value(v, key("max_message_bytes"), kMinMessageBytes, kMaxMessageBytes));
     } else if (name == "connection_file") {
       auto s = v.value<std::string>();
       if (!s || s->empty()) fail(Code::InvalidArgument, key("connection_file"), " must be a non-empty string");
       c.connection_file = *s;
     } else if (name == "memory_budget") {
-      if (auto i = v.value<std::int64_t>()) {
-        if (*i < 0) fail(Code::InvalidArgument, key("memory_budget"), " = ", *i, " is negative");
-        c.options.memory_budget = static_cast<std::uint64_t>(*i);
-      } else if (auto s = v.value<std::string>()) {
-        c.options.memory_budget = parse_bytes(*s, key("memory_budget"));
-      } else {
-        fail(Code::InvalidArgument, key("memory_budget"), " must be an integer or a string such as \"8GiB\"");
-      }
+      c.options.memory_budget = size_value(v, key("memory_budget"), 0, kMaxMemoryBudget);
     } else if (name == "max_versions") {
       auto i = v.value<std::int64_t>();
       if (!i || *i < 0 || *i > 1'000'000)

@@ -31,10 +31,21 @@ struct ServerConfig {
 
 // Reads and validates a configuration file; errors name the file, key and value.
 ServerConfig load_server_config(const std::string& path);
-// "8GiB", "512MiB", "1024" -> bytes; InvalidArgument naming `what` otherwise.
-std::uint64_t parse_bytes(const std::string& text, const std::string& what);
-// parse_bytes, for the largest request a server accepts: at least 1024.
+// The accepted ranges of the sizes a server is given.
+inline constexpr std::uint64_t kMaxMemoryBudget = std::uint64_t{1} << 50;  // 1 PiB (0: no limit)
+inline constexpr std::uint64_t kMinMessageBytes = 1024;
+inline constexpr std::uint64_t kMaxMessageBytes = std::uint64_t{1} << 30;  // 1 GiB
+
+// "8GiB", "512MiB", "1024" -> bytes, in min..max; InvalidArgument naming
+// `what`, the value and the accepted range otherwise (a sign, a fraction or
+// an unknown unit included).
+std::uint64_t parse_bytes(const std::string& text, const std::string& what, std::uint64_t min, std::uint64_t max);
+// A memory budget: 0 (no limit) up to kMaxMemoryBudget.
+std::uint64_t parse_memory_budget(const std::string& text, const std::string& what);
+// The largest request a server accepts: kMinMessageBytes..kMaxMessageBytes.
 std::size_t parse_message_bytes(const std::string& text, const std::string& what);
+// InvalidArgument naming `what` unless `n` is in min..max.
+void check_range(std::uint64_t n, const std::string& what, std::uint64_t min, std::uint64_t max);
 // An on/off switch from the environment: unset, empty or "1" is on, "0"
 // off; anything else is InvalidArgument naming the variable.
 bool env_switch(const char* name);

@@ -1,6 +1,7 @@
 #include "server/service.hpp"
 
 #include "common/auth.hpp"
+#include "common/config.hpp"
 #include "common/log.hpp"
 #include "core/fail.hpp"
 
@@ -12,6 +13,10 @@ using net::Op;
 Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, o.max_versions), metadata_(o.max_versions) {
   if (o.workers < 1 || o.workers > 256)
     fail(Code::InvalidArgument, "ServerOptions.workers = ", o.workers, " must be 1..256");
+  common::check_range(o.memory_budget, "ServerOptions.memory_budget", 0, common::kMaxMemoryBudget);
+  if (o.max_message_bytes != 0)
+    common::check_range(o.max_message_bytes, "ServerOptions.max_message_bytes", common::kMinMessageBytes,
+                        common::kMaxMessageBytes);
   if (o.reorg_threads < 1 || o.reorg_threads > 64)
     fail(Code::InvalidArgument, "ServerOptions.reorg_threads = ", o.reorg_threads, " must be 1..64");
   if (static_cast<int>(o.reorg) < 1 || static_cast<int>(o.reorg) > 4)

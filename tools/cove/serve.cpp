@@ -102,7 +102,7 @@ common::ServerConfig configure(const ServeArgs& a) {
   }
   if (!a.listen.empty()) cfg.options.listen = a.listen;
   if (!a.connection_file.empty()) cfg.connection_file = a.connection_file;
-  if (!a.memory_budget.empty()) cfg.options.memory_budget = common::parse_bytes(a.memory_budget, "--memory-budget");
+  if (!a.memory_budget.empty()) cfg.options.memory_budget = common::parse_memory_budget(a.memory_budget, "--memory-budget");
   if (!a.max_message_bytes.empty())
     cfg.options.max_message_bytes = common::parse_message_bytes(a.max_message_bytes, "--max-message-bytes");
   if (a.max_versions >= 0) cfg.options.max_versions = a.max_versions;
