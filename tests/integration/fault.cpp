@@ -2,6 +2,7 @@
 // it saw and exits 0 when it saw what the test expects.
 //   cove-test-fault big-put         puts 1 GiB; meant to be killed midway
 //   cove-test-fault seed            stores a small variable to check later
+//   cove-test-fault hostile-name    defines a variable whose name holds terminal escapes and bytes not UTF-8
 //   cove-test-fault check-intact    the small variable is intact, nothing partial is held, serving goes on
 //   cove-test-fault wait-on-death   waits (20 s timeout) for data that never comes; expects a failure well before
 //   cove-test-fault garbage         sends malformed messages straight to the server; expects error replies
@@ -49,6 +50,13 @@ int seed(cove::Client& c) {
   const auto v = small_values();
   c.put("small", 1, kSmall, v.data(), v.size() * 8);
   std::printf("seeded\n");
+  return 0;
+}
+
+// A name that would clear the screen and retitle the terminal if printed raw.
+int hostile_name(cove::Client& c) {
+  c.define("evil\x1b]0;pwned\x07\x1b[2J\xff\\end", cove::DType(cove::DTypeKind::UInt8), 1);
+  std::printf("defined\n");
   return 0;
 }
 
@@ -239,6 +247,7 @@ int main(int argc, char** argv) {
     cove::Client c = cove::Client::connect("", o);
     if (role == "big-put") return big_put(c);
     if (role == "seed" || role == "late") return seed(c);
+    if (role == "hostile-name") return hostile_name(c);
     if (role == "check-intact") return check_intact(c);
     if (role == "wait-on-death") return wait_on_death(c);
     if (role == "hold-local" && argc == 3) return hold_local(c, argv[2]);

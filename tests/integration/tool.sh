@@ -58,6 +58,18 @@ assert s[0]["clients"] >= 1 and s[0]["requests"] > 0 and s[0]["uptime_ms"] > 0, 
 print("ok: ls and stat JSON agree with what was put")
 PY
 
+# A name holding terminal escapes and bytes that are not UTF-8 is printed
+# escaped, as text and as JSON.
+"$COVE_TEST_BIN"/cove-test-fault hostile-name > /dev/null
+"$cove" ls > "$dir/ls.out"
+! grep -q $'\x1b' "$dir/ls.out" || fail "cove ls printed an escape character raw"
+grep -qF 'evil\x1b]0;pwned\x07\x1b[2J\xff\\end  |u1' "$dir/ls.out" || { cat "$dir/ls.out"; fail "cove ls did not escape the name"; }
+"$cove" ls --json > "$dir/ls.json"
+! grep -q $'\x1b' "$dir/ls.json" || fail "cove ls --json printed an escape character raw"
+python3 -c 'import json,sys; n=[v["name"] for v in json.load(open(sys.argv[1]))]; assert "evil\x1b]0;pwned\x07\x1b[2J\ufffd\\end" in n, n' "$dir/ls.json" \
+  || fail "cove ls --json does not hold the escaped name"
+echo "ok: names are escaped in listings"
+
 "$cove" top --interval 0.2 --count 2 > "$dir/top.out"
 [ "$(grep -c '^cove top: 1 server' "$dir/top.out")" -eq 2 ] || { cat "$dir/top.out"; fail "cove top did not draw 2 frames"; }
 grep -q "memory / budget" "$dir/top.out" || fail "cove top has no memory column"

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace cove::tool {
 
@@ -27,6 +28,12 @@ int stat(Client& client, bool json);
 // Redraws every `interval_s` seconds; stops after `count` frames (0: until
 // interrupted). On a terminal the screen is cleared before each frame.
 int top(Client& client, double interval_s, int count);
+
+// Text from a server (variable names, addresses, error messages) made safe
+// for a terminal: printable ASCII stays, a backslash doubles, every other
+// byte (escape sequences, control characters, anything not ASCII) becomes
+// \xHH, so that no name can move the cursor or rewrite the screen.
+std::string printable(std::string_view text);
 
 // "1.5 MiB"
 std::string human_bytes(double bytes);

@@ -88,25 +88,43 @@ json ls_json(const std::vector<VariableInfo>& vars) {
   return out;
 }
 
+// JSON strings are escaped by the library; bytes that are not UTF-8 become U+FFFD.
+std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
+
 }  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b == '\\')
+      out += "\\\\";
+    else if (b >= 0x20 && b < 0x7f)
+      out += c;
+    else
+      out += fmt::format("\\x{:02x}", b);
+  }
+  return out;
+}
 
 int ls(Client& c, bool as_json) {
   const auto vars = c.list();
   if (as_json) {
-    fmt::print("{}\n", ls_json(vars).dump(2));
+    fmt::print("{}\n", dump(ls_json(vars)));
     return 0;
   }
   const auto servers = c.servers();
   auto name_of = [&](const std::string& holder) {
     for (std::size_t i = 0; i < servers.size(); ++i)
       if (servers[i] == holder) return fmt::format("server {}", i);
-    return fmt::format("writer {}...", holder.substr(0, 16));
+    return fmt::format("writer {}...", printable(holder.substr(0, 16)));
   };
   if (vars.empty()) fmt::print("(no variables)\n");
   for (const auto& v : vars) {
     std::string reorg = v.reorg ? reorg_name(*v.reorg) : "(server's)";
     if (!v.layouts.empty()) reorg += " layouts " + layouts_text(v.layouts);
-    fmt::print("{}  {}  ndim {}  shape {}  reorg {}\n", v.name, v.dtype.name(), v.ndim,
+    fmt::print("{}  {}  ndim {}  shape {}  reorg {}\n", printable(v.name), v.dtype.name(), v.ndim,
                v.shape ? v.shape->to_string() : "(none)", reorg);
     for (const auto& ver : v.versions) {
       struct Held {
@@ -139,7 +157,7 @@ int stat(Client& c, bool as_json) {
   if (as_json) {
     json servers = json::array();
     for (const auto& [address, s] : all) servers.push_back(stats_json(address, s));
-    fmt::print("{}\n", json{{"servers", servers}}.dump(2));
+    fmt::print("{}\n", dump(json{{"servers", servers}}));
     return 0;
   }
   fmt::print("{:<8} {:>9} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8} {:>12} {:>7}\n", "server",

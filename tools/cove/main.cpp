@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const cove::Error& e) {
-    fmt::print(stderr, "cove: {}\n", e.what());
+    fmt::print(stderr, "cove: {}\n", cove::tool::printable(e.what()));
     return 1;
   }
 }
