@@ -60,7 +60,10 @@ COVE_EXPORT cove_status cove_server_stop(cove_server_t* server);
 /* target: a connection file, server addresses separated by commas, or NULL
  * / "" for the COVE_CONNECT environment variable. */
 COVE_EXPORT cove_status cove_connect(const char* target, int64_t timeout_ms, cove_client_t** client);
-/* Releases this client's put_local pieces and frees the handle (NULL is a no-op). */
+/* Releases this client's put_local pieces and frees the handle (NULL is a
+ * no-op). Calls in flight on other threads are waited for (a get waits as
+ * its timeout says); calls that begin meanwhile fail with
+ * COVE_INVALID_ARGUMENT. Once it returns, the handle must not be used. */
 COVE_EXPORT cove_status cove_disconnect(cove_client_t* client);
 
 /* shape: ndim extents of the global domain [0, shape), or NULL for none. */
@@ -117,6 +120,7 @@ typedef struct cove_stats {
   uint64_t requests, bytes_in;
   uint64_t replicas, replica_bytes; /* parts of pieces held in other layouts, and their bytes */
   uint64_t reorganizations;         /* replicas built so far */
+  uint64_t parked_gets;             /* gets and metadata gets waiting for data now */
 } cove_stats;
 /* Totals over all servers. */
 COVE_EXPORT cove_status cove_stat(cove_client_t* client, cove_stats* stats);

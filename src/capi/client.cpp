@@ -7,6 +7,7 @@
 #include <cove/error.hpp>
 #include <cove/server.hpp>
 
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -18,10 +19,16 @@ struct cove_server {
   std::string address;
 };
 
+// A client handle counts the calls in flight on it, so that cove_disconnect
+// on one thread waits for the calls of others instead of freeing the handle
+// under them; calls that begin while it waits are refused.
 struct cove_client {
   explicit cove_client(cove::Client c) : client(std::move(c)) {}
   cove::Client client;
-  std::mutex mutex;
+  std::mutex mutex;  // guards the fields below
+  std::condition_variable idle;
+  int calls = 0;
+  bool closing = false;
   std::map<void*, cove::SharedBuffer> allocated;  // cove_alloc, by address
 };
 
@@ -64,6 +71,37 @@ cove::Box region(int ndim, const int64_t* start, const int64_t* count) {
 
 cove::Layout layout_of(const char* layout) { return layout ? cove::Layout::parse(layout) : cove::Layout::c(); }
 
+// One call on a client handle: counted while it runs; refused once
+// cove_disconnect has begun.
+class InFlight {
+ public:
+  explicit InFlight(cove_client* c) : c_(c) {
+    require(c, "client");
+    std::lock_guard lock(c->mutex);
+    if (c->closing)
+      throw cove::Error(cove::Code::InvalidArgument, "this client is being disconnected (cove_disconnect was called)");
+    ++c->calls;
+  }
+  ~InFlight() {
+    std::lock_guard lock(c_->mutex);
+    if (--c_->calls == 0) c_->idle.notify_all();
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  cove_client* c_;
+};
+
+// guarded(), for a call on a client: fn(cove::Client&).
+template <typename Fn>
+cove_status on_client(cove_client* c, Fn&& fn) noexcept {
+  return guarded([&] {
+    InFlight call(c);
+    fn(c->client);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -104,7 +142,17 @@ cove_status cove_connect(const char* target, int64_t timeout_ms, cove_client_t**
 }
 
 cove_status cove_disconnect(cove_client_t* client) {
-  return guarded([&] { delete client; });
+  return guarded([&] {
+    if (!client) return;
+    {
+      std::unique_lock lock(client->mutex);
+      if (client->closing)
+        throw cove::Error(cove::Code::InvalidArgument, "cove_disconnect called twice on one client");
+      client->closing = true;
+      client->idle.wait(lock, [&] { return client->calls == 0; });
+    }
+    delete client;
+  });
 }
 
 cove_status cove_define(cove_client_t* c, const char* name, const char* dtype, int ndim, const int64_t* shape) {
@@ -113,8 +161,7 @@ cove_status cove_define(cove_client_t* c, const char* name, const char* dtype, i
 
 cove_status cove_define_reorg(cove_client_t* c, const char* name, const char* dtype, int ndim, const int64_t* shape,
                               const char* reorg, const char* layouts) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(name, "name");
     require(dtype, "dtype");
     std::span<const cove::Index> s;
@@ -126,33 +173,30 @@ cove_status cove_define_reorg(cove_client_t* c, const char* name, const char* dt
     cove::VariableOptions options;
     if (reorg) options.reorg = cove::parse_reorg(reorg);
     if (layouts) options.layouts = cove::common::parse_layouts(layouts, "layouts");
-    c->client.define(name, cove::DType::parse(dtype), ndim, s, options);
+    client.define(name, cove::DType::parse(dtype), ndim, s, options);
   });
 }
 
 cove_status cove_put(cove_client_t* c, const char* var, uint64_t version, int ndim, const int64_t* start,
                      const int64_t* count, const void* data, size_t bytes, const char* layout) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(var, "var");
-    c->client.put(var, version, region(ndim, start, count), data, bytes, layout_of(layout));
+    client.put(var, version, region(ndim, start, count), data, bytes, layout_of(layout));
   });
 }
 
 cove_status cove_put_local(cove_client_t* c, const char* var, uint64_t version, int ndim, const int64_t* start,
                            const int64_t* count, const void* data, size_t bytes, const char* layout) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(var, "var");
-    c->client.put_local(var, version, region(ndim, start, count), data, bytes, layout_of(layout));
+    client.put_local(var, version, region(ndim, start, count), data, bytes, layout_of(layout));
   });
 }
 
 cove_status cove_alloc(cove_client_t* c, size_t bytes, void** data) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(data, "data");
-    cove::SharedBuffer b = c->client.allocate(bytes);
+    cove::SharedBuffer b = client.allocate(bytes);
     std::lock_guard lock(c->mutex);
     *data = b.data();
     c->allocated.emplace(b.data(), std::move(b));
@@ -160,8 +204,7 @@ cove_status cove_alloc(cove_client_t* c, size_t bytes, void** data) {
 }
 
 cove_status cove_free(cove_client_t* c, void* data) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client&) {
     if (!data) return;
     std::lock_guard lock(c->mutex);
     if (c->allocated.erase(data) == 0)
@@ -171,72 +214,65 @@ cove_status cove_free(cove_client_t* c, void* data) {
 
 cove_status cove_release(cove_client_t* c, const char* var, uint64_t version, int ndim, const int64_t* start,
                          const int64_t* count, size_t* released) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(var, "var");
-    const std::size_t n = c->client.release(var, version, region(ndim, start, count));
+    const std::size_t n = client.release(var, version, region(ndim, start, count));
     if (released) *released = n;
   });
 }
 
 cove_status cove_get(cove_client_t* c, const char* var, uint64_t version, int ndim, const int64_t* start,
                      const int64_t* count, void* data, size_t bytes, int64_t timeout_ms, const char* layout) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(var, "var");
-    c->client.get(var, version, region(ndim, start, count), data, bytes, timeout_ms, layout_of(layout));
+    client.get(var, version, region(ndim, start, count), data, bytes, timeout_ms, layout_of(layout));
   });
 }
 
 cove_status cove_get_latest(cove_client_t* c, const char* var, int ndim, const int64_t* start, const int64_t* count,
                             void* data, size_t bytes, int64_t timeout_ms, const char* layout, uint64_t* version) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(var, "var");
-    const auto v = c->client.get_latest(var, region(ndim, start, count), data, bytes, timeout_ms, layout_of(layout));
+    const auto v = client.get_latest(var, region(ndim, start, count), data, bytes, timeout_ms, layout_of(layout));
     if (version) *version = v;
   });
 }
 
 cove_status cove_latest(cove_client_t* c, const char* var, uint64_t* version) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(var, "var");
     require(version, "version");
-    const auto v = c->client.latest(var);
+    const auto v = client.latest(var);
     if (!v) throw cove::Error(cove::Code::NotFound, std::string("variable '") + var + "' has no versions");
     *version = *v;
   });
 }
 
 cove_status cove_remove(cove_client_t* c, const char* var, uint64_t version) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(var, "var");
-    c->client.remove(var, version);
+    client.remove(var, version);
   });
 }
 
 cove_status cove_put_meta(cove_client_t* c, const char* name, uint64_t version, const void* data, size_t bytes) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(name, "name");
     if (bytes) require(data, "data");
-    c->client.put_meta(name, version, {static_cast<const std::byte*>(data), bytes});
+    client.put_meta(name, version, {static_cast<const std::byte*>(data), bytes});
   });
 }
 
 cove_status cove_get_meta(cove_client_t* c, const char* name, cove_meta_mode mode, uint64_t version,
                           int64_t timeout_ms, void* data, size_t capacity, size_t* size, uint64_t* found_version) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(name, "name");
     if (capacity) require(data, "data");
     cove::Metadata m;
     switch (mode) {
-      case COVE_META_EXACT: m = c->client.get_meta(name, version, timeout_ms); break;
-      case COVE_META_NEXT: m = c->client.get_meta_next(name, version, timeout_ms); break;
-      case COVE_META_LATEST: m = c->client.get_meta_latest(name, timeout_ms); break;
+      case COVE_META_EXACT: m = client.get_meta(name, version, timeout_ms); break;
+      case COVE_META_NEXT: m = client.get_meta_next(name, version, timeout_ms); break;
+      case COVE_META_LATEST: m = client.get_meta_latest(name, timeout_ms); break;
       default:
         throw cove::Error(cove::Code::InvalidArgument, "metadata mode " + std::to_string(static_cast<int>(mode)) +
                                                            " is not EXACT, NEXT or LATEST");
@@ -248,12 +284,11 @@ cove_status cove_get_meta(cove_client_t* c, const char* name, cove_meta_mode mod
 }
 
 cove_status cove_stat(cove_client_t* c, cove_stats* out) {
-  return guarded([&] {
-    require(c, "client");
+  return on_client(c, [&](cove::Client& client) {
     require(out, "stats");
-    const auto s = c->client.stat();
+    const auto s = client.stat();
     *out = {s.variables, s.versions,      s.pieces,   s.owned_bytes,   s.local_bytes,    s.memory_budget,
-            s.requests,  s.bytes_in,      s.replicas, s.replica_bytes, s.reorganizations};
+            s.requests,  s.bytes_in,      s.replicas, s.replica_bytes, s.reorganizations, s.parked_gets};
   });
 }
 

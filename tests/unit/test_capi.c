@@ -3,6 +3,7 @@
  * errors a C caller sees. Prints "N passed, N failed". */
 #include <cove.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,55 @@ static int passed = 0, failed = 0;
               __LINE__, #cond, cove_last_error());                            \
     }                                                                         \
   } while (0)
+
+/* A get that waits, without a timeout, for version 99. */
+struct waiting_get {
+  cove_client_t* c;
+  cove_status status;
+};
+static void* wait_for_nothing(void* arg) {
+  struct waiting_get* g = (struct waiting_get*)arg;
+  const int64_t s[2] = {0, 0}, n[2] = {4, 6};
+  double out[24];
+  g->status = cove_get(g->c, "grid", 99, 2, s, n, out, sizeof out, -1, NULL);
+  if (g->status == COVE_OK && out[23] != 23) g->status = COVE_INTERNAL;
+  return NULL;
+}
+static void* disconnect(void* arg) {
+  *(cove_status*)((void**)arg)[1] = cove_disconnect((cove_client_t*)((void**)arg)[0]);
+  return NULL;
+}
+
+/* cove_disconnect on one thread while a get is in flight on another: it
+ * waits for the get, and calls that begin meanwhile are refused. (Under
+ * ASan, freeing the handle under the get was a use after free.) */
+static void disconnect_under_a_call(const char* address) {
+  cove_client_t* c = NULL;
+  CHECK(cove_connect(address, 1000, &c) == COVE_OK);
+  struct waiting_get g = {c, COVE_OK};
+  pthread_t getter, closer;
+  pthread_create(&getter, NULL, wait_for_nothing, &g);
+  cove_stats st;
+  while (cove_stat(c, &st) == COVE_OK && st.parked_gets == 0) {} /* the get is parked at the server */
+  cove_status closed = COVE_INTERNAL;
+  void* args[2] = {c, &closed};
+  pthread_create(&closer, NULL, disconnect, args);
+  int refused = 0;
+  for (int i = 0; i < 4000000 && !refused; ++i) refused = cove_stat(c, &st) == COVE_INVALID_ARGUMENT;
+  CHECK(refused && strstr(cove_last_error(), "being disconnected") != NULL);
+  /* Another client puts what the get waits for: the get, then the disconnect, return. */
+  cove_client_t* writer = NULL;
+  CHECK(cove_connect(address, 1000, &writer) == COVE_OK);
+  double field[24];
+  for (int i = 0; i < 24; ++i) field[i] = i;
+  const int64_t start[2] = {0, 0}, shape[2] = {4, 6};
+  CHECK(cove_put(writer, "grid", 99, 2, start, shape, field, sizeof field, NULL) == COVE_OK);
+  pthread_join(getter, NULL);
+  pthread_join(closer, NULL);
+  CHECK(g.status == COVE_OK);
+  CHECK(closed == COVE_OK);
+  CHECK(cove_disconnect(writer) == COVE_OK);
+}
 
 int main(void) {
   CHECK(COVE_OK == 0);
@@ -98,6 +148,7 @@ int main(void) {
   CHECK(cove_free(c, NULL) == COVE_OK);
 
   CHECK(cove_disconnect(c) == COVE_OK);
+  disconnect_under_a_call(cove_server_address(server));
   CHECK(cove_server_stop(server) == COVE_OK);
   CHECK(cove_disconnect(NULL) == COVE_OK);
   printf("%d passed, %d failed\n", passed, failed);
