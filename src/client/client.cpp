@@ -122,13 +122,13 @@ void Client::Impl::remember(const std::string& name, const VarInfo& info) {
   maps[name] = std::make_shared<const common::ShardMap>(info.shape, static_cast<int>(servers.size()), name);
 }
 
-Client::Impl::VarInfo Client::Impl::var_info(const std::string& var) {
+Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::optional<net::Deadline> deadline) {
   {
     std::lock_guard lock(mutex);
     auto it = vars.find(var);
     if (it != vars.end()) return it->second;
   }
-  for (const auto& v : list_server(0))
+  for (const auto& v : list_server(0, deadline))
     if (v.name == var) {
       remember(var, {v.dtype, v.shape});
       return {v.dtype, v.shape};
@@ -158,8 +158,8 @@ net::Peer Client::Impl::peer_for(const std::string& address) {
   return peers.get(address, [&] { return endpoint->connect(address, net::deadline_in(net::kPeerConnectTimeoutMs)); });
 }
 
-std::vector<VariableInfo> Client::Impl::list_server(std::size_t s) {
-  auto listed = call<Message<Op::List>>(s, {}).variables;
+std::vector<VariableInfo> Client::Impl::list_server(std::size_t s, std::optional<net::Deadline> deadline) {
+  auto listed = call<Message<Op::List>>(s, {}, deadline.value_or(net::deadline_in(net::kControlTimeoutMs))).variables;
   for (auto& v : listed)
     for (auto& ver : v.versions)
       for (auto& p : ver.pieces) {
@@ -418,10 +418,8 @@ void Client::put_meta(const std::string& name, std::uint64_t version, std::span<
 
 Metadata Client::Impl::meta_get(const std::string& name, net::MetaMode mode, std::uint64_t version,
                                 std::int64_t timeout_ms) {
-  const net::Deadline deadline =
-      timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + net::kWaitGraceMs);
   const auto home = static_cast<std::size_t>(common::home_server(name, static_cast<int>(servers.size())));
-  auto reply = call<Message<Op::MetaGet>>(home, {name, mode, version, timeout_ms}, deadline);
+  auto reply = call<Message<Op::MetaGet>>(home, {name, mode, version, timeout_ms}, wait_deadline(timeout_ms));
   return {reply.version, std::move(reply.data)};
 }
 

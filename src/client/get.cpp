@@ -49,10 +49,8 @@ void Client::Impl::Leases::end() {
 Client::Impl::Answer Client::Impl::query(std::size_t server, const std::string& var, std::uint64_t version, bool latest,
                                          const Box& region, std::int64_t timeout_ms, const DType& dtype,
                                          const Layout& layout, std::uint32_t eager_max, Leases& leases) {
-  const net::Deadline deadline =
-      timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + net::kWaitGraceMs);
   net::QueryReply reply = call<Message<Op::Query>>(
-      server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg}, deadline);
+      server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg}, wait_deadline(timeout_ms));
   leases.add(server, reply.lease);
   if (!(reply.dtype == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", reply.dtype.name());
   Answer a{reply.version, std::move(reply.pieces), std::move(reply.data), reply.method, {}};
@@ -118,7 +116,8 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
                                 void* data, std::size_t bytes, std::int64_t timeout_ms, const Layout& layout) {
   detail::validate_box(region, "region");
   layout.axis_order(region.ndim);
-  const VarInfo info = var_info(var);
+  const VarInfo info =
+      var_info(var, timeout_ms < 0 ? std::nullopt : std::optional<net::Deadline>(wait_deadline(timeout_ms)));
   check_region(var, info, region);
   const DType dtype = info.dtype;
   std::uint64_t need = 0;

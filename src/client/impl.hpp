@@ -72,14 +72,21 @@ struct Client::Impl {
   [[noreturn]] static void detail_fail(const Error& e, const char* op, std::size_t server);
 
   void remember(const std::string& name, const VarInfo& info);
-  VarInfo var_info(const std::string& var);
+  // A variable's definition, asked of server 0 the first time (by
+  // `deadline`; default: a control call's).
+  VarInfo var_info(const std::string& var, std::optional<net::Deadline> deadline = std::nullopt);
+  // The deadline of a call that waits up to timeout_ms (< 0: forever) at
+  // the server: the caller's own timeout and a short grace.
+  static net::Deadline wait_deadline(std::int64_t timeout_ms) {
+    return timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + net::kWaitGraceMs);
+  }
   // The checks the server makes too, made here first so that a bad region
   // is reported as such rather than by the shard map.
   static void check_region(const std::string& var, const VarInfo& info, const Box& box);
   // Shared and immutable: a concurrent define() may replace it, not change it.
   std::shared_ptr<const common::ShardMap> shard_map(const std::string& var);
   net::Peer peer_for(const std::string& address);
-  std::vector<VariableInfo> list_server(std::size_t s);
+  std::vector<VariableInfo> list_server(std::size_t s, std::optional<net::Deadline> deadline = std::nullopt);
 
   Metadata meta_get(const std::string& name, net::MetaMode mode, std::uint64_t version, std::int64_t timeout_ms);
   void send_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,

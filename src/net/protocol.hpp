@@ -120,8 +120,16 @@ inline constexpr std::uint32_t kMaxCount = 1u << 24;
 
 // Timeouts, in milliseconds.
 inline constexpr std::int64_t kControlTimeoutMs = 30000;     // define, list, stat, delete, metadata puts...
-inline constexpr std::int64_t kWaitGraceMs = 30000;          // added to a get's own timeout for its call
+// Added to a get's own timeout for its call: a server that does not answer
+// within it (stopped, hung, unreachable) fails the get with Timeout soon
+// after the caller's own timeout, not kControlTimeoutMs later.
+inline constexpr std::int64_t kWaitGraceMs = 2000;
 inline constexpr std::int64_t kForwardTimeoutMs = 30000;     // server to server
+// A server reading a writer's bytes (Put over a socket or UCX) gives up
+// after this, plus the time the bytes take at kSlowestTransferBytesPerS:
+// a writer that stops mid-put fails its own put and holds up nobody for long.
+inline constexpr std::int64_t kTransferStallMs = 10000;
+inline constexpr std::uint64_t kSlowestTransferBytesPerS = 100ull << 20;
 inline constexpr std::int64_t kPeerConnectTimeoutMs = 10000; // a reader connecting to a writer
 inline constexpr std::int64_t kSubscriptionPollMs = 200;     // how soon a cancelled subscription notices
 inline constexpr std::int64_t kReplicaWaitMs = 5000;         // a get waits this long for replicas being built

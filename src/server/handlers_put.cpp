@@ -100,7 +100,8 @@ net::Empty Service::put(const net::Peer& from, net::PieceHeader&& h, const net::
       std::memcpy(piece->buffer->data, data->data(), h.bytes);
     } else {
       const net::RemoteOp read{0, piece->buffer->data, h.bytes};
-      endpoint_->read(from, *key, {&read, 1}, net::kNoDeadline);
+      const auto take_ms = static_cast<std::int64_t>(h.bytes / (net::kSlowestTransferBytesPerS / 1000));
+      endpoint_->read(from, *key, {&read, 1}, net::deadline_in(net::kTransferStallMs + take_ms));
     }
   } catch (...) {
     unreserve(h.bytes);  // the partial piece is dropped; nothing else changed

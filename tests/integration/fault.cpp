@@ -5,6 +5,8 @@
 //   cove-test-fault hostile-name    defines a variable whose name holds terminal escapes and bytes not UTF-8
 //   cove-test-fault check-intact    the small variable is intact, nothing partial is held, serving goes on
 //   cove-test-fault wait-on-death   waits (20 s timeout) for data that never comes; expects a failure well before
+//   cove-test-fault stopped FILE    connects, waits for FILE, then gets with a 100 ms timeout from a stopped server:
+//                                   expects Timeout well before the 30 s a control call may take
 //   cove-test-fault garbage         sends malformed messages straight to the server; expects error replies
 //   cove-test-fault late            connects before any server exists (waits for the connection file)
 //   cove-test-fault hold-local FILE put_locals 8 MiB, waits for FILE to exist, then releases it
@@ -106,6 +108,29 @@ int wait_on_death(cove::Client& c) {
   }
   std::printf("the get succeeded?\n");
   return 1;
+}
+
+int gets_from_stopped_server(cove::Client& c, const std::string& go) {
+  std::printf("connected\n");
+  std::fflush(stdout);
+  while (!std::filesystem::exists(go)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  int failures = 0;
+  std::vector<double> buf(32 * 32);
+  for (const std::uint64_t version : {1, 2}) {  // held, and not (yet) there
+    const auto t0 = Clock::now();
+    try {
+      c.get("small", version, kSmall, buf.data(), buf.size() * 8, 100);
+      std::printf("version %llu: the get succeeded from a stopped server?\n", static_cast<unsigned long long>(version));
+      ++failures;
+    } catch (const cove::Error& e) {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+      const bool ok = e.code() == cove::Code::Timeout && ms < 15000;
+      std::printf("%s: version %llu after %lld ms: %s\n", ok ? "ok" : "FAIL", static_cast<unsigned long long>(version),
+                  static_cast<long long>(ms), e.what());
+      failures += ok ? 0 : 1;
+    }
+  }
+  return failures;
 }
 
 // ---- leases, grants and mappings of processes that die ----
@@ -248,6 +273,7 @@ int main(int argc, char** argv) {
     if (role == "big-put") return big_put(c);
     if (role == "seed" || role == "late") return seed(c);
     if (role == "hostile-name") return hostile_name(c);
+    if (role == "stopped" && argc == 3) return gets_from_stopped_server(c, argv[2]);
     if (role == "check-intact") return check_intact(c);
     if (role == "wait-on-death") return wait_on_death(c);
     if (role == "hold-local" && argc == 3) return hold_local(c, argv[2]);

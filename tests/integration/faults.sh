@@ -2,7 +2,7 @@
 # Fault tests against a real cove-server process, its clients on the local
 # transport (a closed Unix-domain socket tells the server at once that a peer
 # died). Every process started here is stopped by its PID.
-#   faults.sh DIR killed-writer|server-dies|late-client|sigterm|garbage|killed-reader|killed-granted|killed-mapper
+#   faults.sh DIR killed-writer|server-dies|late-client|sigterm|garbage|stopped-server|killed-reader|killed-granted|killed-mapper
 # The last three kill a reader holding a lease, a writer holding a grant it
 # has half written, and a reader mapping the server's segments: the server
 # serves on, what they held comes back, and no segment is left in /dev/shm.
@@ -61,6 +61,22 @@ case "$case" in
     wait "$reader" || status=$?
     cat "$dir/reader.out"
     exit $status ;;
+  stopped-server)
+    # A server stopped by SIGSTOP: gets with a 100 ms timeout fail with
+    # Timeout soon after it, not after the 30 s a control call may wait.
+    "$here"/server.sh start "$dir"
+    "$fault" seed
+    start_bg "$dir/reader.out" "$fault" stopped "$dir/go"; reader=$last
+    wait_for "$dir/reader.out" connected
+    server=$(cat "$dir/server.pid")
+    kill -STOP "$server"
+    touch "$dir/go"
+    status=0
+    wait "$reader" || status=$?
+    kill -CONT "$server"
+    cat "$dir/reader.out"
+    [ $status -eq 0 ] || exit 1
+    "$fault" check-intact ;;
   late-client)
     rm -rf "$dir" && mkdir -p "$dir"
     start_bg "$dir/late.out" "$fault" late; client=$last
