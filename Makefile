@@ -1,7 +1,9 @@
 # The two commands of the README:
 #   make run    set up, build, and run the main job: the coupled heat-diffusion workflow
-#   make test   set up, build, and run every test, then the unit tests under ASan+UBSan
-# Also: make bench (the benchmark programs, then bench-workflow and
+#   make test   set up, build, and run every test, then the unit tests under ASan+UBSan,
+#               then every fuzz target over its corpus plus 10^4 new inputs
+# Also: make fuzz (every libFuzzer target for FUZZ_SECONDS each, default
+# 60), make bench (the benchmark programs, then bench-workflow and
 # bench-compare), make bench-workflow (the layout reorganization
 # experiments), make bench-compare (Cove side by side with files, HDF5, MPI
 # and ADIOS2 SST; BENCH_ARGS=--quick for a run under two minutes), make
@@ -13,10 +15,12 @@ JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja --log-level=WARNING
 
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 BENCH_ARGS ?=
 WORKFLOW_ARGS ?=
 
-.PHONY: all setup build run bench bench-workflow bench-compare bench-quick test test-asan test-tsan clean
+.PHONY: all setup build run bench bench-workflow bench-compare bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
 
 all: build
 
@@ -58,6 +62,21 @@ bench-workflow: setup
 test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-fuzz
+
+# libFuzzer targets (fuzz/), built with clang, ASan and UBSan.
+fuzz-build: setup
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCOVE_SANITIZE=address,undefined -DCOVE_BUILD_FUZZ=ON -DCOVE_BUILD_TESTS=OFF -DCOVE_BUILD_BENCH=OFF \
+	  -DCOVE_BUILD_EXAMPLES=OFF -DCOVE_ENABLE_UCX=OFF
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target cove-fuzz-wire cove-fuzz-messages cove-fuzz-dispatch
+
+# Each target over its corpus plus 10^4 new inputs.
+test-fuzz: fuzz-build
+	bash fuzz/run.sh $(FUZZ_BUILD) --runs 10000
+
+fuzz: fuzz-build
+	bash fuzz/run.sh $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS)
 
 test-asan: setup
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -89,4 +108,4 @@ test-tsan: setup
 	done
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -14,6 +14,8 @@ packages=(
   libcli11-dev                                         # command-line options of the programs
   libsodium-dev                                        # random names and nonces, group proofs (HMAC)
   nlohmann-json3-dev                                   # cove stat/ls --json
+  clang libclang-rt-14-dev                             # libFuzzer: the fuzz targets (make fuzz, make test)
+  util-linux                                           # setpriv: a test as another user
   python3
 )
 

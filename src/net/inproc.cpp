@@ -36,7 +36,8 @@ struct Registry {
   std::map<std::string, std::weak_ptr<InprocEndpoint>> by_name;
 };
 Registry& registry() {
-  static Registry r;
+  // Never destroyed: endpoints held by static objects go after it at exit.
+  static Registry& r = *new Registry;
   return r;
 }
 

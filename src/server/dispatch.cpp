@@ -3,6 +3,10 @@
 #include "common/log.hpp"
 #include "core/fail.hpp"
 
+#include <cstdlib>
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace cove::server {
 
 using detail::fail;
@@ -58,7 +62,33 @@ bool Dispatcher::is_worker(std::thread::id id) const {
   return false;
 }
 
+namespace {
+
+// COVE_RECORD_REQUESTS=DIR: every request this process's servers receive is
+// written to DIR, one file each (the first 10^4), named by its type: real
+// traffic to seed the fuzzers' corpora (fuzz/make_corpus.sh).
+void record(std::span<const std::byte> message) {
+  static const char* dir = std::getenv("COVE_RECORD_REQUESTS");
+  static std::atomic<int> count{0};
+  if (!dir || !*dir) return;
+  const int n = count++;
+  if (n >= 10000) return;
+  std::string name = "unknown";
+  try {
+    if (const auto* info = net::op_info(net::read_header(message).type)) name = info->name;
+  } catch (const Error&) {
+  }
+  const std::string path = std::string(dir) + "/" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(n);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  [[maybe_unused]] const auto written = ::write(fd, message.data(), message.size());
+  ::close(fd);
+}
+
+}  // namespace
+
 void Dispatcher::deliver(std::shared_ptr<net::Request> request) {
+  record(request->message());
   bool inline_now = true;  // malformed and unknown requests are refused at once
   try {
     const net::Header h = net::read_header(request->message());

@@ -20,6 +20,7 @@ void Hold::on_release(std::function<void()> fn) {
 
 void when_unheld(std::vector<std::shared_ptr<Hold>> holds, std::function<void()> done) {
   struct Countdown {
+    Countdown(std::size_t n, std::function<void()> fn) : left(n), done(std::move(fn)) {}
     std::atomic<std::size_t> left;
     std::function<void()> done;
     void tick() {
