@@ -81,7 +81,7 @@ void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> pi
     replicas_->prepare_on_put(entry.piece.var, entry.piece.version,
                               *store_.piece(entry.piece.var, entry.piece.version, id), reorg, freed);
     parked_->retry(var_key(entry.piece.var), freed);
-    if (!evicted.empty()) log::info("'{}': {} pieces of older versions evicted", entry.piece.var, evicted.size());
+    if (!evicted.empty()) log::info("'{}': {} pieces replaced or of older versions evicted", entry.piece.var, evicted.size());
   }
   group_->forward(shards, entry);
 }

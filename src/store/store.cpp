@@ -120,6 +120,20 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
   Variable& v = variable(var);
   auto [it, fresh] = v.versions.try_emplace(version, v.def.ndim);
   Version& ver = it->second;
+  // A put of a region replaces the pieces of this version inside it (the
+  // same region put again, or parts of it) whose bytes servers hold: they
+  // go, under the readers' leases like any other dropped piece. Pieces in
+  // a writer's memory (put_local) stay until the writer releases them,
+  // since only that answer tells the writer no reader copies them.
+  if (piece->indexed) {
+    std::vector<std::uint64_t> inside;
+    ver.index.query(piece->box, [&](const Box& b, std::uint64_t id) {
+      if (piece->box.contains(b)) inside.push_back(id);
+    });
+    for (const std::uint64_t id : inside)
+      if (auto p = ver.pieces.find(id); p != ver.pieces.end() && (p->second->owner.empty() || p->second->holder_id != 0))
+        drop_piece(ver, p, evicted);
+  }
   piece->id = next_id_++;
   if (piece->owner.empty()) {
     unreserve(piece->bytes);

@@ -112,8 +112,10 @@ class Store {
   void unreserve(std::uint64_t bytes);
 
   // Adds a piece (owned bytes must have been reserved) and returns its id.
-  // Evicts the variable's oldest versions beyond max_versions; returns the
-  // pieces evicted so the caller can drop them outside its lock.
+  // The version's pieces inside the new one's box whose bytes servers hold
+  // (not put_local ones) are replaced by it, and
+  // the variable's oldest versions beyond max_versions are evicted; both
+  // are returned in `evicted` so the caller can drop them outside its lock.
   std::uint64_t add(const std::string& var, std::uint64_t version, std::unique_ptr<Piece> piece,
                     std::vector<std::unique_ptr<Piece>>& evicted);
 

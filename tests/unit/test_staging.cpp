@@ -303,6 +303,39 @@ TEST_F(Staging, MalformedMessagesGetErrorRepliesAndServingGoesOn) {
   EXPECT_EQ(c.list().size(), 1u);
 }
 
+// A region put again replaces what the version held inside it: the
+// server's memory stays that of one copy, and readers get the newest bytes.
+// Across a group, every shard that indexed the old piece drops it.
+TEST(Group, PuttingARegionAgainReplacesWhatItCovers) {
+  for (int servers : {1, 2}) {
+    Group group(servers);
+    Client c = Client::connect(group.addresses());
+    const V shape{128, 128};  // 128 KiB: put through a grant; the corner inline
+    c.define("r", DType(DTypeKind::Float64), 2, shape);
+    const Box all = Box::from_shape(shape);
+    const Box corner = Box::from_start_count(V{0, 0}, V{16, 16});
+    std::vector<double> d(128 * 128), part(16 * 16, -1.0);
+    for (int round = 1; round <= 5; ++round) {
+      c.put("r", 1, corner, part.data(), part.size() * 8);  // replaced by the put of `all`
+      std::fill(d.begin(), d.end(), static_cast<double>(round));
+      c.put("r", 1, all, d.data(), d.size() * 8);
+    }
+    const auto s = c.stat();
+    EXPECT_EQ(s.owned_bytes, 128u * 128 * 8) << servers << " servers";
+    EXPECT_EQ(s.pieces, static_cast<std::uint64_t>(servers)) << "one piece, indexed by every shard";
+    EXPECT_EQ(c.list().at(0).versions.at(0).pieces.size(), 1u);
+    std::vector<double> got(128 * 128);
+    c.get("r", 1, all, got.data(), got.size() * 8, 0);
+    EXPECT_EQ(got, std::vector<double>(128 * 128, 5.0));
+    // A piece that only overlaps part of another leaves it.
+    const Box half = Box::from_start_count(V{0, 0}, V{64, 128});
+    std::vector<double> h(64 * 128, 7.0);
+    c.put("r", 2, all, d.data(), d.size() * 8);
+    c.put("r", 2, half, h.data(), h.size() * 8);
+    EXPECT_EQ(c.list().at(0).versions.at(1).pieces.size(), 2u);
+  }
+}
+
 TEST_F(Staging, EvictionDeleteAndListing) {
   auto o = options();
   o.max_versions = 2;
