@@ -103,6 +103,10 @@ COVE_EXPORT cove_status cove_get_latest(cove_client_t* client, const char* var, 
 /* COVE_NOT_FOUND when the variable has no versions. */
 COVE_EXPORT cove_status cove_latest(cove_client_t* client, const char* var, uint64_t* version);
 COVE_EXPORT cove_status cove_remove(cove_client_t* client, const char* var, uint64_t version);
+/* Removes a variable and everything it holds from every server
+ * (COVE_NOT_FOUND if it is not defined); `dropped` (may be NULL) receives
+ * the number of pieces dropped. See cove::Client::undefine. */
+COVE_EXPORT cove_status cove_undefine(cove_client_t* client, const char* var, size_t* dropped);
 
 typedef enum cove_meta_mode { COVE_META_EXACT = 0, COVE_META_NEXT = 1, COVE_META_LATEST = 2 } cove_meta_mode;
 COVE_EXPORT cove_status cove_put_meta(cove_client_t* client, const char* name, uint64_t version, const void* data,

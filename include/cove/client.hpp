@@ -232,6 +232,13 @@ class COVE_EXPORT Client {
   std::optional<std::uint64_t> latest(const std::string& var);
   // Deletes a version (NotFound if absent).
   void remove(const std::string& var, std::uint64_t version);
+  // Removes a variable from every server with everything it holds: its
+  // versions, pieces, replicas and access records (NotFound if it is not
+  // defined). Gets waiting on it fail with NotFound; readers copying its
+  // bytes finish first (their leases). put_local pieces leave the index at
+  // once, and their writers' release() still waits for those readers.
+  // Returns the number of pieces dropped. It may be defined again afterwards.
+  std::size_t undefine(const std::string& var);
   // Every variable with its versions and pieces, across all servers.
   std::vector<VariableInfo> list();
   // Totals over all servers, and each server's own figures.

@@ -255,6 +255,14 @@ cove_status cove_remove(cove_client_t* c, const char* var, uint64_t version) {
   });
 }
 
+cove_status cove_undefine(cove_client_t* c, const char* var, size_t* dropped) {
+  return on_client(c, [&](cove::Client& client) {
+    require(var, "var");
+    const std::size_t n = client.undefine(var);
+    if (dropped) *dropped = n;
+  });
+}
+
 cove_status cove_put_meta(cove_client_t* c, const char* name, uint64_t version, const void* data, size_t bytes) {
   return on_client(c, [&](cove::Client& client) {
     require(name, "name");

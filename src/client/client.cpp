@@ -340,6 +340,24 @@ void Client::remove(const std::string& var, std::uint64_t version) {
   if (!found) fail(Code::NotFound, "variable '", var, "' has no version ", version);
 }
 
+std::size_t Client::undefine(const std::string& var) {
+  std::size_t dropped = 0;
+  bool found = false;
+  for (std::size_t s = 0; s < impl_->servers.size(); ++s) try {
+      dropped += impl_->call<Message<Op::Undefine>>(s, {var}).count;
+      found = true;
+    } catch (const Error& e) {
+      if (e.code() != Code::NotFound) throw;
+    }
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->vars.erase(var);
+    impl_->maps.erase(var);
+  }
+  if (!found) fail(Code::NotFound, "variable '", var, "' is not defined");
+  return dropped;
+}
+
 std::vector<VariableInfo> Client::list() {
   std::vector<VariableInfo> merged;
   for (std::size_t s = 0; s < impl_->servers.size(); ++s)

@@ -211,7 +211,7 @@ struct QueryReply {
   bool operator==(const QueryReply&) const = default;
 };
 
-struct VarRequest {  // Latest
+struct VarRequest {  // Latest, Undefine
   std::string var;
   void encode(WireWriter& out) const;
   static VarRequest decode(WireReader& in);
@@ -363,6 +363,7 @@ COVE_MESSAGE(PutGrant, PutGrantRequest, PutGrantReply)
 COVE_MESSAGE(PutPublish, PutPublishRequest, Empty)
 COVE_MESSAGE(Lease, LeaseRequest, LeaseReply)
 COVE_MESSAGE(LeaseEnd, LeaseEndRequest, Empty)
+COVE_MESSAGE(Undefine, VarRequest, CountReply)  // the pieces this server dropped
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -378,7 +379,7 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(PutInline) COVE_VISIT(Release) COVE_VISIT(Query) COVE_VISIT(Latest) COVE_VISIT(Delete)
     COVE_VISIT(List) COVE_VISIT(Stat) COVE_VISIT(Disconnect) COVE_VISIT(Stop) COVE_VISIT(IndexAdd)
     COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern) COVE_VISIT(PutGrant) COVE_VISIT(PutPublish)
-    COVE_VISIT(Lease) COVE_VISIT(LeaseEnd)
+    COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine)
 #undef COVE_VISIT
   }
   return false;

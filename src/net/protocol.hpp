@@ -52,6 +52,7 @@ enum class Op : std::uint16_t {
   PutPublish = 20, // the writer has copied a granted piece: store it
   Lease = 21,      // a reader about to copy pieces this server holds, named by id
   LeaseEnd = 22,   // a reader done copying (sent as a notice: not answered)
+  Undefine = 23,   // a variable and everything it holds go
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -69,7 +70,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 22> kOps{{
+inline constexpr std::array<OpInfo, 23> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Greeted},
     {Op::Define, "define", Sender::Client},
@@ -92,6 +93,7 @@ inline constexpr std::array<OpInfo, 22> kOps{{
     {Op::PutPublish, "put_publish", Sender::Client},
     {Op::Lease, "lease", Sender::Client},
     {Op::LeaseEnd, "lease_end", Sender::Client},
+    {Op::Undefine, "undefine", Sender::Client},
 }};
 
 // The entry of `type`, or null for a type no Op has.

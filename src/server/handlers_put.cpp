@@ -25,6 +25,19 @@ net::Empty Service::define(net::DefineRequest&& r) {
   return {};
 }
 
+net::CountReply Service::undefine(net::VarRequest&& r) {
+  std::vector<std::unique_ptr<store::Piece>> gone;  // released after the lock, under readers' leases
+  store::Store::Freed freed;
+  std::lock_guard lock(mutex);
+  if (!store_.find(r.var)) fail(Code::NotFound, "variable '", r.var, "' is not defined");
+  gone = store_.undefine(r.var);
+  shard_maps_.erase(r.var);
+  patterns_.forget(r.var);
+  parked_->retry(var_key(r.var), freed);  // gets waiting on it fail with NotFound
+  log::info("'{}' undefined: {} pieces dropped", r.var, gone.size());
+  return {static_cast<std::uint32_t>(gone.size())};
+}
+
 const store::VariableDef& Service::check_header(const net::PieceHeader& h) {
   const store::VariableDef& def = store_.check_piece(h.var, h.box);
   if (!(def.dtype == h.dtype))

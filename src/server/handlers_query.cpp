@@ -16,9 +16,17 @@ using net::Op;
 class Service::QueryWait final : public ParkedRequest {
  public:
   QueryWait(Service& service, net::QueryRequest q, Responder answer, net::Deadline until)
-      : ParkedRequest(var_key(q.var), until), service_(service), q_(std::move(q)), answer_(std::move(answer)) {}
+      : ParkedRequest(var_key(q.var), until),
+        service_(service),
+        q_(std::move(q)),
+        answer_(std::move(answer)),
+        defined_(service_.store_.find(q_.var) != nullptr) {}
 
   bool retry(store::Store::Freed& freed) override {
+    if (defined_ && !service_.store_.find(q_.var)) {
+      answer_.fail(Code::NotFound, detail::concat("variable '", q_.var, "' was undefined while this get waited"));
+      return true;
+    }
     const Cover c = service_.try_cover(q_, sources_only_, answer_, freed);
     if (c == Cover::Preparing) deadline = std::max(deadline, net::deadline_in(net::kReplicaWaitMs));
     return c == Cover::Answered;
@@ -39,6 +47,7 @@ class Service::QueryWait final : public ParkedRequest {
   Service& service_;
   net::QueryRequest q_;
   Responder answer_;
+  bool defined_;  // when it was parked: waits for a variable not yet defined end only by their timeout
   bool sources_only_ = false;
 };
 

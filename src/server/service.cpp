@@ -48,6 +48,7 @@ void Service::start() {
   d.on<Op::Hello>(D::always(), [this](Session& s, net::HelloRequest&& r) { return hello(s, std::move(r)); });
   d.on<Op::Join>(D::always(), [this](Session& s, net::JoinRequest&& r) { return join(s, std::move(r)); });
   d.on<Op::Define>(D::always(), [this](Session&, net::DefineRequest&& r) { return define(std::move(r)); });
+  d.on<Op::Undefine>(D::always(), [this](Session&, net::VarRequest&& r) { return undefine(std::move(r)); });
   d.on_async<Op::Put>(D::never(), [this](Session&, net::PutRequest&& r, Responder answer) {
     answer.reply<net::Message<Op::Put>>(put(answer.peer(), std::move(r.piece), &r.key, nullptr, r.reorg));
   });

@@ -2,7 +2,7 @@
 // message type (registered in service.cpp, each defined in the handlers_*
 // file of its concern):
 //   handlers_session.cpp  Hello, Join, Disconnect, Stop
-//   handlers_put.cpp      Define, Put, PutInline, PutGrant, PutPublish, PutLocal, IndexAdd, Release, Delete
+//   handlers_put.cpp      Define, Undefine, Put, PutInline, PutGrant, PutPublish, PutLocal, IndexAdd, Release, Delete
 //   handlers_query.cpp    Query (parked until covered), Lease, LeaseEnd, Latest, Pattern
 //   handlers_meta.cpp     MetaPut, MetaGet (parked until the version exists)
 //   handlers_admin.cpp    List, Stat
@@ -64,6 +64,7 @@ class Service : public std::enable_shared_from_this<Service> {
   void stop_request(Responder answer);
 
   net::Empty define(net::DefineRequest&& r);
+  net::CountReply undefine(net::VarRequest&& r);
   net::Empty put(const net::Peer& from, net::PieceHeader&& h, const net::Bytes* key, const net::Bytes* data,
                  std::optional<Reorg> reorg);
   net::Empty put_local(Session& s, net::PutLocalRequest&& r);

@@ -38,6 +38,8 @@ class AccessPatterns {
   // record whose box grew; false when an existing record already contained
   // the box.
   bool update(const std::string& var, const Layout& layout, const Box& box, std::uint64_t gets = 1);
+  // Forgets the records of `var` (undefined).
+  void forget(const std::string& var) { records_.erase(var); }
   // The records of `var`, in no particular order.
   const std::vector<AccessPattern>& of(const std::string& var) const;
   std::size_t size() const;

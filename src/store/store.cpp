@@ -145,12 +145,38 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
   const std::uint64_t id = piece->id;
   ver.pieces.emplace(id, std::move(piece));
   if (fresh && max_versions_ > 0)
-    while (v.versions.size() > static_cast<std::size_t>(max_versions_)) {
-      Version& oldest = v.versions.begin()->second;
-      while (!oldest.pieces.empty()) drop_piece(oldest, oldest.pieces.begin(), evicted);
-      v.versions.erase(v.versions.begin());
-    }
+    while (v.versions.size() > static_cast<std::size_t>(max_versions_)) drop_version(v, v.versions.begin(), evicted);
   return id;
+}
+
+void Store::drop_version(Variable& v, std::map<std::uint64_t, Version>::iterator it,
+                         std::vector<std::unique_ptr<Piece>>& out) {
+  std::vector<std::unique_ptr<Piece>> dropped;
+  while (!it->second.pieces.empty()) drop_piece(it->second, it->second.pieces.begin(), dropped);
+  for (auto& p : dropped) {
+    if (!p->owner.empty() && p->holder_id == 0) {  // in a writer's memory: kept for its release
+      std::string owner = p->owner;
+      retired_.emplace(std::move(owner), Retired{v.def.name, it->first, std::move(p)});
+    } else
+      out.push_back(std::move(p));
+  }
+  v.versions.erase(it);
+}
+
+std::vector<std::unique_ptr<Piece>> Store::take_retired(const std::string& owner, const std::string* var,
+                                                        std::uint64_t version, const Box* box) {
+  std::vector<std::unique_ptr<Piece>> out;
+  auto [first, last] = retired_.equal_range(owner);
+  for (auto it = first; it != last;) {
+    const Retired& r = it->second;
+    if (!var || (r.var == *var && r.version == version && r.piece->box == *box)) {
+      out.push_back(std::move(it->second.piece));
+      it = retired_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
 }
 
 void Store::drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece>>::iterator it,
@@ -271,16 +297,28 @@ std::vector<std::unique_ptr<Piece>> Store::remove_version(const std::string& var
   auto it = v.versions.find(version);
   if (it == v.versions.end()) fail(Code::NotFound, "variable '", var, "' has no version ", version);
   std::vector<std::unique_ptr<Piece>> out;
-  while (!it->second.pieces.empty()) drop_piece(it->second, it->second.pieces.begin(), out);
-  v.versions.erase(it);
+  drop_version(v, it, out);
+  return out;
+}
+
+std::vector<std::unique_ptr<Piece>> Store::undefine(const std::string& var) {
+  Variable& v = variable(var);
+  std::vector<std::unique_ptr<Piece>> out;
+  while (!v.versions.empty()) drop_version(v, v.versions.begin(), out);
+  vars_.erase(var);
   return out;
 }
 
 std::vector<std::unique_ptr<Piece>> Store::remove_pieces(const std::string& var, std::uint64_t version,
                                                          const Box& box, const std::string& owner) {
-  Variable& v = variable(var);
+  std::vector<std::unique_ptr<Piece>> out = take_retired(owner, &var, version, &box);
+  auto vit = vars_.find(var);
+  if (vit == vars_.end()) {
+    if (out.empty()) fail(Code::NotFound, "variable '", var, "' is not defined");
+    return out;
+  }
+  Variable& v = vit->second;
   auto it = v.versions.find(version);
-  std::vector<std::unique_ptr<Piece>> out;
   if (it == v.versions.end()) return out;
   Version& ver = it->second;
   for (auto p = ver.pieces.begin(); p != ver.pieces.end();) {
@@ -293,8 +331,8 @@ std::vector<std::unique_ptr<Piece>> Store::remove_pieces(const std::string& var,
 }
 
 std::vector<std::unique_ptr<Piece>> Store::remove_owner(const std::string& owner) {
-  std::vector<std::unique_ptr<Piece>> out;
-  if (owner.empty()) return out;
+  if (owner.empty()) return {};
+  std::vector<std::unique_ptr<Piece>> out = take_retired(owner, nullptr, 0, nullptr);
   for (auto& [name, v] : vars_)
     for (auto it = v.versions.begin(); it != v.versions.end();) {
       for (auto p = it->second.pieces.begin(); p != it->second.pieces.end();) {
@@ -309,6 +347,8 @@ std::vector<std::unique_ptr<Piece>> Store::remove_owner(const std::string& owner
 
 std::vector<std::unique_ptr<Piece>> Store::clear() {
   std::vector<std::unique_ptr<Piece>> out;
+  for (auto& [owner, r] : retired_) out.push_back(std::move(r.piece));
+  retired_.clear();
   for (auto& [name, v] : vars_)
     for (auto& [num, ver] : v.versions)
       while (!ver.pieces.empty()) drop_piece(ver, ver.pieces.begin(), out);

@@ -144,11 +144,17 @@ class Store {
   std::vector<std::uint64_t> versions_newest_first(const std::string& var) const;
 
   // Removes a version, or the pieces of `owner` with box `box` in a version.
+  // Pieces left in a writer's memory (put_local) that a delete, an
+  // eviction or an undefine drops are kept aside ("retired") until their
+  // writer releases them or disconnects: only then may it reuse the memory,
+  // once no reader's lease holds them, and only that answer tells it so.
   std::vector<std::unique_ptr<Piece>> remove_version(const std::string& var, std::uint64_t version);
   std::vector<std::unique_ptr<Piece>> remove_pieces(const std::string& var, std::uint64_t version, const Box& box,
                                                     const std::string& owner);
   // Removes every piece left in `owner`'s memory (a writer disconnecting).
   std::vector<std::unique_ptr<Piece>> remove_owner(const std::string& owner);
+  // Removes a variable and everything it holds (NotFound if unknown).
+  std::vector<std::unique_ptr<Piece>> undefine(const std::string& var);
 
   struct VersionListing {
     std::uint64_t version;
@@ -176,7 +182,18 @@ class Store {
     std::map<std::uint64_t, Version> versions;
   };
 
+  struct Retired {
+    std::string var;
+    std::uint64_t version;
+    std::unique_ptr<Piece> piece;
+  };
+
   Variable& variable(const std::string& name);
+  // Drops a version's pieces into `out`, retiring put_local ones.
+  void drop_version(Variable& v, std::map<std::uint64_t, Version>::iterator it, std::vector<std::unique_ptr<Piece>>& out);
+  // The retired pieces of `owner` (those of var/version/box when var is given).
+  std::vector<std::unique_ptr<Piece>> take_retired(const std::string& owner, const std::string* var,
+                                                   std::uint64_t version, const Box* box);
   const Variable& variable(const std::string& name) const;
   void drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece>>::iterator it,
                   std::vector<std::unique_ptr<Piece>>& out);
@@ -191,6 +208,7 @@ class Store {
   std::uint64_t replica_bytes_ = 0, replicas_ = 0;
   std::uint64_t next_id_ = 1;
   std::map<std::string, Variable> vars_;
+  std::multimap<std::string, Retired> retired_;  // by owner
 };
 
 }  // namespace cove::store

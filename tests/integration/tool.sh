@@ -76,6 +76,15 @@ grep -q "memory / budget" "$dir/top.out" || fail "cove top has no memory column"
 grep -Eq '^0 +8.0 KiB / unlimited' "$dir/top.out" || { cat "$dir/top.out"; fail "cove top does not show the 8 KiB held"; }
 echo "ok: cove top"
 
+# undefine removes a variable and what it held.
+"$cove" undefine small | grep -q "undefined 'small': 1 pieces dropped" || fail "cove undefine did not drop the piece"
+"$cove" stat --json | python3 -c 'import json,sys; s=json.load(sys.stdin)["servers"][0]; assert s["owned_bytes"] == 0 and s["pieces"] == 0, s'
+set +e
+out=$("$cove" undefine small 2>&1); rc=$?
+set -e
+[ $rc -eq 1 ] && echo "$out" | grep -q "NotFound: variable 'small' is not defined" || fail "a second undefine: $rc $out"
+echo "ok: cove undefine"
+
 # The server logged the client's connection at info level.
 grep -q "connection from\|hello from" "$dir/server.log" || { cat "$dir/server.log"; fail "no connection in the log"; }
 "$cove" stop | grep -q "server stopped"

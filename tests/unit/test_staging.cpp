@@ -336,6 +336,75 @@ TEST(Group, PuttingARegionAgainReplacesWhatItCovers) {
   }
 }
 
+// Undefine frees everything a variable holds, fails the gets waiting on
+// it, and lets the name be defined again, with another definition.
+TEST_F(Staging, UndefineFreesEverythingAVariableHolds) {
+  auto o = options();
+  o.reorg = cove::Reorg::Rasar;  // replicas too
+  cove::Server server(o);
+  Client c = Client::connect(server.address());
+  const V shape{64, 64};
+  const Box all = Box::from_shape(shape);
+  std::vector<double> d(64 * 64, 1.5), got(64 * 64);
+  for (int round = 0; round < 2; ++round) {
+    c.define("u", DType(DTypeKind::Float64), 2, shape);
+    for (std::uint64_t v = 1; v <= 3; ++v) c.put("u", v, all, d.data(), d.size() * 8);
+    c.get("u", 3, all, got.data(), got.size() * 8, 0, cove::Layout::f());  // a replica in F
+    auto waiter = std::async(std::launch::async, [&] {
+      Client r = Client::connect(server.address());
+      return code_of([&] { r.get("u", 9, all, got.data(), got.size() * 8, 20000); });
+    });
+    while (c.stat().parked_gets == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(c.undefine("u"), 3u);
+    EXPECT_EQ(waiter.get(), Code::NotFound);
+    const auto s = c.stat();
+    EXPECT_EQ(s.variables, 0u);
+    EXPECT_EQ(s.pieces, 0u);
+    EXPECT_EQ(s.owned_bytes, 0u);
+    EXPECT_EQ(s.replica_bytes, 0u);
+    EXPECT_EQ(s.patterns, 0u);
+    EXPECT_EQ(code_of([&] { c.get("u", 1, all, got.data(), got.size() * 8, 0); }), Code::NotFound);
+    EXPECT_EQ(code_of([&] { c.undefine("u"); }), Code::NotFound);
+  }
+  c.define("u", DType(DTypeKind::Int32), 1);  // another definition is fine now
+  // Many variables, defined and undefined, leave nothing behind.
+  for (int i = 0; i < 1000; ++i) c.define("many" + std::to_string(i), DType(DTypeKind::UInt8), 1);
+  for (int i = 0; i < 1000; ++i) c.undefine("many" + std::to_string(i));
+  EXPECT_EQ(c.stat().variables, 1u);
+}
+
+// A put_local piece deleted or undefined while a reader holds a lease on it:
+// its writer's release still waits for the reader, so that the writer never
+// reuses memory a reader is copying.
+TEST_F(Staging, ReleaseWaitsForReadersOfDeletedPutLocalPieces) {
+  cove::Server server(options());
+  for (const bool undefine : {false, true}) {
+    Client writer = Client::connect(server.address());
+    writer.define("pl", DType(DTypeKind::Float64), 1, V{1024});
+    const Box all = Box::from_shape(V{1024});
+    std::vector<double> mine(1024, 4.0);
+    writer.put_local("pl", 1, all, mine.data(), mine.size() * 8);
+    // A reader that has been answered (and so holds a lease) but not copied yet.
+    namespace net = cove::net;
+    auto ep = net::make_endpoint(across_processes() ? test_transport() : "inproc://pl-reader-" + std::to_string(undefine));
+    auto peer = ep->connect(server.address(), net::deadline_in(5000));
+    net::greet(*ep, peer, net::Role::Client, ep->address(), server.secret(), net::deadline_in(5000));
+    const auto answer = net::call<net::Message<net::Op::Query>>(
+        *ep, peer, {"pl", 1, false, all, 0, cove::Layout::c(), 0, std::nullopt}, net::deadline_in(5000));
+    ASSERT_EQ(answer.pieces.size(), 1u);
+    if (undefine)
+      writer.undefine("pl");
+    else
+      writer.remove("pl", 1);
+    auto released = std::async(std::launch::async, [&] { return writer.release("pl", 1, all); });
+    EXPECT_EQ(released.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+        << "the writer was told to reuse memory a reader may still copy";
+    ep->notify(peer, net::encode_request<net::Message<net::Op::LeaseEnd>>({{answer.lease}}, net::next_request_id()),
+               net::deadline_in(5000));
+    EXPECT_EQ(released.get(), 1u);
+  }
+}
+
 TEST_F(Staging, EvictionDeleteAndListing) {
   auto o = options();
   o.max_versions = 2;

@@ -5,6 +5,7 @@
 //   cove stat  [--connect T] [--json]     memory, objects, requests, bytes moved, per server
 //   cove top   [--connect T] [--interval S] [--count N]   the same, live
 //   cove stop  [--connect T]      shut the service down
+//   cove undefine NAME [--connect T]   remove a variable and everything it holds
 //
 // T is a connection file or an address; without --connect, COVE_CONNECT is
 // used. `--help` on any command lists its options. Exit status: 0 on
@@ -87,7 +88,10 @@ int run(int argc, char** argv) {
   CLI::App* stat = app.add_subcommand("stat", "each server's memory, objects, requests and bytes moved");
   CLI::App* top = app.add_subcommand("top", "each server's figures, refreshed");
   CLI::App* stop = app.add_subcommand("stop", "shut the service down");
-  for (CLI::App* sub : {ls, stat, top, stop}) add_connect(sub);
+  CLI::App* undefine = app.add_subcommand("undefine", "remove a variable and everything it holds");
+  std::string var;
+  undefine->add_option("NAME", var, "the variable")->required();
+  for (CLI::App* sub : {ls, stat, top, stop, undefine}) add_connect(sub);
   for (CLI::App* sub : {ls, stat}) sub->add_flag("--json", json, "print JSON for scripts");
   top->add_option("--interval", interval, "seconds between refreshes")->check(CLI::Range(0.05, 3600.0));
   top->add_option("--count", count, "stop after this many refreshes (0: until interrupted)")->check(CLI::NonNegativeNumber);
@@ -98,6 +102,11 @@ int run(int argc, char** argv) {
   if (ls->parsed()) return cove::tool::ls(client, json);
   if (stat->parsed()) return cove::tool::stat(client, json);
   if (top->parsed()) return cove::tool::top(client, interval, count);
+  if (undefine->parsed()) {
+    const std::size_t n = client.undefine(var);
+    fmt::print("undefined '{}': {} pieces dropped\n", cove::tool::printable(var), n);
+    return 0;
+  }
   client.stop_server();
   fmt::print("server stopped\n");
   return 0;
