@@ -125,6 +125,7 @@ typedef struct cove_stats {
   uint64_t replicas, replica_bytes; /* parts of pieces held in other layouts, and their bytes */
   uint64_t reorganizations;         /* replicas built so far */
   uint64_t parked_gets;             /* gets and metadata gets waiting for data now */
+  uint64_t metadata_bytes;          /* memory of the metadata kept, counted against the budget */
 } cove_stats;
 /* Totals over all servers. */
 COVE_EXPORT cove_status cove_stat(cove_client_t* client, cove_stats* stats);

@@ -296,7 +296,8 @@ cove_status cove_stat(cove_client_t* c, cove_stats* out) {
     require(out, "stats");
     const auto s = client.stat();
     *out = {s.variables, s.versions,      s.pieces,   s.owned_bytes,   s.local_bytes,    s.memory_budget,
-            s.requests,  s.bytes_in,      s.replicas, s.replica_bytes, s.reorganizations, s.parked_gets};
+            s.requests,  s.bytes_in,      s.replicas, s.replica_bytes, s.reorganizations, s.parked_gets,
+            s.metadata_bytes};
   });
 }
 

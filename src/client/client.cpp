@@ -415,6 +415,8 @@ ServerStats Client::stat() {
     total.replica_answers += s.replica_answers;
     total.patterns = std::max(total.patterns, s.patterns);
     total.parked_gets += s.parked_gets;
+    total.metadata += s.metadata;
+    total.metadata_bytes += s.metadata_bytes;
     total.clients += s.clients;
     total.uptime_ms = std::max(total.uptime_ms, s.uptime_ms);
     total.reorg = s.reorg;  // the group's configuration: the same on every member

@@ -33,11 +33,22 @@ class MetaWait final : public ParkedRequest {
 
 }  // namespace
 
+// MetaPut: counted against the memory budget like data (NoMemory, and
+// nothing changes, when it does not fit).
 net::Empty Service::meta_put(net::MetaPutRequest&& r) {
-  store::Store::Freed none;  // metadata frees no buffers
+  store::Store::Freed freed;  // replicas dropped to make room: released after the lock
   std::lock_guard lock(mutex);
-  metadata_.put(r.name, r.version, r.data);
-  parked_->retry(meta_key(r.name), none);
+  const std::uint64_t need = store::MetadataStore::cost(r.name, r.data.size());
+  store_.reserve(need, freed);
+  try {
+    metadata_.put(r.name, r.version, r.data);
+  } catch (...) {
+    store_.unreserve(need);
+    throw;
+  }
+  store_.unreserve(need);
+  store_.set_metadata_bytes(metadata_.bytes());
+  parked_->retry(meta_key(r.name), freed);
   return {};
 }
 

@@ -169,6 +169,8 @@ ServerStats Service::stats() {
   out.reorganizations = replicas_->built_count();
   out.replica_answers = replica_answers_;
   out.patterns = patterns_.size();
+  out.metadata = metadata_.entries();
+  out.metadata_bytes = s.metadata_bytes;
   out.parked_gets = parked_->size();
   out.clients = connections_;
   out.uptime_ms = static_cast<std::uint64_t>(

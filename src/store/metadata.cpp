@@ -11,13 +11,18 @@ void MetadataStore::put(const std::string& name, std::uint64_t version, std::spa
   if (data.size() > net::kMaxMetaBytes)
     fail(Code::InvalidArgument, "metadata '", name, "' of ", data.size(), " bytes exceeds ", net::kMaxMetaBytes);
   auto& versions = blobs_[name];
-  net::Bytes& blob = versions[version];
-  bytes_ -= blob.size();
-  blob.assign(data.begin(), data.end());
-  bytes_ += blob.size();
+  auto [it, fresh] = versions.try_emplace(version);
+  if (fresh) {
+    ++entries_;
+    bytes_ += cost(name, 0);
+  }
+  bytes_ -= it->second.size();
+  it->second.assign(data.begin(), data.end());
+  bytes_ += it->second.size();
   if (max_versions_ > 0)
     while (versions.size() > static_cast<std::size_t>(max_versions_)) {
-      bytes_ -= versions.begin()->second.size();
+      bytes_ -= cost(name, versions.begin()->second.size());
+      --entries_;
       versions.erase(versions.begin());
     }
 }

@@ -71,7 +71,7 @@ const VariableDef& Store::check_piece(const std::string& var, const Box& box) co
 }
 
 bool Store::fits(std::uint64_t bytes) const {
-  return !budget_ || owned_ + replica_bytes_ + reserved_ + bytes <= budget_;
+  return !budget_ || owned_ + replica_bytes_ + reserved_ + metadata_bytes_ + bytes <= budget_;
 }
 
 bool Store::make_room(std::uint64_t bytes, const Piece* keep, Freed& freed) {
@@ -82,7 +82,7 @@ bool Store::make_room(std::uint64_t bytes, const Piece* keep, Freed& freed) {
         if (p.get() != keep)
           for (const auto& r : p->replicas)
             if (r->state == Replica::State::Ready) droppable += r->bytes;
-  if (budget_ && owned_ + replica_bytes_ - droppable + reserved_ + bytes > budget_) return false;
+  if (budget_ && owned_ + replica_bytes_ - droppable + reserved_ + metadata_bytes_ + bytes > budget_) return false;
   // Oldest versions first: of each variable, then across variables by version number.
   std::vector<std::pair<std::uint64_t, Version*>> order;
   for (auto& [name, v] : vars_)
@@ -109,7 +109,8 @@ bool Store::make_room(std::uint64_t bytes, const Piece* keep, Freed& freed) {
 void Store::reserve(std::uint64_t bytes, Freed& freed) {
   if (!fits(bytes) && !make_room(bytes, nullptr, freed))
     fail(Code::NoMemory, "storing ", bytes, " more bytes would exceed the memory budget of ", budget_, " bytes (",
-         owned_ + replica_bytes_ + reserved_, " in use, of which ", replica_bytes_, " by replicas)");
+         owned_ + replica_bytes_ + reserved_ + metadata_bytes_, " in use, of which ", replica_bytes_,
+         " by replicas and ", metadata_bytes_, " by metadata)");
   reserved_ += bytes;
 }
 
@@ -382,6 +383,7 @@ StoreStats Store::stats() const {
   s.budget = budget_;
   s.replicas = replicas_;
   s.replica_bytes = replica_bytes_;
+  s.metadata_bytes = metadata_bytes_;
   return s;
 }
 

@@ -88,6 +88,7 @@ struct StoreStats {
   std::uint64_t owned_bytes = 0, local_bytes = 0;  // held here / left in writers' memory
   std::uint64_t budget = 0;                        // 0: unlimited
   std::uint64_t replicas = 0, replica_bytes = 0;   // ready or being built
+  std::uint64_t metadata_bytes = 0;                // counted against the budget too
 };
 
 class Store {
@@ -110,6 +111,9 @@ class Store {
   using Freed = std::vector<std::shared_ptr<BufferPool::Block>>;
   void reserve(std::uint64_t bytes, Freed& freed);
   void unreserve(std::uint64_t bytes);
+  // The memory the server's metadata takes, counted against the same budget
+  // (reserve() its growth first).
+  void set_metadata_bytes(std::uint64_t bytes) { metadata_bytes_ = bytes; }
 
   // Adds a piece (owned bytes must have been reserved) and returns its id.
   // The version's pieces inside the new one's box whose bytes servers hold
@@ -206,6 +210,7 @@ class Store {
   int max_versions_;
   std::uint64_t owned_ = 0, reserved_ = 0, local_ = 0;
   std::uint64_t replica_bytes_ = 0, replicas_ = 0;
+  std::uint64_t metadata_bytes_ = 0;
   std::uint64_t next_id_ = 1;
   std::map<std::string, Variable> vars_;
   std::multimap<std::string, Retired> retired_;  // by owner

@@ -10,6 +10,7 @@
 #include <cove/server.hpp>
 
 #include "net/handshake.hpp"
+#include "store/metadata.hpp"
 #include "staging_support.hpp"
 #include "net/transport.hpp"
 
@@ -537,6 +538,39 @@ TEST_F(Staging, MetadataByVersionNextAndLatest) {
   EXPECT_EQ(text(m), "four");
   std::vector<std::byte> big(cove::net::kMaxMetaBytes + 1);
   EXPECT_EQ(code_of([&] { c.put_meta("big", 1, big); }), Code::InvalidArgument);
+}
+
+// Metadata is memory like data: counted against the budget, shown in the
+// statistics, and evicted by max_versions as data is.
+TEST_F(Staging, MetadataCountsAgainstTheBudgetAndIsEvicted) {
+  auto o = options();
+  o.memory_budget = 64 << 10;
+  o.max_versions = 2;
+  {
+    cove::Server server(o);
+    Client c = Client::connect(server.address());
+    const std::vector<std::byte> blob(8192, std::byte{7});
+    for (std::uint64_t v = 1; v <= 10; ++v) c.put_meta("m", v, blob);
+    const auto s = c.stat();
+    EXPECT_EQ(s.metadata, 2u);
+    EXPECT_EQ(s.metadata_bytes, 2u * (8192 + 1 + cove::store::MetadataStore::kEntryBytes));
+    EXPECT_EQ(code_of([&] { c.get_meta("m", 8, 0); }), Code::NotFound);  // evicted
+    EXPECT_EQ(c.get_meta("m", 10, 0).data.size(), 8192u);
+  }
+  o.max_versions = 0;  // all kept: the budget stops it
+  cove::Server server(o);
+  Client c = Client::connect(server.address());
+  const std::vector<std::byte> blob(8192, std::byte{9});
+  std::uint64_t v = 0;
+  while (code_of([&] { c.put_meta("n" + std::to_string(v), 1, blob); }) == Code::Ok) ++v;
+  EXPECT_EQ(v, 7u) << "8 KiB blobs in a 64 KiB budget";
+  EXPECT_EQ(code_of([&] { c.put_meta("n" + std::to_string(v), 1, blob); }), Code::NoMemory);
+  EXPECT_LE(c.stat().metadata_bytes, 64u << 10);
+  EXPECT_EQ(c.get_meta("n0", 1, 0).data, blob);  // what was kept is intact
+  // Data does not fit beside it either.
+  c.define("d", DType(DTypeKind::UInt8), 1, V{16384});
+  std::vector<std::uint8_t> d(16384);
+  EXPECT_EQ(code_of([&] { c.put("d", 1, Box::from_shape(V{16384}), d.data(), d.size()); }), Code::NoMemory);
 }
 
 TEST_F(Staging, SubscriptionsFireForNewCoveringVersions) {

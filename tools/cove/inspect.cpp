@@ -51,6 +51,8 @@ json stats_json(const std::string& address, const ServerStats& s) {
           {"reorganizations", s.reorganizations},
           {"replica_answers", s.replica_answers},
           {"patterns", s.patterns},
+          {"metadata", s.metadata},
+          {"metadata_bytes", s.metadata_bytes},
           {"parked_gets", s.parked_gets},
           {"clients", s.clients},
           {"uptime_ms", s.uptime_ms},
@@ -160,16 +162,16 @@ int stat(Client& c, bool as_json) {
     fmt::print("{}\n", dump(json{{"servers", servers}}));
     return 0;
   }
-  fmt::print("{:<8} {:>9} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8} {:>12} {:>7}\n", "server",
-             "variables", "versions", "pieces", "memory", "budget", "writers'", "requests", "bytes in", "bytes out",
-             "replicas", "replica mem", "reorg");
+  fmt::print("{:<8} {:>9} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8} {:>12} {:>12} {:>7}\n",
+             "server", "variables", "versions", "pieces", "memory", "budget", "writers'", "requests", "bytes in",
+             "bytes out", "replicas", "replica mem", "metadata", "reorg");
   int i = 0;
   for (const auto& [address, s] : all)
-    fmt::print("{:<8} {:>9} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8} {:>12} {:>7}\n", i++,
+    fmt::print("{:<8} {:>9} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8} {:>12} {:>12} {:>7}\n", i++,
                s.variables, s.versions, s.pieces, human_bytes(s.owned_bytes),
                s.memory_budget ? human_bytes(s.memory_budget) : "unlimited", human_bytes(s.local_bytes), s.requests,
                human_bytes(s.bytes_in), human_bytes(s.bytes_out), s.replicas, human_bytes(s.replica_bytes),
-               reorg_name(s.reorg));
+               human_bytes(s.metadata_bytes), reorg_name(s.reorg));
   if (!all.empty()) {
     const ServerStats& s = all.front().second;
     const std::string layouts = layouts_text(s.layouts);

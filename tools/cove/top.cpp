@@ -18,7 +18,7 @@ using Clock = std::chrono::steady_clock;
 using Sample = std::vector<std::pair<std::string, ServerStats>>;
 
 std::string memory_text(const ServerStats& s) {
-  const double held = static_cast<double>(s.owned_bytes + s.replica_bytes);
+  const double held = static_cast<double>(s.owned_bytes + s.replica_bytes + s.metadata_bytes);
   if (!s.memory_budget) return human_bytes(held) + " / unlimited";
   return fmt::format("{} / {} ({:.0f}%)", human_bytes(held), human_bytes(static_cast<double>(s.memory_budget)),
                      100.0 * held / static_cast<double>(s.memory_budget));
