@@ -417,6 +417,7 @@ ServerStats Client::stat() {
     total.parked_gets += s.parked_gets;
     total.metadata += s.metadata;
     total.metadata_bytes += s.metadata_bytes;
+    total.lost_pieces += s.lost_pieces;
     total.clients += s.clients;
     total.uptime_ms = std::max(total.uptime_ms, s.uptime_ms);
     total.reorg = s.reorg;  // the group's configuration: the same on every member

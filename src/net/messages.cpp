@@ -402,7 +402,7 @@ void for_each_counter(Stats& s, Fn&& fn) {
   for (auto* field : {&s.variables, &s.versions, &s.pieces, &s.owned_bytes, &s.local_bytes, &s.memory_budget,
                       &s.requests, &s.bytes_in, &s.bytes_out, &s.replicas, &s.replica_bytes, &s.reorganizations,
                       &s.replica_answers, &s.patterns, &s.parked_gets, &s.clients, &s.uptime_ms, &s.metadata,
-                      &s.metadata_bytes})
+                      &s.metadata_bytes, &s.lost_pieces})
     fn(*field);
 }
 

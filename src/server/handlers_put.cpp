@@ -185,7 +185,20 @@ net::Empty Service::put_publish(Session& s, net::PutPublishRequest&& r) {
 void Service::connection_closed(Session& s) {
   s.end_all_leases();  // a reader gone: what it was reading is free
   std::vector<std::shared_ptr<store::BufferPool::Block>> dropped;
+  std::vector<std::unique_ptr<store::Piece>> lost;  // dropped after the lock
   std::lock_guard lock(mutex);
+  // A writer that goes without Disconnect (killed, crashed) takes its
+  // put_local memory with it: its pieces leave the index, so that readers
+  // get NotFound (and the versions their slots) instead of Unavailable for
+  // good, and they are counted as lost.
+  if (const std::string owner = s.peer_address(); !owner.empty() && !s.is_member()) {
+    lost = store_.remove_owner(owner);
+    if (!lost.empty()) {
+      lost_pieces_ += lost.size();
+      log::warn("a writer at {} went without releasing {} put_local pieces: they are lost", owner.substr(0, 64),
+                lost.size());
+    }
+  }
   for (auto it = grants_.begin(); it != grants_.end();) {
     if (it->second.session != &s) {
       ++it;

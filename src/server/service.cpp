@@ -171,6 +171,7 @@ ServerStats Service::stats() {
   out.patterns = patterns_.size();
   out.metadata = metadata_.entries();
   out.metadata_bytes = s.metadata_bytes;
+  out.lost_pieces = lost_pieces_;
   out.parked_gets = parked_->size();
   out.clients = connections_;
   out.uptime_ms = static_cast<std::uint64_t>(

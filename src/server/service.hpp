@@ -142,6 +142,7 @@ class Service : public std::enable_shared_from_this<Service> {
   std::unique_ptr<Dispatcher> dispatcher_;
 
   std::atomic<std::uint64_t> bytes_in_{0}, bytes_out_{0}, replica_answers_{0}, connections_{0};
+  std::uint64_t lost_pieces_ = 0;  // put_local pieces of writers that went without releasing them (under mutex)
   std::condition_variable done_cv_;
   bool stopping_ = false, done_ = false;  // under mutex
 };

@@ -11,6 +11,8 @@
 //   cove-test-fault late            connects before any server exists (waits for the connection file)
 //   cove-test-fault hold-local FILE put_locals 8 MiB, waits for FILE to exist, then releases it
 //   cove-test-fault lease-hang      leases the put_local piece (a query) and never ends the lease
+//   cove-test-fault after-writer    the piece hold-local put is gone (NotFound at once), counted as lost, and
+//                                   its version can be put again
 //   cove-test-fault grant-hang      is granted 48 MiB, writes half of it, and never publishes
 //   cove-test-fault put-big         puts 48 MiB (room for it must be there), gets it, deletes every version
 //   cove-test-fault get-loop        gets a 48 MiB variable over and over, checking it; meant to be killed
@@ -151,6 +153,32 @@ int hold_local(cove::Client& c, const std::string& go) {
   return 0;
 }
 
+int after_writer(cove::Client& c) {
+  const Box all = Box::from_shape(V{kHeld});
+  std::vector<double> v(static_cast<std::size_t>(kHeld));
+  int failures = 0;
+  const auto check = [&](bool ok, const std::string& what) {
+    std::printf("%s: %s\n", ok ? "ok" : "FAIL", what.c_str());
+    failures += ok ? 0 : 1;
+  };
+  cove::Code code = cove::Code::Ok;
+  try {
+    c.get("held", 1, all, v.data(), v.size() * 8, 0);
+  } catch (const cove::Error& e) {
+    code = e.code();
+  }
+  check(code == cove::Code::NotFound, std::string("a get of the dead writer's version finds nothing: ") +
+                                          cove::code_name(code));
+  check(c.stat().lost_pieces == 1, "cove stat counts its piece as lost");
+  check(c.list().at(0).versions.empty(), "its version is gone from the listing");
+  std::fill(v.begin(), v.end(), 6.5);
+  c.put("held", 1, all, v.data(), v.size() * 8);
+  std::vector<double> got(v.size());
+  c.get("held", 1, all, got.data(), got.size() * 8, 0);
+  check(got == v, "the version is put again and reads back");
+  return failures;
+}
+
 // A raw client of the server's (the library's own would end its leases).
 struct RawClient {
   std::unique_ptr<cove::net::Endpoint> ep = cove::net::make_endpoint("local");
@@ -273,6 +301,7 @@ int main(int argc, char** argv) {
     if (role == "big-put") return big_put(c);
     if (role == "seed" || role == "late") return seed(c);
     if (role == "hostile-name") return hostile_name(c);
+    if (role == "after-writer") return after_writer(c);
     if (role == "stopped" && argc == 3) return gets_from_stopped_server(c, argv[2]);
     if (role == "check-intact") return check_intact(c);
     if (role == "wait-on-death") return wait_on_death(c);

@@ -2,7 +2,7 @@
 # Fault tests against a real cove-server process, its clients on the local
 # transport (a closed Unix-domain socket tells the server at once that a peer
 # died). Every process started here is stopped by its PID.
-#   faults.sh DIR killed-writer|server-dies|late-client|sigterm|garbage|stopped-server|killed-reader|killed-granted|killed-mapper
+#   faults.sh DIR killed-writer|killed-local-writer|server-dies|late-client|sigterm|garbage|stopped-server|killed-reader|killed-granted|killed-mapper
 # The last three kill a reader holding a lease, a writer holding a grant it
 # has half written, and a reader mapping the server's segments: the server
 # serves on, what they held comes back, and no segment is left in /dev/shm.
@@ -51,6 +51,16 @@ case "$case" in
     grep -q "put finished" "$dir/writer.out" && { echo "the put finished before the kill: test did not test"; exit 1; }
     sleep 0.5  # the server notices the dead writer
     "$fault" check-intact ;;
+  killed-local-writer)
+    # A writer killed holding a put_local piece: the piece is dropped and
+    # counted as lost, and its version is free to be put again.
+    "$here"/server.sh start "$dir"
+    start_bg "$dir/writer.out" "$fault" hold-local "$dir/go"; writer=$last
+    wait_for "$dir/writer.out" put
+    kill_now "$writer"
+    sleep 0.5  # the server notices the dead writer
+    "$fault" after-writer
+    "$COVE_BIN"/cove stat | grep -q "lost: 1 put_local pieces" || { "$COVE_BIN"/cove stat; exit 1; } ;;
   server-dies)
     "$here"/server.sh start "$dir"
     start_bg "$dir/reader.out" "$fault" wait-on-death; reader=$last

@@ -53,6 +53,7 @@ json stats_json(const std::string& address, const ServerStats& s) {
           {"patterns", s.patterns},
           {"metadata", s.metadata},
           {"metadata_bytes", s.metadata_bytes},
+          {"lost_pieces", s.lost_pieces},
           {"parked_gets", s.parked_gets},
           {"clients", s.clients},
           {"uptime_ms", s.uptime_ms},
@@ -183,6 +184,9 @@ int stat(Client& c, bool as_json) {
     fmt::print("reorganization: {} (expected layouts {}); built {} replicas, answered {} pieces from them, {} access "
                "patterns\n",
                reorg_name(s.reorg), layouts.empty() ? "C,F" : layouts, built, answers, s.patterns);
+    std::uint64_t lost = 0;
+    for (const auto& [address, t] : all) lost += t.lost_pieces;
+    if (lost) fmt::print("lost: {} put_local pieces of writers that went without releasing them\n", lost);
   }
   return 0;
 }
