@@ -54,6 +54,7 @@ struct ConnectOptions {
 struct ConnectTarget {
   std::vector<std::string> servers;
   std::string secret;
+  bool from_file = false;  // read from a connection file (the group has started)
 };
 
 // A part of a piece that a server holds in another layout (cove/reorg.hpp).
@@ -156,7 +157,11 @@ class COVE_EXPORT Client {
   // environment variable. The client proves to every server that it holds
   // the group's secret (see ConnectOptions::secret for where it comes from).
   // Waits up to options.timeout_ms for the connection file and the server
-  // to appear (Unavailable after that). PermissionDenied when no secret is
+  // to appear (Unavailable after that). A member of a group that does not
+  // answer (it died; from a connection file, after a 2 s grace) is left
+  // out: requests that need it fail with Unavailable naming it, list() and
+  // stat() leave it out (stat_each() marks it unreachable), and connect()
+  // fails only when no server answers. PermissionDenied when no secret is
   // known or a server refuses it, or the connection file is not readable;
   // InvalidArgument when the target is not a regular file.
   static Client connect(const std::string& target = "", const ConnectOptions& options = {});

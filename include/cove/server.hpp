@@ -75,10 +75,11 @@ struct ServerStats {
   std::uint64_t patterns = 0;         // access-pattern records (SAHR)
   std::uint64_t metadata = 0;         // metadata versions kept (put_meta)
   std::uint64_t metadata_bytes = 0;   // their memory, counted against the budget too
-  std::uint64_t lost_pieces = 0;      // put_local pieces lost with writers that died without releasing them
+  std::uint64_t lost_pieces = 0;      // pieces lost with writers (put_local) or group members that died
   std::uint64_t parked_gets = 0;      // gets and metadata gets waiting for data now
   std::uint64_t clients = 0;          // connections open now (clients and other servers)
   std::uint64_t uptime_ms = 0;        // since the server started
+  bool reachable = true;              // false: a member of the group that did not answer (Client::stat_each)
   Reorg reorg = Reorg::Rad;           // the server's method
   std::vector<Layout> layouts;        // the server's expected layouts (empty: C and F)
 };

@@ -26,6 +26,10 @@ using net::Op;
 
 namespace {
 
+// How long a member of a group whose connection file is there may take to
+// answer before the client takes it for dead.
+constexpr std::int64_t kMemberGraceMs = 2000;
+
 // The client's own endpoint, in the servers' transport (readers reach its
 // put_local data there).
 std::unique_ptr<net::Endpoint> open_endpoint(const std::string& server_address) {
@@ -76,7 +80,7 @@ Client::Impl::~Impl() {
   // must not go under a reader). The servers may be gone already; there is
   // nothing left to release then.
   for (std::size_t s = 0; s < servers.size(); ++s) try {
-      call<Message<Op::Disconnect>>(s, {endpoint->address()}, net::kNoDeadline);
+      if (reachable(s)) call<Message<Op::Disconnect>>(s, {endpoint->address()}, net::kNoDeadline);
     } catch (...) {
       log::dropped("releasing this client's put_local pieces as it disconnects");
     }
@@ -128,7 +132,9 @@ Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::option
     auto it = vars.find(var);
     if (it != vars.end()) return it->second;
   }
-  for (const auto& v : list_server(0, deadline))
+  std::size_t s = 0;  // every server knows every definition: the first that answers
+  while (s + 1 < servers.size() && !reachable(s)) ++s;
+  for (const auto& v : list_server(s, deadline))
     if (v.name == var) {
       remember(var, {v.dtype, v.shape});
       return {v.dtype, v.shape};
@@ -154,7 +160,7 @@ std::shared_ptr<const common::ShardMap> Client::Impl::shard_map(const std::strin
 
 net::Peer Client::Impl::peer_for(const std::string& address) {
   for (std::size_t s = 0; s < addresses.size(); ++s)
-    if (addresses[s] == address) return servers[s];
+    if (addresses[s] == address) return server(s);
   return peers.get(address, [&] { return endpoint->connect(address, net::deadline_in(net::kPeerConnectTimeoutMs)); });
 }
 
@@ -183,18 +189,18 @@ void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version
     call<Message<Op::PutInline>>(home, {std::move(piece), net::Bytes(b, b + bytes), reorg}, net::kNoDeadline);
     return;
   }
-  const char* transport = servers[home]->transport();
+  const char* transport = server(home)->transport();
   if (op == Op::Put && (std::strcmp(transport, "ucx") == 0 || (std::strcmp(transport, "local") == 0 && net::segments_enabled()))) {
     // The server reads nothing of ours: it grants space, we copy the bytes
     // into it (on this host, into its shared-memory segment, mapped here
     // once; over UCX, a one-sided write), and then it stores them.
     const auto grant = call<Message<Op::PutGrant>>(home, {std::move(piece), reorg}, net::kNoDeadline);
-    if (auto window = endpoint->map(servers[home], grant.key, true, net::kNoDeadline)) {
+    if (auto window = endpoint->map(server(home), grant.key, true, net::kNoDeadline)) {
       if (window->size != bytes) fail(Code::Protocol, "a server granted ", window->size, " bytes for ", bytes);
       copy_region({data, bytes, box, layout}, {window->data, window->size, box, layout}, box, info.dtype.size());
     } else {
       const net::RemoteOp write{0, const_cast<void*>(data), bytes};
-      endpoint->write(servers[home], grant.key, {&write, 1}, net::kNoDeadline);
+      endpoint->write(server(home), grant.key, {&write, 1}, net::kNoDeadline);
     }
     call<Message<Op::PutPublish>>(home, {grant.grant}, net::kNoDeadline);
     return;
@@ -228,6 +234,7 @@ ConnectTarget Client::resolve_target(const std::string& target, std::int64_t tim
     auto info = common::read_connection_file(where, timeout_ms);
     t.servers = std::move(info.servers);
     t.secret = std::move(info.secret);
+    t.from_file = true;
   }
   if (t.servers.empty()) fail(Code::InvalidArgument, "no server address in '", where, "'");
   return t;
@@ -252,13 +259,28 @@ Client Client::connect(const std::string& target, const ConnectOptions& options)
   // Each server's secret: the one given, else that of a server in this
   // process (known once it is there).
   std::vector<std::string> secrets(addresses.size(), secret);
-  for (std::size_t s = 0; s < addresses.size(); ++s)
-    impl.servers.push_back(impl.connect_server(addresses[s], secrets[s], deadline, options.timeout_ms));
+  // A group whose connection file is there has started: a member that does
+  // not answer within a short grace has died. The client serves on with the
+  // others; requests that need it fail with Unavailable naming it.
+  const net::Deadline member_deadline =
+      resolved.from_file ? std::min(deadline, net::deadline_in(kMemberGraceMs)) : deadline;
+  std::optional<Error> first_error;
+  for (std::size_t s = 0; s < addresses.size(); ++s) try {
+      impl.servers.push_back(impl.connect_server(addresses[s], secrets[s], member_deadline, options.timeout_ms));
+    } catch (const Error& e) {
+      if (e.code() != Code::Unavailable) throw;
+      if (!first_error) first_error = e;
+      impl.servers.push_back(nullptr);
+      log::warn("server {} of the group ({}) does not answer: serving on without it", s, addresses[s].substr(0, 64));
+    }
+  if (std::none_of(impl.servers.begin(), impl.servers.end(), [](const net::Peer& p) { return p != nullptr; }))
+    throw *first_error;
   // Hello once every server is connected: this client's address (which
   // grows a UCX part when a server is reached by UCX) is final now.
   for (std::size_t s = 0; s < addresses.size(); ++s)
-    net::greet(*impl.endpoint, impl.servers[s], net::Role::Client, impl.endpoint->address(), secrets[s],
-               net::deadline_in(net::kControlTimeoutMs));
+    if (impl.reachable(s))
+      net::greet(*impl.endpoint, impl.servers[s], net::Role::Client, impl.endpoint->address(), secrets[s],
+                 net::deadline_in(net::kControlTimeoutMs));
   return c;
 }
 
@@ -311,7 +333,9 @@ std::size_t Client::release(const std::string& var, std::uint64_t version, const
   std::size_t n = 0;
   // Each server answers once no reader copies the piece any more: no deadline.
   for (std::size_t s = 0; s < impl_->servers.size(); ++s)
-    n += impl_->call<Message<Op::Release>>(s, {var, version, box, impl_->endpoint->address()}, net::kNoDeadline).count;
+    if (impl_->reachable(s))
+      n += impl_->call<Message<Op::Release>>(s, {var, version, box, impl_->endpoint->address()}, net::kNoDeadline)
+               .count;
   std::lock_guard lock(impl_->mutex);
   impl_->local.erase({var, version, box.to_string()});
   return n;
@@ -344,6 +368,7 @@ std::size_t Client::undefine(const std::string& var) {
   std::size_t dropped = 0;
   bool found = false;
   for (std::size_t s = 0; s < impl_->servers.size(); ++s) try {
+      if (!impl_->reachable(s)) continue;
       dropped += impl_->call<Message<Op::Undefine>>(s, {var}).count;
       found = true;
     } catch (const Error& e) {
@@ -361,7 +386,7 @@ std::size_t Client::undefine(const std::string& var) {
 std::vector<VariableInfo> Client::list() {
   std::vector<VariableInfo> merged;
   for (std::size_t s = 0; s < impl_->servers.size(); ++s)
-    for (auto& v : impl_->list_server(s)) {
+    for (auto& v : impl_->reachable(s) ? impl_->list_server(s) : std::vector<VariableInfo>{}) {
       auto it = std::find_if(merged.begin(), merged.end(), [&](const VariableInfo& m) { return m.name == v.name; });
       if (it == merged.end()) {
         merged.push_back(std::move(v));
@@ -392,14 +417,21 @@ std::vector<VariableInfo> Client::list() {
 
 std::vector<std::pair<std::string, ServerStats>> Client::stat_each() {
   std::vector<std::pair<std::string, ServerStats>> out;
-  const auto replies = impl_->call_all<Message<Op::Stat>>({});
-  for (std::size_t s = 0; s < replies.size(); ++s) out.emplace_back(impl_->addresses[s], replies[s].stats);
+  for (std::size_t s = 0; s < impl_->servers.size(); ++s) {
+    ServerStats st;
+    if (impl_->reachable(s))
+      st = impl_->call<Message<Op::Stat>>(s, {}).stats;
+    else
+      st.reachable = false;
+    out.emplace_back(impl_->addresses[s], std::move(st));
+  }
   return out;
 }
 
 ServerStats Client::stat() {
   ServerStats total;
   for (const auto& [address, s] : stat_each()) {
+    if (!s.reachable) continue;
     total.variables = std::max(total.variables, s.variables);
     total.versions = std::max(total.versions, s.versions);
     total.pieces += s.pieces;

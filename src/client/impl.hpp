@@ -9,6 +9,7 @@
 #include <cove/client.hpp>
 
 #include "common/shard_map.hpp"
+#include "core/fail.hpp"
 #include "net/handshake.hpp"
 #include "net/messages.hpp"
 #include "net/transport.hpp"
@@ -47,10 +48,20 @@ struct Client::Impl {
 
   // Sends one request of message type M to server `s`; transport failures
   // name the request and the server.
+  // Server s's connection; Unavailable when it did not answer when this
+  // client connected (a member of the group that died).
+  const net::Peer& server(std::size_t s) const {
+    if (!servers.at(s))
+      detail::fail(Code::Unavailable, "server ", s, " (", addresses[s].substr(0, 64),
+                   ") did not answer when this client connected");
+    return servers[s];
+  }
+  bool reachable(std::size_t s) const { return servers.at(s) != nullptr; }
+
   template <typename M>
   typename M::Reply call(std::size_t s, const typename M::Request& request, net::Deadline deadline) {
     try {
-      return net::call<M>(*endpoint, servers.at(s), request, deadline);
+      return net::call<M>(*endpoint, server(s), request, deadline);
     } catch (const Error& e) {
       if (e.code() != Code::Unavailable && e.code() != Code::Timeout) throw;
       detail_fail(e, net::op_name(M::op), s);
@@ -60,11 +71,12 @@ struct Client::Impl {
   typename M::Reply call(std::size_t s, const typename M::Request& request) {
     return call<M>(s, request, net::deadline_in(net::kControlTimeoutMs));
   }
-  // The same request to every server; the replies in server order.
+  // The same request to every reachable server; the replies in server order.
   template <typename M>
   std::vector<typename M::Reply> call_all(const typename M::Request& request) {
     std::vector<typename M::Reply> replies;
-    for (std::size_t s = 0; s < servers.size(); ++s) replies.push_back(call<M>(s, request));
+    for (std::size_t s = 0; s < servers.size(); ++s)
+      if (reachable(s)) replies.push_back(call<M>(s, request));
     return replies;
   }
   net::Peer connect_server(const std::string& address, std::string& secret, net::Deadline deadline,
@@ -72,7 +84,7 @@ struct Client::Impl {
   [[noreturn]] static void detail_fail(const Error& e, const char* op, std::size_t server);
 
   void remember(const std::string& name, const VarInfo& info);
-  // A variable's definition, asked of server 0 the first time (by
+  // A variable's definition, asked of a server the first time (by
   // `deadline`; default: a control call's).
   VarInfo var_info(const std::string& var, std::optional<net::Deadline> deadline = std::nullopt);
   // The deadline of a call that waits up to timeout_ms (< 0: forever) at

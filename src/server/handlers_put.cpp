@@ -188,15 +188,16 @@ void Service::connection_closed(Session& s) {
   std::vector<std::unique_ptr<store::Piece>> lost;  // dropped after the lock
   std::lock_guard lock(mutex);
   // A writer that goes without Disconnect (killed, crashed) takes its
-  // put_local memory with it: its pieces leave the index, so that readers
-  // get NotFound (and the versions their slots) instead of Unavailable for
-  // good, and they are counted as lost.
-  if (const std::string owner = s.peer_address(); !owner.empty() && !s.is_member()) {
+  // put_local memory with it, and a member of the group that dies the
+  // pieces it held: they leave this server's index, so that readers get
+  // NotFound (and the versions their slots) instead of Unavailable for
+  // good, and they are counted as lost. What this server holds stays.
+  if (const std::string owner = s.peer_address(); !owner.empty() && !stopping_) {
     lost = store_.remove_owner(owner);
     if (!lost.empty()) {
       lost_pieces_ += lost.size();
-      log::warn("a writer at {} went without releasing {} put_local pieces: they are lost", owner.substr(0, 64),
-                lost.size());
+      log::warn("{} at {} went without releasing them: {} pieces it held are lost",
+                s.is_member() ? "a server of the group" : "a writer", owner.substr(0, 64), lost.size());
     }
   }
   for (auto it = grants_.begin(); it != grants_.end();) {

@@ -13,11 +13,16 @@
 //   cove-test-fault lease-hang      leases the put_local piece (a query) and never ends the lease
 //   cove-test-fault after-writer    the piece hold-local put is gone (NotFound at once), counted as lost, and
 //                                   its version can be put again
+//   cove-test-fault group-seed      puts 25 pieces of a 96x96 variable across a group of 3
+//   cove-test-fault group-after R   with member R dead: pieces the others hold and index read back exactly,
+//                                   the rest fail with Unavailable at once, and the survivors count what was lost
 //   cove-test-fault grant-hang      is granted 48 MiB, writes half of it, and never publishes
 //   cove-test-fault put-big         puts 48 MiB (room for it must be there), gets it, deletes every version
 //   cove-test-fault get-loop        gets a 48 MiB variable over and over, checking it; meant to be killed
 // The server comes from COVE_CONNECT.
 #include <cove/cove.hpp>
+
+#include "common/shard_map.hpp"
 
 #include "net/handshake.hpp"
 #include "net/messages.hpp"
@@ -179,6 +184,75 @@ int after_writer(cove::Client& c) {
   return failures;
 }
 
+// ---- a member of a server group that dies ----
+
+constexpr Index kGroupSide = 96, kGroupPiece = 20;  // pieces that cross the shards' boundaries
+
+std::vector<double> group_values(const Box& b) {
+  std::vector<double> v;
+  for (Index i = b.lo[0]; i < b.hi[0]; ++i)
+    for (Index j = b.lo[1]; j < b.hi[1]; ++j) v.push_back(static_cast<double>(i * kGroupSide + j));
+  return v;
+}
+
+std::vector<Box> group_pieces() {
+  std::vector<Box> out;
+  for (Index i = 0; i < kGroupSide; i += kGroupPiece)
+    for (Index j = 0; j < kGroupSide; j += kGroupPiece)
+      out.push_back(Box::from_start_count(V{i, j}, V{std::min(kGroupPiece, kGroupSide - i), std::min(kGroupPiece, kGroupSide - j)}));
+  return out;
+}
+
+int group_seed(cove::Client& c) {
+  c.define("g", cove::DType(cove::DTypeKind::Float64), 2, V{kGroupSide, kGroupSide});
+  for (const Box& b : group_pieces()) {
+    const auto v = group_values(b);
+    c.put("g", 1, b, v.data(), v.size() * 8);
+  }
+  std::printf("seeded\n");
+  return 0;
+}
+
+int group_after(cove::Client& c, int dead) {
+  const V shape{kGroupSide, kGroupSide};
+  const cove::common::ShardMap map(Box::from_shape(shape), 3, "g");
+  int failures = 0, read = 0, refused = 0;
+  std::uint64_t expected_lost = 0;
+  for (const Box& b : group_pieces()) {
+    const auto shards = map.shards_for(b);
+    const bool needs_dead = std::find(shards.begin(), shards.end(), dead) != shards.end();
+    if (shards.front() == dead) expected_lost += shards.size() - 1;  // held there; indexed by the others too
+    std::vector<double> got(static_cast<std::size_t>(b.volume()));
+    try {
+      c.get("g", 1, b, got.data(), got.size() * 8, 0);
+      if (needs_dead || got != group_values(b)) {
+        std::printf("FAIL: %s read %s\n", b.to_string().c_str(), needs_dead ? "through a dead shard?" : "wrong bytes");
+        ++failures;
+      }
+      ++read;
+    } catch (const cove::Error& e) {
+      if (!needs_dead || e.code() != cove::Code::Unavailable) {
+        std::printf("FAIL: %s: %s\n", b.to_string().c_str(), e.what());
+        ++failures;
+      }
+      ++refused;
+    }
+  }
+  std::printf("%d pieces read back exactly from the survivors, %d refused with Unavailable\n", read, refused);
+  if (read == 0 || refused == 0) ++failures;
+  std::uint64_t lost = 0;
+  int unreachable = 0;
+  for (const auto& [address, s] : c.stat_each()) {
+    if (!s.reachable) ++unreachable;
+    lost += s.lost_pieces;
+  }
+  std::printf("%s: %d member unreachable; the survivors lost %llu index entries (expected %llu)\n",
+              unreachable == 1 && lost == expected_lost ? "ok" : "FAIL", unreachable,
+              static_cast<unsigned long long>(lost), static_cast<unsigned long long>(expected_lost));
+  if (unreachable != 1 || lost != expected_lost || expected_lost == 0) ++failures;
+  return failures;
+}
+
 // A raw client of the server's (the library's own would end its leases).
 struct RawClient {
   std::unique_ptr<cove::net::Endpoint> ep = cove::net::make_endpoint("local");
@@ -302,6 +376,8 @@ int main(int argc, char** argv) {
     if (role == "seed" || role == "late") return seed(c);
     if (role == "hostile-name") return hostile_name(c);
     if (role == "after-writer") return after_writer(c);
+    if (role == "group-seed") return group_seed(c);
+    if (role == "group-after" && argc == 3) return group_after(c, std::stoi(argv[2]));
     if (role == "stopped" && argc == 3) return gets_from_stopped_server(c, argv[2]);
     if (role == "check-intact") return check_intact(c);
     if (role == "wait-on-death") return wait_on_death(c);

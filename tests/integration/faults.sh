@@ -2,7 +2,7 @@
 # Fault tests against a real cove-server process, its clients on the local
 # transport (a closed Unix-domain socket tells the server at once that a peer
 # died). Every process started here is stopped by its PID.
-#   faults.sh DIR killed-writer|killed-local-writer|server-dies|late-client|sigterm|garbage|stopped-server|killed-reader|killed-granted|killed-mapper
+#   faults.sh DIR killed-writer|killed-local-writer|group-member-dies|server-dies|late-client|sigterm|garbage|stopped-server|killed-reader|killed-granted|killed-mapper
 # The last three kill a reader holding a lease, a writer holding a grant it
 # has half written, and a reader mapping the server's segments: the server
 # serves on, what they held comes back, and no segment is left in /dev/shm.
@@ -60,7 +60,20 @@ case "$case" in
     kill_now "$writer"
     sleep 0.5  # the server notices the dead writer
     "$fault" after-writer
-    "$COVE_BIN"/cove stat | grep -q "lost: 1 put_local pieces" || { "$COVE_BIN"/cove stat; exit 1; } ;;
+    "$COVE_BIN"/cove stat | grep -q "lost: 1 pieces" || { "$COVE_BIN"/cove stat; exit 1; } ;;
+  group-member-dies)
+    # One server of a group of three is killed: the other two serve what
+    # they hold and index, say what was lost, and stop cleanly.
+    COVE_TEST_SERVERS=3 "$here"/server.sh start "$dir"
+    "$fault" group-seed
+    # Rank 0: the pieces it holds that cross into the others' shards are indexed there too.
+    victim=$(sed -n 's/.*cove-server \([0-9]*\): serving as 0 of 3.*/\1/p' "$dir/server.log")
+    [ -n "$victim" ] || { cat "$dir/server.log"; exit 1; }
+    kill -KILL "$victim"
+    sleep 1  # the survivors notice
+    "$fault" group-after 0
+    "$COVE_BIN"/cove stat | grep -q "unreachable" || { "$COVE_BIN"/cove stat; exit 1; }
+    grep -q "a server of the group at .* went without releasing them" "$dir/server.log" || { cat "$dir/server.log"; exit 1; } ;;
   server-dies)
     "$here"/server.sh start "$dir"
     start_bg "$dir/reader.out" "$fault" wait-on-death; reader=$last

@@ -14,7 +14,8 @@ case "$cmd" in
     launch=() as_root=()
     [ "$(id -u)" -eq 0 ] && as_root=(--allow-run-as-root)  # cove-server refuses root otherwise
     if [ "${COVE_TEST_SERVERS:-1}" -gt 1 ]; then
-      launch=(mpiexec --allow-run-as-root --oversubscribe -n "$COVE_TEST_SERVERS")
+      # --enable-recovery: when one member dies, the others serve on.
+      launch=(mpiexec --allow-run-as-root --oversubscribe --enable-recovery -n "$COVE_TEST_SERVERS")
     fi
     "${launch[@]}" "$COVE_BIN"/cove-server --connection-file "$dir/cove.conn" "${as_root[@]}" "$@" > "$dir/server.log" 2>&1 &
     echo $! > "$dir/server.pid"

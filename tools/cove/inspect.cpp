@@ -54,6 +54,7 @@ json stats_json(const std::string& address, const ServerStats& s) {
           {"metadata", s.metadata},
           {"metadata_bytes", s.metadata_bytes},
           {"lost_pieces", s.lost_pieces},
+          {"reachable", s.reachable},
           {"parked_gets", s.parked_gets},
           {"clients", s.clients},
           {"uptime_ms", s.uptime_ms},
@@ -167,12 +168,17 @@ int stat(Client& c, bool as_json) {
              "server", "variables", "versions", "pieces", "memory", "budget", "writers'", "requests", "bytes in",
              "bytes out", "replicas", "replica mem", "metadata", "reorg");
   int i = 0;
-  for (const auto& [address, s] : all)
+  for (const auto& [address, s] : all) {
+    if (!s.reachable) {
+      fmt::print("{:<8} unreachable ({})\n", i++, printable(address.substr(0, 64)));
+      continue;
+    }
     fmt::print("{:<8} {:>9} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8} {:>12} {:>12} {:>7}\n", i++,
                s.variables, s.versions, s.pieces, human_bytes(s.owned_bytes),
                s.memory_budget ? human_bytes(s.memory_budget) : "unlimited", human_bytes(s.local_bytes), s.requests,
                human_bytes(s.bytes_in), human_bytes(s.bytes_out), s.replicas, human_bytes(s.replica_bytes),
                human_bytes(s.metadata_bytes), reorg_name(s.reorg));
+  }
   if (!all.empty()) {
     const ServerStats& s = all.front().second;
     const std::string layouts = layouts_text(s.layouts);
@@ -186,7 +192,7 @@ int stat(Client& c, bool as_json) {
                reorg_name(s.reorg), layouts.empty() ? "C,F" : layouts, built, answers, s.patterns);
     std::uint64_t lost = 0;
     for (const auto& [address, t] : all) lost += t.lost_pieces;
-    if (lost) fmt::print("lost: {} put_local pieces of writers that went without releasing them\n", lost);
+    if (lost) fmt::print("lost: {} pieces, with writers or servers that went without releasing them\n", lost);
   }
   return 0;
 }

@@ -33,6 +33,10 @@ void draw(const Sample& now, const std::map<std::string, ServerStats>& before, d
              "vars", "versions", "pieces", "req/s", "in/s", "out/s", "parked", "clients", "replicas");
   int i = 0;
   for (const auto& [address, s] : now) {
+    if (!s.reachable) {
+      fmt::print("{:<6} unreachable\n", i++);
+      continue;
+    }
     const auto it = before.find(address);
     const ServerStats& b = it != before.end() ? it->second : s;
     auto rate = [&](std::uint64_t later, std::uint64_t earlier) {
