@@ -3,7 +3,8 @@
 #   make test   set up, build, and run every test, then the unit tests under ASan+UBSan,
 #               then every fuzz target over its corpus plus 10^4 new inputs
 # Also: make fuzz (every libFuzzer target for FUZZ_SECONDS each, default
-# 60), make bench (the benchmark programs, then bench-workflow and
+# 60), make soak (8 clients against 2 servers for SOAK_SECONDS, default
+# 600, with the servers' memory and descriptors), make bench (the benchmark programs, then bench-workflow and
 # bench-compare), make bench-workflow (the layout reorganization
 # experiments), make bench-compare (Cove side by side with files, HDF5, MPI
 # and ADIOS2 SST; BENCH_ARGS=--quick for a run under two minutes), make
@@ -17,10 +18,11 @@ CMAKE_GEN  := -G Ninja --log-level=WARNING
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
+SOAK_SECONDS ?= 600
 BENCH_ARGS ?=
 WORKFLOW_ARGS ?=
 
-.PHONY: all setup build run bench bench-workflow bench-compare bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
+.PHONY: soak all setup build run bench bench-workflow bench-compare bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
 
 all: build
 
@@ -72,7 +74,15 @@ fuzz-build: setup
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target cove-fuzz-wire cove-fuzz-messages cove-fuzz-dispatch
 
 # Each target over its corpus plus 10^4 new inputs.
-test-fuzz: fuzz-build
+test-# 8 clients of mixed operations against a group of 2 servers for
+# SOAK_SECONDS; the servers' RSS and descriptors every 10 s, as a table and
+# $(BUILD)/soak/soak.png (matplotlib from bench-venv, when it is there).
+soak: build
+	@COVE_BIN=$(CURDIR)/$(BUILD)/tools COVE_TEST_BIN=$(CURDIR)/$(BUILD)/tests \
+	  COVE_BENCH_PYTHON=$(CURDIR)/$(BUILD)/bench-venv/bin/python UCX_TLS=tcp UCX_WARN_UNUSED_ENV_VARS=n \
+	  bash tests/soak/soak.sh $(CURDIR)/$(BUILD)/soak $(SOAK_SECONDS) 10 8
+
+fuzz: fuzz-build
 	bash fuzz/run.sh $(FUZZ_BUILD) --runs 10000
 
 fuzz: fuzz-build
