@@ -74,19 +74,19 @@ fuzz-build: setup
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target cove-fuzz-wire cove-fuzz-messages cove-fuzz-dispatch
 
 # Each target over its corpus plus 10^4 new inputs.
-test-# 8 clients of mixed operations against a group of 2 servers for
+test-fuzz: fuzz-build
+	bash fuzz/run.sh $(FUZZ_BUILD) --runs 10000
+
+fuzz: fuzz-build
+	bash fuzz/run.sh $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS)
+
+# 8 clients of mixed operations against a group of 2 servers for
 # SOAK_SECONDS; the servers' RSS and descriptors every 10 s, as a table and
 # $(BUILD)/soak/soak.png (matplotlib from bench-venv, when it is there).
 soak: build
 	@COVE_BIN=$(CURDIR)/$(BUILD)/tools COVE_TEST_BIN=$(CURDIR)/$(BUILD)/tests \
 	  COVE_BENCH_PYTHON=$(CURDIR)/$(BUILD)/bench-venv/bin/python UCX_TLS=tcp UCX_WARN_UNUSED_ENV_VARS=n \
 	  bash tests/soak/soak.sh $(CURDIR)/$(BUILD)/soak $(SOAK_SECONDS) 10 8
-
-fuzz: fuzz-build
-	bash fuzz/run.sh $(FUZZ_BUILD) --runs 10000
-
-fuzz: fuzz-build
-	bash fuzz/run.sh $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS)
 
 test-asan: setup
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
