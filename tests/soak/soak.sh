@@ -39,7 +39,7 @@ sample() {
 sample
 while kill -0 "$soak" 2> /dev/null; do
   for _ in $(seq $((interval * 10))); do kill -0 "$soak" 2> /dev/null || break; sleep 0.1; done
-  sample
+  kill -0 "$soak" 2> /dev/null && sample  # while the clients run (they close their connections at the end)
 done
 status=0
 wait "$soak" || status=$?
