@@ -1,10 +1,12 @@
 // Handlers that change what is stored: Define, Put, PutInline, PutGrant,
 // PutPublish, PutLocal, IndexAdd, Release, Delete.
 #include "common/log.hpp"
+#include "net/handshake.hpp"
 #include "core/fail.hpp"
 #include "server/service.hpp"
 
 #include <algorithm>
+#include <thread>
 #include <cstring>
 
 namespace cove::server {
@@ -182,24 +184,56 @@ net::Empty Service::put_publish(Session& s, net::PutPublishRequest&& r) {
 
 // A connection closed: its grants end. Their blocks are dropped, never
 // reused, since the writer may still have been copying into them.
-void Service::connection_closed(Session& s) {
-  s.end_all_leases();  // a reader gone: what it was reading is free
-  std::vector<std::shared_ptr<store::BufferPool::Block>> dropped;
+void Service::drop_lost(const std::string& owner, const char* who) {
   std::vector<std::unique_ptr<store::Piece>> lost;  // dropped after the lock
   std::lock_guard lock(mutex);
+  if (stopping_) return;
+  lost = store_.remove_owner(owner);
+  if (lost.empty()) return;
+  lost_pieces_ += lost.size();
+  log::warn("{} at {} went without releasing them: {} pieces it held are lost", who, owner.substr(0, 64), lost.size());
+}
+
+// A member's connection closing does not mean it died (a connection is
+// made again after a failure, or two are made at once and one is dropped):
+// with none left, a fresh connection tells, away from the transport's thread.
+void Service::member_connection_closed(const std::string& member) {
+  {
+    std::lock_guard lock(mutex);
+    if (stopping_ || --member_connections_[member] > 0) return;
+  }
+  std::thread([self = shared_from_this(), member] {
+    try {
+      auto ep = net::make_endpoint("local");
+      const net::Peer p = ep->connect(member, net::deadline_in(kMemberProbeMs));
+      net::greet(*ep, p, net::Role::Client, ep->address(), self->secret(), net::deadline_in(kMemberProbeMs));
+      return;  // alive
+    } catch (const Error& e) {
+      if (e.code() != Code::Unavailable && e.code() != Code::Timeout) return;
+    }
+    {
+      std::lock_guard lock(self->mutex);
+      if (self->member_connections_[member] > 0) return;  // it came back
+    }
+    self->drop_lost(member, "a server of the group");
+  }).detach();
+}
+
+void Service::connection_closed(Session& s) {
+  s.end_all_leases();  // a reader gone: what it was reading is free
   // A writer that goes without Disconnect (killed, crashed) takes its
   // put_local memory with it, and a member of the group that dies the
   // pieces it held: they leave this server's index, so that readers get
   // NotFound (and the versions their slots) instead of Unavailable for
   // good, and they are counted as lost. What this server holds stays.
-  if (const std::string owner = s.peer_address(); !owner.empty() && !stopping_) {
-    lost = store_.remove_owner(owner);
-    if (!lost.empty()) {
-      lost_pieces_ += lost.size();
-      log::warn("{} at {} went without releasing them: {} pieces it held are lost",
-                s.is_member() ? "a server of the group" : "a writer", owner.substr(0, 64), lost.size());
-    }
+  if (const std::string owner = s.peer_address(); !owner.empty()) {
+    if (s.is_member())
+      member_connection_closed(owner);
+    else
+      drop_lost(owner, "a writer");
   }
+  std::vector<std::shared_ptr<store::BufferPool::Block>> dropped;
+  std::lock_guard lock(mutex);
   for (auto it = grants_.begin(); it != grants_.end();) {
     if (it->second.session != &s) {
       ++it;

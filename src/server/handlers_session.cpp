@@ -40,6 +40,7 @@ net::HelloReply Service::hello(Session& s, net::HelloRequest&& r) {
 
 net::Empty Service::join(Session& s, net::JoinRequest&& r) {
   const std::string secret = group_->secret();
+  std::lock_guard state(mutex);  // member_connections_
   std::lock_guard lock(s.mutex);
   const bool server = s.role == net::Role::Server;
   if (s.nonce.empty() || !common::verify(secret, s.nonce, r.proof)) {
@@ -49,6 +50,7 @@ net::Empty Service::join(Session& s, net::JoinRequest&& r) {
     fail(Code::PermissionDenied, "join refused: the proof does not match this group's secret");
   }
   s.proven = true;
+  if (server && !s.member) ++member_connections_[s.address];
   s.member = server;
   s.nonce.clear();  // one proof per challenge
   return {};

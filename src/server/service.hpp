@@ -71,6 +71,11 @@ class Service : public std::enable_shared_from_this<Service> {
   net::PutGrantReply put_grant(Session& s, net::PutGrantRequest&& r);
   net::Empty put_publish(Session& s, net::PutPublishRequest&& r);
   void connection_closed(Session& s);
+  void member_connection_closed(const std::string& member);
+  // Drops the pieces indexed here that `owner` (a writer, or a member of
+  // the group) held, counting them as lost.
+  void drop_lost(const std::string& owner, const char* who);
+  static constexpr std::int64_t kMemberProbeMs = 1000;
   net::Empty index_add(net::IndexAddRequest&& r);
   void release(Session& s, net::ReleaseRequest&& r, Responder answer);
   // Answers `answer` with the count of `gone` once no reader's lease holds
@@ -142,7 +147,8 @@ class Service : public std::enable_shared_from_this<Service> {
   std::unique_ptr<Dispatcher> dispatcher_;
 
   std::atomic<std::uint64_t> bytes_in_{0}, bytes_out_{0}, replica_answers_{0}, connections_{0};
-  std::uint64_t lost_pieces_ = 0;  // put_local pieces of writers that went without releasing them (under mutex)
+  std::uint64_t lost_pieces_ = 0;  // pieces of writers or members that went without releasing them (under mutex)
+  std::map<std::string, int> member_connections_;  // open, by member address (under mutex)
   std::condition_variable done_cv_;
   bool stopping_ = false, done_ = false;  // under mutex
 };

@@ -70,7 +70,7 @@ case "$case" in
     victim=$(sed -n 's/.*cove-server \([0-9]*\): serving as 0 of 3.*/\1/p' "$dir/server.log")
     [ -n "$victim" ] || { cat "$dir/server.log"; exit 1; }
     kill -KILL "$victim"
-    sleep 1  # the survivors notice
+    sleep 3  # the survivors notice (and make sure: a fresh connection to it fails)
     "$fault" group-after 0
     "$COVE_BIN"/cove stat | grep -q "unreachable" || { "$COVE_BIN"/cove stat; exit 1; }
     grep -q "a server of the group at .* went without releasing them" "$dir/server.log" || { cat "$dir/server.log"; exit 1; } ;;
