@@ -202,21 +202,24 @@ void Service::member_connection_closed(const std::string& member) {
     std::lock_guard lock(mutex);
     if (stopping_ || --member_connections_[member] > 0) return;
   }
-  std::thread([self = shared_from_this(), member] {
+  // The probe is joined by stop(), so that it never outlives the service.
+  std::lock_guard lock(probes_mutex_);
+  if (probes_closed_) return;  // stopping
+  probes_.emplace_back([this, member] {
     try {
       auto ep = net::make_endpoint("local");
       const net::Peer p = ep->connect(member, net::deadline_in(kMemberProbeMs));
-      net::greet(*ep, p, net::Role::Client, ep->address(), self->secret(), net::deadline_in(kMemberProbeMs));
+      net::greet(*ep, p, net::Role::Client, ep->address(), secret(), net::deadline_in(kMemberProbeMs));
       return;  // alive
     } catch (const Error& e) {
       if (e.code() != Code::Unavailable && e.code() != Code::Timeout) return;
     }
     {
-      std::lock_guard lock(self->mutex);
-      if (self->member_connections_[member] > 0) return;  // it came back
+      std::lock_guard lock(mutex);
+      if (member_connections_[member] > 0) return;  // it came back
     }
-    self->drop_lost(member, "a server of the group");
-  }).detach();
+    drop_lost(member, "a server of the group");
+  });
 }
 
 void Service::connection_closed(Session& s) {

@@ -127,6 +127,15 @@ void Service::stop() {
   log::info("server {} stopping", address_.substr(0, 64));
   common::forget_local_secret(address_);
   parked_->stop();
+  {
+    std::vector<std::thread> probes;
+    {
+      std::lock_guard lock(probes_mutex_);
+      probes_closed_ = true;
+      probes.swap(probes_);
+    }
+    for (auto& t : probes) t.join();  // each ends within kMemberProbeMs
+  }
   dispatcher_->stop();
   reorganizer_->stop();
   {

@@ -38,6 +38,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace cove::server {
 
@@ -149,6 +151,9 @@ class Service : public std::enable_shared_from_this<Service> {
   std::atomic<std::uint64_t> bytes_in_{0}, bytes_out_{0}, replica_answers_{0}, connections_{0};
   std::uint64_t lost_pieces_ = 0;  // pieces of writers or members that went without releasing them (under mutex)
   std::map<std::string, int> member_connections_;  // open, by member address (under mutex)
+  std::mutex probes_mutex_;
+  std::vector<std::thread> probes_;  // checks that a member died; joined by stop() (under probes_mutex_)
+  bool probes_closed_ = false;       // stop() has begun (under probes_mutex_)
   std::condition_variable done_cv_;
   bool stopping_ = false, done_ = false;  // under mutex
 };
