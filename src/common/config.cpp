@@ -107,8 +107,8 @@ namespace {
 // A size in a configuration file: an integer of bytes or a string with a unit.
 std::uint64_t size_value(const toml::node& v, const std::string& what, std::uint64_t min, std::uint64_t max) {
   if (auto i = v.value_exact<std::int64_t>()) {
-    if (*i < 0 || static_cast<std::uint64_t>(*i) < min || static_cast<std::uint64_t>(*i) > max)
-      fail(Code::InvalidArgument, what, " = ", *i, " is out of range: accepted are ", min, "..", max, " bytes");
+    if (*i < 0) fail(Code::InvalidArgument, what, " = ", *i, " is out of range: accepted are ", min, "..", max, " bytes");
+    check_range(static_cast<std::uint64_t>(*i), what, min, max);
     return static_cast<std::uint64_t>(*i);
   }
   if (auto t = v.value_exact<std::string>()) return parse_bytes(*t, what, min, max);

@@ -1,13 +1,14 @@
-// Handlers that change what is stored: Define, Put, PutInline, PutGrant,
-// PutPublish, PutLocal, IndexAdd, Release, Delete.
+// Handlers that change what is stored: Define, Undefine, Put, PutInline,
+// PutGrant, PutPublish, PutLocal, IndexAdd, Release, Delete; and what a
+// closing connection (a writer or a member of the group) leaves behind.
 #include "common/log.hpp"
-#include "net/handshake.hpp"
 #include "core/fail.hpp"
+#include "net/handshake.hpp"
 #include "server/service.hpp"
 
 #include <algorithm>
-#include <thread>
 #include <cstring>
+#include <thread>
 
 namespace cove::server {
 

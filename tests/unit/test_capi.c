@@ -33,8 +33,14 @@ static void* wait_for_nothing(void* arg) {
   if (g->status == COVE_OK && out[23] != 23) g->status = COVE_INTERNAL;
   return NULL;
 }
+/* A cove_disconnect on its own thread. */
+struct closing {
+  cove_client_t* c;
+  cove_status status;
+};
 static void* disconnect(void* arg) {
-  *(cove_status*)((void**)arg)[1] = cove_disconnect((cove_client_t*)((void**)arg)[0]);
+  struct closing* d = (struct closing*)arg;
+  d->status = cove_disconnect(d->c);
   return NULL;
 }
 
@@ -49,9 +55,8 @@ static void disconnect_under_a_call(const char* address) {
   pthread_create(&getter, NULL, wait_for_nothing, &g);
   cove_stats st;
   while (cove_stat(c, &st) == COVE_OK && st.parked_gets == 0) {} /* the get is parked at the server */
-  cove_status closed = COVE_INTERNAL;
-  void* args[2] = {c, &closed};
-  pthread_create(&closer, NULL, disconnect, args);
+  struct closing closed = {c, COVE_INTERNAL};
+  pthread_create(&closer, NULL, disconnect, &closed);
   int refused = 0;
   for (int i = 0; i < 4000000 && !refused; ++i) refused = cove_stat(c, &st) == COVE_INVALID_ARGUMENT;
   CHECK(refused && strstr(cove_last_error(), "being disconnected") != NULL);
@@ -65,7 +70,7 @@ static void disconnect_under_a_call(const char* address) {
   pthread_join(getter, NULL);
   pthread_join(closer, NULL);
   CHECK(g.status == COVE_OK);
-  CHECK(closed == COVE_OK);
+  CHECK(closed.status == COVE_OK);
   CHECK(cove_disconnect(writer) == COVE_OK);
 }
 
