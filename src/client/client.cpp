@@ -74,12 +74,12 @@ void check_buffer(const Box& region, DType dtype, const void* data, std::size_t 
 // ---- Impl ----
 
 Client::Impl::~Impl() {
-  if (servers.empty() || local.empty()) return;
+  if (addresses.empty() || local.empty()) return;
   // Release our put_local pieces before our memory goes: each server
   // answers once no reader copies them any more (no deadline: the memory
   // must not go under a reader). The servers may be gone already; there is
   // nothing left to release then.
-  for (std::size_t s = 0; s < servers.size(); ++s) try {
+  for (std::size_t s = 0; s < server_count(); ++s) try {
       if (reachable(s)) call<Message<Op::Disconnect>>(s, {endpoint->address()}, net::kNoDeadline);
     } catch (...) {
       log::dropped("releasing this client's put_local pieces as it disconnects");
@@ -116,6 +116,42 @@ net::Peer Client::Impl::connect_server(const std::string& address, std::string& 
   }
 }
 
+void Client::Impl::connect_all(net::Deadline deadline, std::int64_t timeout_ms) {
+  std::vector<net::Peer> connected;
+  std::optional<Error> first_error;
+  for (std::size_t s = 0; s < addresses.size(); ++s) try {
+      connected.push_back(connect_server(addresses[s], secrets[s], deadline, timeout_ms));
+    } catch (const Error& e) {
+      if (e.code() != Code::Unavailable) throw;
+      if (!first_error) first_error = e;
+      connected.push_back(nullptr);
+      log::warn("server {} of the group ({}) does not answer: serving on without it", s, addresses[s].substr(0, 64));
+    }
+  if (std::none_of(connected.begin(), connected.end(), [](const net::Peer& p) { return p != nullptr; })) throw *first_error;
+  // Hello once every server is connected: this client's address (which
+  // grows a UCX part when a server is reached by UCX) is final now.
+  for (std::size_t s = 0; s < addresses.size(); ++s)
+    if (connected[s])
+      net::greet(*endpoint, connected[s], net::Role::Client, endpoint->address(), secrets[s],
+                 net::deadline_in(net::kControlTimeoutMs));
+  std::lock_guard lock(servers_mutex_);
+  servers_ = std::move(connected);
+}
+
+net::Peer Client::Impl::server(std::size_t s) {
+  std::lock_guard lock(servers_mutex_);  // held while connecting again: callers to s wait for the one attempt
+  net::Peer& p = servers_.at(s);
+  if (!p)
+    fail(Code::Unavailable, "server ", s, " (", addresses[s].substr(0, 64), ") did not answer when this client connected");
+  if (!p->broken()) return p;
+  log::warn("the connection to server {} ({}) failed: connecting again", s, addresses[s].substr(0, 64));
+  net::Peer again = connect_server(addresses[s], secrets[s], net::deadline_in(kMemberGraceMs), kMemberGraceMs);
+  net::greet(*endpoint, again, net::Role::Client, endpoint->address(), secrets[s],
+             net::deadline_in(net::kControlTimeoutMs));
+  p = again;
+  return p;
+}
+
 void Client::Impl::detail_fail(const Error& e, const char* op, std::size_t server) {
   fail(e.code(), op, " request to server ", server, ": ", detail::message_of(e));
 }
@@ -123,7 +159,7 @@ void Client::Impl::detail_fail(const Error& e, const char* op, std::size_t serve
 void Client::Impl::remember(const std::string& name, const VarInfo& info) {
   std::lock_guard lock(mutex);
   vars[name] = info;
-  maps[name] = std::make_shared<const common::ShardMap>(info.shape, static_cast<int>(servers.size()), name);
+  maps[name] = std::make_shared<const common::ShardMap>(info.shape, static_cast<int>(server_count()), name);
 }
 
 Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::optional<net::Deadline> deadline) {
@@ -133,7 +169,7 @@ Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::option
     if (it != vars.end()) return it->second;
   }
   std::size_t s = 0;  // every server knows every definition: the first that answers
-  while (s + 1 < servers.size() && !reachable(s)) ++s;
+  while (s + 1 < server_count() && !reachable(s)) ++s;
   for (const auto& v : list_server(s, deadline))
     if (v.name == var) {
       remember(var, {v.dtype, v.shape});
@@ -184,36 +220,42 @@ void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version
   // The data goes to the first server that indexes part of it.
   const std::size_t home = static_cast<std::size_t>(shard_map(var)->shards_for(box).front());
   net::PieceHeader piece{var, version, box, layout, info.dtype, bytes};
+  // Every step has a deadline: a server or link that stops answering fails
+  // the put (Timeout, Unavailable) instead of holding the writer.
+  const auto control = [] { return net::deadline_in(net::kControlTimeoutMs); };
   if (op == Op::Put && bytes <= net::kEagerBytes) {  // small: the bytes travel with the request
     const auto* b = static_cast<const std::byte*>(data);
-    call<Message<Op::PutInline>>(home, {std::move(piece), net::Bytes(b, b + bytes), reorg}, net::kNoDeadline);
+    call<Message<Op::PutInline>>(home, {std::move(piece), net::Bytes(b, b + bytes), reorg}, control());
     return;
   }
-  const char* transport = server(home)->transport();
+  const net::Peer peer = server(home);  // one connection for every step (a grant ends with its connection)
+  const char* transport = peer->transport();
   if (op == Op::Put && (std::strcmp(transport, "ucx") == 0 || (std::strcmp(transport, "local") == 0 && net::segments_enabled()))) {
     // The server reads nothing of ours: it grants space, we copy the bytes
     // into it (on this host, into its shared-memory segment, mapped here
     // once; over UCX, a one-sided write), and then it stores them.
-    const auto grant = call<Message<Op::PutGrant>>(home, {std::move(piece), reorg}, net::kNoDeadline);
-    if (auto window = endpoint->map(server(home), grant.key, true, net::kNoDeadline)) {
+    const auto grant = call<Message<Op::PutGrant>>(home, {std::move(piece), reorg}, control(), peer);
+    if (auto window = endpoint->map(peer, grant.key, true, control())) {
       if (window->size != bytes) fail(Code::Protocol, "a server granted ", window->size, " bytes for ", bytes);
       copy_region({data, bytes, box, layout}, {window->data, window->size, box, layout}, box, info.dtype.size());
     } else {
       const net::RemoteOp write{0, const_cast<void*>(data), bytes};
-      endpoint->write(server(home), grant.key, {&write, 1}, net::kNoDeadline);
+      endpoint->write(peer, grant.key, {&write, 1}, net::deadline_in(net::transfer_ms(bytes)));
     }
-    call<Message<Op::PutPublish>>(home, {grant.grant}, net::kNoDeadline);
+    call<Message<Op::PutPublish>>(home, {grant.grant}, control(), peer);
     return;
   }
   auto region = endpoint->expose(const_cast<void*>(data), bytes);  // only ever read by peers
   const auto k = region->key();
   net::Bytes key(k.begin(), k.end());
   if (op == Op::PutLocal) {
-    call<Message<Op::PutLocal>>(home, {std::move(piece), endpoint->address(), std::move(key), reorg}, net::kNoDeadline);
+    call<Message<Op::PutLocal>>(home, {std::move(piece), endpoint->address(), std::move(key), reorg}, control());
     std::lock_guard lock(mutex);
     local[{var, version, box.to_string()}] = std::move(region);
   } else {
-    call<Message<Op::Put>>(home, {std::move(piece), std::move(key), reorg}, net::kNoDeadline);
+    // The server reads the bytes before it answers.
+    call<Message<Op::Put>>(home, {std::move(piece), std::move(key), reorg},
+                           net::deadline_in(net::kControlTimeoutMs + net::transfer_ms(bytes)));
   }
 }
 
@@ -264,23 +306,8 @@ Client Client::connect(const std::string& target, const ConnectOptions& options)
   // others; requests that need it fail with Unavailable naming it.
   const net::Deadline member_deadline =
       resolved.from_file ? std::min(deadline, net::deadline_in(kMemberGraceMs)) : deadline;
-  std::optional<Error> first_error;
-  for (std::size_t s = 0; s < addresses.size(); ++s) try {
-      impl.servers.push_back(impl.connect_server(addresses[s], secrets[s], member_deadline, options.timeout_ms));
-    } catch (const Error& e) {
-      if (e.code() != Code::Unavailable) throw;
-      if (!first_error) first_error = e;
-      impl.servers.push_back(nullptr);
-      log::warn("server {} of the group ({}) does not answer: serving on without it", s, addresses[s].substr(0, 64));
-    }
-  if (std::none_of(impl.servers.begin(), impl.servers.end(), [](const net::Peer& p) { return p != nullptr; }))
-    throw *first_error;
-  // Hello once every server is connected: this client's address (which
-  // grows a UCX part when a server is reached by UCX) is final now.
-  for (std::size_t s = 0; s < addresses.size(); ++s)
-    if (impl.reachable(s))
-      net::greet(*impl.endpoint, impl.servers[s], net::Role::Client, impl.endpoint->address(), secrets[s],
-                 net::deadline_in(net::kControlTimeoutMs));
+  impl.secrets = std::move(secrets);
+  impl.connect_all(member_deadline, options.timeout_ms);
   return c;
 }
 
@@ -332,7 +359,7 @@ void Client::put_local(const std::string& var, std::uint64_t version, const Box&
 std::size_t Client::release(const std::string& var, std::uint64_t version, const Box& box) {
   std::size_t n = 0;
   // Each server answers once no reader copies the piece any more: no deadline.
-  for (std::size_t s = 0; s < impl_->servers.size(); ++s)
+  for (std::size_t s = 0; s < impl_->server_count(); ++s)
     if (impl_->reachable(s))
       n += impl_->call<Message<Op::Release>>(s, {var, version, box, impl_->endpoint->address()}, net::kNoDeadline)
                .count;
@@ -367,7 +394,7 @@ void Client::remove(const std::string& var, std::uint64_t version) {
 std::size_t Client::undefine(const std::string& var) {
   std::size_t dropped = 0;
   bool found = false;
-  for (std::size_t s = 0; s < impl_->servers.size(); ++s) try {
+  for (std::size_t s = 0; s < impl_->server_count(); ++s) try {
       if (!impl_->reachable(s)) continue;
       dropped += impl_->call<Message<Op::Undefine>>(s, {var}).count;
       found = true;
@@ -385,7 +412,7 @@ std::size_t Client::undefine(const std::string& var) {
 
 std::vector<VariableInfo> Client::list() {
   std::vector<VariableInfo> merged;
-  for (std::size_t s = 0; s < impl_->servers.size(); ++s)
+  for (std::size_t s = 0; s < impl_->server_count(); ++s)
     for (auto& v : impl_->reachable(s) ? impl_->list_server(s) : std::vector<VariableInfo>{}) {
       auto it = std::find_if(merged.begin(), merged.end(), [&](const VariableInfo& m) { return m.name == v.name; });
       if (it == merged.end()) {
@@ -417,7 +444,7 @@ std::vector<VariableInfo> Client::list() {
 
 std::vector<std::pair<std::string, ServerStats>> Client::stat_each() {
   std::vector<std::pair<std::string, ServerStats>> out;
-  for (std::size_t s = 0; s < impl_->servers.size(); ++s) {
+  for (std::size_t s = 0; s < impl_->server_count(); ++s) {
     ServerStats st;
     if (impl_->reachable(s))
       st = impl_->call<Message<Op::Stat>>(s, {}).stats;
@@ -465,13 +492,13 @@ void Client::stop_server() { impl_->call_all<Message<Op::Stop>>({}); }
 void Client::put_meta(const std::string& name, std::uint64_t version, std::span<const std::byte> data) {
   if (data.size() > net::kMaxMetaBytes)
     fail(Code::InvalidArgument, "metadata '", name, "' of ", data.size(), " bytes exceeds ", net::kMaxMetaBytes);
-  const auto home = static_cast<std::size_t>(common::home_server(name, static_cast<int>(impl_->servers.size())));
+  const auto home = static_cast<std::size_t>(common::home_server(name, static_cast<int>(impl_->server_count())));
   impl_->call<Message<Op::MetaPut>>(home, {name, version, net::Bytes(data.begin(), data.end())});
 }
 
 Metadata Client::Impl::meta_get(const std::string& name, net::MetaMode mode, std::uint64_t version,
                                 std::int64_t timeout_ms) {
-  const auto home = static_cast<std::size_t>(common::home_server(name, static_cast<int>(servers.size())));
+  const auto home = static_cast<std::size_t>(common::home_server(name, static_cast<int>(server_count())));
   auto reply = call<Message<Op::MetaGet>>(home, {name, mode, version, timeout_ms}, wait_deadline(timeout_ms));
   return {reply.version, std::move(reply.data)};
 }

@@ -35,7 +35,9 @@ void Client::Impl::Leases::end() {
   for (const auto& [server, lease] : held_) by_server[server].push_back(lease);
   held_.clear();
   for (auto& [server, ids] : by_server) try {
-      impl_.endpoint->notify(impl_.servers.at(server),
+      const net::Peer peer = impl_.current(server);
+      if (!peer || peer->broken()) continue;  // its leases ended with the connection
+      impl_.endpoint->notify(peer,
                              net::encode_request<Message<Op::LeaseEnd>>({std::move(ids)}, net::next_request_id()),
                              net::deadline_in(net::kControlTimeoutMs));
     } catch (...) {
@@ -175,7 +177,7 @@ void Client::Impl::read_piece(const net::QueryPiece& p, const Box& region, void*
   const Box part = p.box.intersection(region);
   if (part.empty()) return;
   const net::Peer peer = peer_for(p.holder);
-  if (const auto window = endpoint->map(peer, p.key, false, net::kNoDeadline)) {
+  if (const auto window = endpoint->map(peer, p.key, false, net::deadline_in(net::kControlTimeoutMs))) {
     copy_region({window->data, window->size, p.box, p.layout}, {data, bytes, region, layout}, part, elem);
     return;
   }
@@ -203,6 +205,8 @@ void Client::Impl::read_piece(const net::QueryPiece& p, const Box& region, void*
 // Reads the runs `ops` of a remote region. Many short runs cost a transfer
 // (or an iovec) each: when they are short and packed closely, the span
 // that holds them is read at once and the runs are taken from it here.
+// A read that stalls (its holder or the link to it stopped) fails with
+// Timeout after net::transfer_ms of its bytes.
 void Client::Impl::read_runs(const net::Peer& peer, const net::Bytes& key, std::span<const net::RemoteOp> ops) {
   constexpr std::size_t kShortRun = 4096, kMinRuns = 64, kMaxSpread = 4;
   std::size_t total = 0;
@@ -213,12 +217,12 @@ void Client::Impl::read_runs(const net::Peer& peer, const net::Bytes& key, std::
     hi = std::max(hi, op.offset + op.bytes);
   }
   if (ops.size() < kMinRuns || total > ops.size() * kShortRun || hi - lo > kMaxSpread * total) {
-    endpoint->read(peer, key, ops, net::kNoDeadline);
+    endpoint->read(peer, key, ops, net::deadline_in(net::transfer_ms(total)));
     return;
   }
   const std::unique_ptr<std::byte[]> span(new std::byte[hi - lo]);  // not zeroed: every byte is read
   const net::RemoteOp whole{lo, span.get(), static_cast<std::size_t>(hi - lo)};
-  endpoint->read(peer, key, {&whole, 1}, net::kNoDeadline);
+  endpoint->read(peer, key, {&whole, 1}, net::deadline_in(net::transfer_ms(hi - lo)));
   for (const auto& op : ops) std::memcpy(op.local, span.get() + (op.offset - lo), op.bytes);
 }
 

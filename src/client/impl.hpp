@@ -34,7 +34,7 @@ struct Client::Impl {
 
   std::unique_ptr<net::Endpoint> endpoint;
   std::vector<std::string> addresses;  // the servers, in group order
-  std::vector<net::Peer> servers;
+  std::vector<std::string> secrets;    // the secret each one was proven with
   std::optional<Reorg> reorg;  // COVE_REORG
 
   std::mutex mutex;
@@ -46,22 +46,29 @@ struct Client::Impl {
 
   ~Impl();
 
-  // Sends one request of message type M to server `s`; transport failures
-  // name the request and the server.
-  // Server s's connection; Unavailable when it did not answer when this
-  // client connected (a member of the group that died).
-  const net::Peer& server(std::size_t s) const {
-    if (!servers.at(s))
-      detail::fail(Code::Unavailable, "server ", s, " (", addresses[s].substr(0, 64),
-                   ") did not answer when this client connected");
-    return servers[s];
+  // Server s's connection, made again first when it has failed (the
+  // server was restarted, or the link to it went down and came back): what
+  // the server held for the old one (this client's put_local pieces, its
+  // leases) ended with it. Unavailable when the server did not answer when
+  // this client connected (a member of the group that died), or does not
+  // answer now.
+  net::Peer server(std::size_t s);
+  // Server s's connection as it is (null for one that did not answer).
+  net::Peer current(std::size_t s) const {
+    std::lock_guard lock(servers_mutex_);
+    return servers_.at(s);
   }
-  bool reachable(std::size_t s) const { return servers.at(s) != nullptr; }
+  bool reachable(std::size_t s) const { return current(s) != nullptr; }
+  std::size_t server_count() const { return addresses.size(); }
 
+  // Sends one request of message type M to server `s` (on connection
+  // `peer`, when given: the one earlier steps of the same operation used);
+  // transport failures name the request and the server.
   template <typename M>
-  typename M::Reply call(std::size_t s, const typename M::Request& request, net::Deadline deadline) {
+  typename M::Reply call(std::size_t s, const typename M::Request& request, net::Deadline deadline,
+                         net::Peer peer = nullptr) {
     try {
-      return net::call<M>(*endpoint, server(s), request, deadline);
+      return net::call<M>(*endpoint, peer ? peer : server(s), request, deadline);
     } catch (const Error& e) {
       if (e.code() != Code::Unavailable && e.code() != Code::Timeout) throw;
       detail_fail(e, net::op_name(M::op), s);
@@ -75,12 +82,15 @@ struct Client::Impl {
   template <typename M>
   std::vector<typename M::Reply> call_all(const typename M::Request& request) {
     std::vector<typename M::Reply> replies;
-    for (std::size_t s = 0; s < servers.size(); ++s)
+    for (std::size_t s = 0; s < server_count(); ++s)
       if (reachable(s)) replies.push_back(call<M>(s, request));
     return replies;
   }
   net::Peer connect_server(const std::string& address, std::string& secret, net::Deadline deadline,
                            std::int64_t timeout_ms);
+  // Connects to every server (connect()): those that do not answer by
+  // `deadline` are left out; Unavailable when none answers.
+  void connect_all(net::Deadline deadline, std::int64_t timeout_ms);
   [[noreturn]] static void detail_fail(const Error& e, const char* op, std::size_t server);
 
   void remember(const std::string& name, const VarInfo& info);
@@ -147,6 +157,9 @@ struct Client::Impl {
   void read_piece(const net::QueryPiece& p, const Box& region, void* data, std::size_t bytes, const Layout& layout,
                   std::size_t elem);
   void read_runs(const net::Peer& peer, const net::Bytes& key, std::span<const net::RemoteOp> ops);
+ private:
+  mutable std::mutex servers_mutex_;  // guards servers_ (a failed connection is replaced)
+  std::vector<net::Peer> servers_;    // by group order; null: did not answer at connect()
 };
 
 }  // namespace cove

@@ -250,6 +250,10 @@ struct LocalPeer final : PeerHandle {
   // Local names are "cove-PID-RANDOM" (the listener's pid, see the
   // constructor); the kernel gave this connection's pid.
   std::int64_t user() const override { return conn->process.pid() > 0 ? conn->process.uid() : -1; }
+  bool broken() const override {
+    std::lock_guard lock(conn->mutex);
+    return conn->broken;
+  }
   bool may_claim(const std::string& claimed) const override {
     if (claimed.empty()) return true;
     const std::string prefix = std::string(kScheme) + "cove-" + std::to_string(conn->process.pid()) + "-";

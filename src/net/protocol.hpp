@@ -132,6 +132,10 @@ inline constexpr std::int64_t kForwardTimeoutMs = 30000;     // server to server
 // a writer that stops mid-put fails its own put and holds up nobody for long.
 inline constexpr std::int64_t kTransferStallMs = 10000;
 inline constexpr std::uint64_t kSlowestTransferBytesPerS = 100ull << 20;
+// How long moving `bytes` in one transfer may take before it counts as stalled.
+inline constexpr std::int64_t transfer_ms(std::uint64_t bytes) noexcept {
+  return kTransferStallMs + static_cast<std::int64_t>(bytes / (kSlowestTransferBytesPerS / 1000));
+}
 inline constexpr std::int64_t kPeerConnectTimeoutMs = 10000; // a reader connecting to a writer
 inline constexpr std::int64_t kSubscriptionPollMs = 200;     // how soon a cancelled subscription notices
 inline constexpr std::int64_t kReplicaWaitMs = 5000;         // a get waits this long for replicas being built

@@ -58,6 +58,9 @@ class PeerHandle {
   // must be the one the connection came from (which does not tell apart
   // two processes of one host: authentication does, see docs/transport.md).
   virtual bool may_claim(const std::string& address) const = 0;
+  // Whether this connection has failed for good (the peer died or the link
+  // to it broke): nothing more goes through it, and a new one must be made.
+  virtual bool broken() const { return false; }
   // The peer's user id where the kernel tells it (local connections), -1
   // otherwise.
   virtual std::int64_t user() const { return -1; }

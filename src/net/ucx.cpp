@@ -171,6 +171,7 @@ struct UcxPeer final : PeerHandle {
   std::map<std::string, ucp_rkey_h> rkeys;  // progress thread only
   std::string address() const override { return addr; }
   const char* transport() const override { return "ucx"; }
+  bool broken() const override { return failed; }
   bool may_claim(const std::string& claimed) const override {
     if (claimed.empty()) return true;
     if (!incoming) return claimed == addr;
