@@ -38,9 +38,8 @@ std::string GroupLink::secret() const {
   return secret_;
 }
 
-net::Peer GroupLink::peer(const std::string& address) {
+net::Peer GroupLink::peer(const std::string& address, net::Deadline deadline) {
   return peers_.get(address, [&] {
-    const auto deadline = net::deadline_in(net::kForwardTimeoutMs);
     net::Peer p = endpoint_.connect(address, deadline);
     net::greet(endpoint_, p, net::Role::Server, own_, secret(), deadline);
     return p;
@@ -56,12 +55,23 @@ void GroupLink::forward(const std::vector<int>& shards, const net::IndexAddReque
   }
   for (const std::string& address : targets) {
     try {
-      net::call<net::Message<net::Op::IndexAdd>>(endpoint_, peer(address), entry,
-                                                 net::deadline_in(net::kForwardTimeoutMs));
+      const auto deadline = net::deadline_in(net::kForwardTimeoutMs);
+      net::call<net::Message<net::Op::IndexAdd>>(endpoint_, peer(address, deadline), entry, deadline);
     } catch (const Error& e) {
       if (e.code() == Code::Unavailable) peers_.forget(address);  // connect afresh next time
       throw;
     }
+  }
+}
+
+bool GroupLink::answers(const std::string& address, net::Deadline deadline) {
+  try {
+    net::call<net::Message<net::Op::Stat>>(endpoint_, peer(address, deadline), {}, deadline);
+    return true;
+  } catch (const Error& e) {
+    if (e.code() != Code::Unavailable && e.code() != Code::Timeout) throw;
+    peers_.forget(address);  // connect afresh next time
+    return false;
   }
 }
 

@@ -32,9 +32,12 @@ class GroupLink {
 
   // Sends `entry` to the members in `shards` other than this one, in turn.
   void forward(const std::vector<int>& shards, const net::IndexAddRequest& entry);
+  // Whether member `address` answers a small request by `deadline`, over
+  // this server's connection to it (made first if there is none).
+  bool answers(const std::string& address, net::Deadline deadline);
 
  private:
-  net::Peer peer(const std::string& address);
+  net::Peer peer(const std::string& address, net::Deadline deadline);
 
   net::Endpoint& endpoint_;
   const std::string own_;

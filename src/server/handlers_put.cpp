@@ -1,6 +1,6 @@
 // Handlers that change what is stored: Define, Undefine, Put, PutInline,
 // PutGrant, PutPublish, PutLocal, IndexAdd, Release, Delete; and what a
-// closing connection (a writer or a member of the group) leaves behind.
+// closing connection (a writer) leaves behind; members that die are in members.cpp.
 #include "common/log.hpp"
 #include "core/fail.hpp"
 #include "net/handshake.hpp"
@@ -116,8 +116,7 @@ net::Empty Service::put(const net::Peer& from, net::PieceHeader&& h, const net::
       std::memcpy(piece->buffer->data, data->data(), h.bytes);
     } else {
       const net::RemoteOp read{0, piece->buffer->data, h.bytes};
-      const auto take_ms = static_cast<std::int64_t>(h.bytes / (net::kSlowestTransferBytesPerS / 1000));
-      endpoint_->read(from, *key, {&read, 1}, net::deadline_in(net::kTransferStallMs + take_ms));
+      endpoint_->read(from, *key, {&read, 1}, net::deadline_in(net::transfer_ms(h.bytes)));
     }
   } catch (...) {
     unreserve(h.bytes);  // the partial piece is dropped; nothing else changed
@@ -193,34 +192,6 @@ void Service::drop_lost(const std::string& owner, const char* who) {
   if (lost.empty()) return;
   lost_pieces_ += lost.size();
   log::warn("{} at {} went without releasing them: {} pieces it held are lost", who, owner.substr(0, 64), lost.size());
-}
-
-// A member's connection closing does not mean it died (a connection is
-// made again after a failure, or two are made at once and one is dropped):
-// with none left, a fresh connection tells, away from the transport's thread.
-void Service::member_connection_closed(const std::string& member) {
-  {
-    std::lock_guard lock(mutex);
-    if (stopping_ || --member_connections_[member] > 0) return;
-  }
-  // The probe is joined by stop(), so that it never outlives the service.
-  std::lock_guard lock(probes_mutex_);
-  if (probes_closed_) return;  // stopping
-  probes_.emplace_back([this, member] {
-    try {
-      auto ep = net::make_endpoint("local");
-      const net::Peer p = ep->connect(member, net::deadline_in(kMemberProbeMs));
-      net::greet(*ep, p, net::Role::Client, ep->address(), secret(), net::deadline_in(kMemberProbeMs));
-      return;  // alive
-    } catch (const Error& e) {
-      if (e.code() != Code::Unavailable && e.code() != Code::Timeout) return;
-    }
-    {
-      std::lock_guard lock(mutex);
-      if (member_connections_[member] > 0) return;  // it came back
-    }
-    drop_lost(member, "a server of the group");
-  });
 }
 
 void Service::connection_closed(Session& s) {

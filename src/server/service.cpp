@@ -101,6 +101,8 @@ void Service::join_group(const std::vector<std::string>& addresses, int rank, co
   group_->join(addresses, rank, secret);
   common::remember_local_secret(address_, secret);
   shard_maps_.clear();
+  std::lock_guard probes(probes_mutex_);
+  if (addresses.size() > 1 && !watch_.joinable() && !probes_closed_) watch_ = std::thread([this] { watch_members(); });
 }
 
 const common::ShardMap& Service::shard_map(const store::VariableDef& def) {
@@ -134,7 +136,9 @@ void Service::stop() {
       probes_closed_ = true;
       probes.swap(probes_);
     }
-    for (auto& t : probes) t.join();  // each ends within kMemberProbeMs
+    watch_cv_.notify_all();
+    if (watch_.joinable()) watch_.join();  // it ends within two kMemberProbeMs
+    for (auto& t : probes) t.join();       // each ends within kMemberProbeMs
   }
   dispatcher_->stop();
   reorganizer_->stop();

@@ -73,7 +73,11 @@ class Service : public std::enable_shared_from_this<Service> {
   net::PutGrantReply put_grant(Session& s, net::PutGrantRequest&& r);
   net::Empty put_publish(Session& s, net::PutPublishRequest&& r);
   void connection_closed(Session& s);
+  // Members of the group that die (members.cpp).
   void member_connection_closed(const std::string& member);
+  bool member_alive(const std::string& member);  // a fresh connection to it answers
+  void watch_members();                          // the watch's loop, until stop()
+  static constexpr std::int64_t kMemberWatchMs = 2000;
   // Drops the pieces indexed here that `owner` (a writer, or a member of
   // the group) held, counting them as lost.
   void drop_lost(const std::string& owner, const char* who);
@@ -154,6 +158,8 @@ class Service : public std::enable_shared_from_this<Service> {
   std::mutex probes_mutex_;
   std::vector<std::thread> probes_;  // checks that a member died; joined by stop() (under probes_mutex_)
   bool probes_closed_ = false;       // stop() has begun (under probes_mutex_)
+  std::condition_variable watch_cv_;  // wakes the watch at stop() (with probes_mutex_)
+  std::thread watch_;                 // watch_members(), started when a group is joined
   std::condition_variable done_cv_;
   bool stopping_ = false, done_ = false;  // under mutex
 };

@@ -1,0 +1,71 @@
+// Members of the group that die: a survivor drops the pieces a dead member
+// held from its index (readers get NotFound at once, not Unavailable for
+// good) and counts them as lost. A member is dead when a fresh connection
+// to it fails. The question is asked when its last connection here closes,
+// and every kMemberWatchMs of each member whose pieces are indexed here: a
+// member whose host vanished (killed, unplugged) closes no connection.
+#include "server/group.hpp"
+#include "server/service.hpp"
+
+#include "common/log.hpp"
+#include "net/handshake.hpp"
+
+#include <chrono>
+
+namespace cove::server {
+
+bool Service::member_alive(const std::string& member) {
+  try {
+    auto ep = net::make_endpoint("local");
+    const net::Peer p = ep->connect(member, net::deadline_in(kMemberProbeMs));
+    net::greet(*ep, p, net::Role::Client, ep->address(), secret(), net::deadline_in(kMemberProbeMs));
+    return true;
+  } catch (const Error& e) {
+    return e.code() != Code::Unavailable && e.code() != Code::Timeout;  // it answered, if only to refuse
+  }
+}
+
+// A member's connection closing does not mean it died (a connection is
+// made again after a failure, or two are made at once and one is dropped):
+// with none left, a fresh connection tells, away from the transport's thread.
+void Service::member_connection_closed(const std::string& member) {
+  {
+    std::lock_guard lock(mutex);
+    if (stopping_ || --member_connections_[member] > 0) return;
+  }
+  // The probe is joined by stop(), so that it never outlives the service.
+  std::lock_guard lock(probes_mutex_);
+  if (probes_closed_) return;  // stopping
+  probes_.emplace_back([this, member] {
+    if (member_alive(member)) return;
+    {
+      std::lock_guard state(mutex);
+      if (member_connections_[member] > 0) return;  // it came back
+    }
+    drop_lost(member, "a server of the group");
+  });
+}
+
+void Service::watch_members() {
+  std::unique_lock lock(probes_mutex_);
+  while (!watch_cv_.wait_for(lock, std::chrono::milliseconds(kMemberWatchMs), [&] { return probes_closed_; })) {
+    lock.unlock();
+    std::vector<std::string> members;
+    {
+      std::lock_guard state(mutex);
+      for (const auto& [member, open] : member_connections_)
+        if (open > 0) members.push_back(member);
+    }
+    for (const auto& member : members) {
+      if (group_->answers(member, net::deadline_in(kMemberProbeMs)) || member_alive(member)) continue;
+      {
+        std::lock_guard state(mutex);
+        member_connections_[member] = 0;  // what is still open to it leads nowhere
+      }
+      drop_lost(member, "a server of the group");
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace cove::server
