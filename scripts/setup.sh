@@ -15,7 +15,8 @@ packages=(
   libsodium-dev                                        # random names and nonces, group proofs (HMAC)
   nlohmann-json3-dev                                   # cove stat/ls --json
   clang libclang-rt-14-dev                             # libFuzzer: the fuzz targets (make fuzz, make test)
-  util-linux                                           # setpriv: a test as another user
+  util-linux                                           # setpriv, unshare, nsenter: a test as another user, hosts as namespaces
+  iproute2                                             # ip: network namespaces and veth links (hosts.faults)
   python3
 )
 

@@ -13,7 +13,7 @@
 //   cove-test-fault lease-hang      leases the put_local piece (a query) and never ends the lease
 //   cove-test-fault after-writer    the piece hold-local put is gone (NotFound at once), counted as lost, and
 //                                   its version can be put again
-//   cove-test-fault group-seed      puts 25 pieces of a 96x96 variable across a group of 3
+//   cove-test-fault group-seed      puts 25 pieces of a 96x96 variable across the group
 //   cove-test-fault group-after R   with member R dead: pieces the others hold and index read back exactly,
 //                                   the rest fail with Unavailable at once, and the survivors count what was lost
 //   cove-test-fault grant-hang      is granted 48 MiB, writes half of it, and never publishes
@@ -215,7 +215,8 @@ int group_seed(cove::Client& c) {
 
 int group_after(cove::Client& c, int dead) {
   const V shape{kGroupSide, kGroupSide};
-  const cove::common::ShardMap map(Box::from_shape(shape), 3, "g");
+  const auto members = static_cast<int>(c.servers().size());
+  const cove::common::ShardMap map(Box::from_shape(shape), members, "g");
   int failures = 0, read = 0, refused = 0;
   std::uint64_t expected_lost = 0;
   for (const Box& b : group_pieces()) {
