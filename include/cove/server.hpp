@@ -112,6 +112,9 @@ class COVE_EXPORT Server {
   // addresses[rank] is not this server or the secret is too short.
   void join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret);
   ServerStats stats() const;
+  // How many members of its group this server has found dead (they stopped
+  // answering it, and a fresh connection failed too).
+  std::size_t members_lost() const;
   // Stops serving: pending requests are answered with Unavailable. Idempotent.
   void stop();
   // Blocks until the server has stopped (by stop() or a client's Stop request).

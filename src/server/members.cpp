@@ -42,8 +42,17 @@ void Service::member_connection_closed(const std::string& member) {
       std::lock_guard state(mutex);
       if (member_connections_[member] > 0) return;  // it came back
     }
-    drop_lost(member, "a server of the group");
+    member_died(member);
   });
+}
+
+void Service::member_died(const std::string& member) {
+  {
+    std::lock_guard state(mutex);
+    member_connections_[member] = 0;  // what is still open to it leads nowhere
+    dead_members_.insert(member);
+  }
+  drop_lost(member, "a server of the group");
 }
 
 void Service::watch_members() {
@@ -58,11 +67,7 @@ void Service::watch_members() {
     }
     for (const auto& member : members) {
       if (group_->answers(member, net::deadline_in(kMemberProbeMs)) || member_alive(member)) continue;
-      {
-        std::lock_guard state(mutex);
-        member_connections_[member] = 0;  // what is still open to it leads nowhere
-      }
-      drop_lost(member, "a server of the group");
+      member_died(member);
     }
     lock.lock();
   }

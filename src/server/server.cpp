@@ -13,6 +13,7 @@ void Server::join_group(const std::vector<std::string>& addresses, int rank, con
   impl_->join_group(addresses, rank, secret);
 }
 ServerStats Server::stats() const { return impl_->stats(); }
+std::size_t Server::members_lost() const { return impl_->members_lost(); }
 void Server::stop() { impl_->stop(); }
 void Server::wait() { impl_->wait(); }
 

@@ -37,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,6 +55,10 @@ class Service : public std::enable_shared_from_this<Service> {
   std::string secret() const { return group_->secret(); }
   void join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret);
   ServerStats stats();
+  std::size_t members_lost() {
+    std::lock_guard lock(mutex);
+    return dead_members_.size();
+  }
   // Stops serving: parked requests are answered with Unavailable. Idempotent.
   void stop();
   void wait();
@@ -75,6 +80,7 @@ class Service : public std::enable_shared_from_this<Service> {
   void connection_closed(Session& s);
   // Members of the group that die (members.cpp).
   void member_connection_closed(const std::string& member);
+  void member_died(const std::string& member);   // drops what it held, counts it
   bool member_alive(const std::string& member);  // a fresh connection to it answers
   void watch_members();                          // the watch's loop, until stop()
   static constexpr std::int64_t kMemberWatchMs = 2000;
@@ -155,6 +161,7 @@ class Service : public std::enable_shared_from_this<Service> {
   std::atomic<std::uint64_t> bytes_in_{0}, bytes_out_{0}, replica_answers_{0}, connections_{0};
   std::uint64_t lost_pieces_ = 0;  // pieces of writers or members that went without releasing them (under mutex)
   std::map<std::string, int> member_connections_;  // open, by member address (under mutex)
+  std::set<std::string> dead_members_;              // found dead (under mutex)
   std::mutex probes_mutex_;
   std::vector<std::thread> probes_;  // checks that a member died; joined by stop() (under probes_mutex_)
   bool probes_closed_ = false;       // stop() has begun (under probes_mutex_)

@@ -31,6 +31,9 @@ namespace {
 struct Group {
   int rank = 0, size = 1;
   bool mpi = false;
+  // MPI_Finalize can wait for ever for a rank that died (over TCP, for one
+  // whose host vanished): a server that found a member dead leaves without it.
+  bool finalize = true;
 
   Group() {
 #ifdef COVE_HAVE_MPI
@@ -44,7 +47,7 @@ struct Group {
   }
   ~Group() {
 #ifdef COVE_HAVE_MPI
-    if (mpi) MPI_Finalize();
+    if (mpi && finalize) MPI_Finalize();
 #endif
   }
   Group(const Group&) = delete;
@@ -211,6 +214,10 @@ int serve(const ServeArgs& args) {
   const ServerStats s = server.stats();
   log::info("cove-server {}: stopped after {} requests, {} bytes in, {} bytes out", ::getpid(), s.requests,
             s.bytes_in, s.bytes_out);
+  if (const std::size_t lost = server.members_lost(); lost > 0 && group.mpi) {
+    log::warn("cove-server {}: {} member(s) of the group died; leaving without MPI_Finalize", ::getpid(), lost);
+    group.finalize = false;
+  }
   return 0;
 }
 
