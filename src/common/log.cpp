@@ -1,5 +1,6 @@
 #include "common/log.hpp"
 
+#include "common/printable.hpp"
 #include "core/fail.hpp"
 
 #include <spdlog/sinks/basic_file_sink.h>
@@ -64,6 +65,10 @@ void configure(const std::string& level, const std::string& file) {
   auto l = make(parse_level(level, "log_level"), file);
   std::lock_guard lock(g_mutex);
   g_logger = std::move(l);
+}
+
+void write(spdlog::level::level_enum level, std::string_view message) {
+  logger()->log(level, "{}", common::printable(message));
 }
 
 void dropped(const char* context) noexcept {

@@ -6,6 +6,8 @@
 #include <cove/client.hpp>
 #include <cove/server.hpp>
 
+#include "common/printable.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -29,11 +31,8 @@ int stat(Client& client, bool json);
 // interrupted). On a terminal the screen is cleared before each frame.
 int top(Client& client, double interval_s, int count);
 
-// Text from a server (variable names, addresses, error messages) made safe
-// for a terminal: printable ASCII stays, a backslash doubles, every other
-// byte (escape sequences, control characters, anything not ASCII) becomes
-// \xHH, so that no name can move the cursor or rewrite the screen.
-std::string printable(std::string_view text);
+// Names and messages for a terminal (common/printable.hpp).
+using common::printable;
 
 // "1.5 MiB"
 std::string human_bytes(double bytes);

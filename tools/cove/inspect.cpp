@@ -97,21 +97,6 @@ std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handl
 
 }  // namespace
 
-std::string printable(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b == '\\')
-      out += "\\\\";
-    else if (b >= 0x20 && b < 0x7f)
-      out += c;
-    else
-      out += fmt::format("\\x{:02x}", b);
-  }
-  return out;
-}
-
 int ls(Client& c, bool as_json) {
   const auto vars = c.list();
   if (as_json) {

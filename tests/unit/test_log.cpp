@@ -1,0 +1,42 @@
+// The log writes every message escaped: a name holding terminal escapes or
+// a newline cannot rewrite a reader's terminal or fake a line of the log.
+#include "common/log.hpp"
+#include "common/printable.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+TEST(Log, PrintableEscapesWhatATerminalWouldObey) {
+  EXPECT_EQ(cove::common::printable("plain name_1.x"), "plain name_1.x");
+  EXPECT_EQ(cove::common::printable("a\\b"), "a\\\\b");
+  EXPECT_EQ(cove::common::printable("\x1b]0;pwned\x07\n\xff"), "\\x1b]0;pwned\\x07\\x0a\\xff");
+}
+
+TEST(Log, MessagesAreWrittenEscaped) {
+  const auto file = std::filesystem::temp_directory_path() / ("cove-log-test-" + std::to_string(::getpid()));
+  std::filesystem::remove(file);
+  cove::log::configure("info", file.string());
+  cove::log::warn("'{}' undefined", "evil\x1b[2J\n[2026-01-01] [cove 1] [error] fake");
+  cove::log::logger()->flush();
+  cove::log::configure("warn");  // back to stderr; the file is closed
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove(file);
+  const std::string log = text.str();
+  EXPECT_NE(log.find("'evil\\x1b[2J\\x0a[2026-01-01] [cove 1] [error] fake' undefined"), std::string::npos) << log;
+  EXPECT_EQ(log.find('\x1b'), std::string::npos);
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1);  // one entry, one line
+}
+
+}  // namespace
