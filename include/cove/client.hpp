@@ -52,6 +52,12 @@ struct ConnectOptions {
   // COVE_SECRET environment variable, else that of a server running in this
   // process at that address.
   std::string secret;
+  // The group is known to have started (its connection file was read, as
+  // cove::connect(MPI_Comm) does on rank 0 before it passes the addresses
+  // on): a member that does not answer within 2 s is taken for dead rather
+  // than waited for until timeout_ms. Connecting through a connection file
+  // sets it by itself.
+  bool group_started = false;
 };
 
 // What a connect() target names: the servers and, from a connection file,

@@ -6,7 +6,9 @@
 // cove::connect(comm, target): collective over `comm`. Rank 0 resolves the
 // target (reads the connection file, waiting as Client::connect does) and
 // broadcasts the server addresses and the group's secret (within `comm`
-// only); every rank then connects. All ranks get the same outcome: if
+// only); every rank then connects, taking a member that does not answer
+// within 2 s for dead as a connect through the file would (see
+// ConnectOptions::group_started). All ranks get the same outcome: if
 // rank 0 fails, every rank throws the same Error.
 #pragma once
 
@@ -30,6 +32,7 @@ inline Client connect(MPI_Comm comm, const std::string& target = "", const Conne
       ConnectTarget t = Client::resolve_target(target, options.timeout_ms);
       for (const auto& a : t.servers) text += (text.empty() ? "" : ",") + a;
       if (o.secret.empty()) o.secret = std::move(t.secret);
+      o.group_started = o.group_started || t.from_file;
     } catch (const Error& e) {
       code = static_cast<int>(e.code());
       text = e.what();
@@ -41,7 +44,10 @@ inline Client connect(MPI_Comm comm, const std::string& target = "", const Conne
     s.resize(static_cast<std::size_t>(len));
     MPI_Bcast(s.data(), len, MPI_CHAR, 0, comm);
   };
+  int started = o.group_started ? 1 : 0;
   MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+  MPI_Bcast(&started, 1, MPI_INT, 0, comm);
+  o.group_started = started != 0;
   broadcast(text);
   broadcast(o.secret);
   if (code != 0) throw Error(static_cast<Code>(code), text);

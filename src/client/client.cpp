@@ -305,7 +305,7 @@ Client Client::connect(const std::string& target, const ConnectOptions& options)
   // not answer within a short grace has died. The client serves on with the
   // others; requests that need it fail with Unavailable naming it.
   const net::Deadline member_deadline =
-      resolved.from_file ? std::min(deadline, net::deadline_in(kMemberGraceMs)) : deadline;
+      resolved.from_file || options.group_started ? std::min(deadline, net::deadline_in(kMemberGraceMs)) : deadline;
   impl.secrets = std::move(secrets);
   impl.connect_all(member_deadline, options.timeout_ms);
   return c;
