@@ -3,7 +3,9 @@
 //   - inline, on the transport's thread, for requests that never wait on a
 //     transfer or another server (a hand-off to a worker costs more than
 //     they do);
-//   - on a worker thread, for puts that pull data or forward index entries.
+//   - on a worker thread, for puts that forward index entries and grants.
+// (Puts whose bytes the server reads from the writer run on threads of
+// their own: transfers.hpp.)
 //
 // Before anything is decoded, the dispatcher checks who sent the message
 // (net::kOps says who may): Hello first on every connection, then Join,

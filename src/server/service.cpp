@@ -49,8 +49,12 @@ void Service::start() {
   d.on<Op::Join>(D::always(), [this](Session& s, net::JoinRequest&& r) { return join(s, std::move(r)); });
   d.on<Op::Define>(D::always(), [this](Session&, net::DefineRequest&& r) { return define(std::move(r)); });
   d.on<Op::Undefine>(D::always(), [this](Session&, net::VarRequest&& r) { return undefine(std::move(r)); });
-  d.on_async<Op::Put>(D::never(), [this](Session&, net::PutRequest&& r, Responder answer) {
-    answer.reply<net::Message<Op::Put>>(put(answer.peer(), std::move(r.piece), &r.key, nullptr, r.reorg));
+  // A put whose bytes this server reads waits on its writer: on a thread of
+  // its own, so that stopped writers hold up no worker (transfers.hpp).
+  d.on_async<Op::Put>(D::always(), [this](Session&, net::PutRequest&& r, Responder answer) {
+    transfers_.run(std::move(answer), [this, r = std::move(r)](Responder& a) mutable {
+      a.reply<net::Message<Op::Put>>(put(a.peer(), std::move(r.piece), &r.key, nullptr, r.reorg));
+    });
   });
   d.on_async<Op::PutInline>(unless_forwarding, [this](Session&, net::PutInlineRequest&& r, Responder answer) {
     answer.reply<net::Message<Op::PutInline>>(put(answer.peer(), std::move(r.piece), nullptr, &r.data, r.reorg));
@@ -137,6 +141,7 @@ void Service::stop() {
       probes.swap(probes_);
     }
     watch_cv_.notify_all();
+    transfers_.stop();  // each ends by its transfer deadline
     if (watch_.joinable()) watch_.join();  // it ends within two kMemberProbeMs
     for (auto& t : probes) t.join();       // each ends within kMemberProbeMs
   }

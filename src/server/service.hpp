@@ -27,6 +27,7 @@
 #include "server/replicas.hpp"
 #include "server/reorganizer.hpp"
 #include "server/session.hpp"
+#include "server/transfers.hpp"
 #include "store/access_patterns.hpp"
 #include "store/buffer_pool.hpp"
 #include "store/metadata.hpp"
@@ -157,6 +158,7 @@ class Service : public std::enable_shared_from_this<Service> {
   std::unique_ptr<GroupLink> group_;
   std::unique_ptr<Parked> parked_;
   std::unique_ptr<Dispatcher> dispatcher_;
+  Transfers transfers_;  // puts whose bytes are read from their writers
 
   std::atomic<std::uint64_t> bytes_in_{0}, bytes_out_{0}, replica_answers_{0}, connections_{0};
   std::uint64_t lost_pieces_ = 0;  // pieces of writers or members that went without releasing them (under mutex)

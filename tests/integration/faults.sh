@@ -2,7 +2,7 @@
 # Fault tests against a real cove-server process, its clients on the local
 # transport (a closed Unix-domain socket tells the server at once that a peer
 # died). Every process started here is stopped by its PID.
-#   faults.sh DIR killed-writer|killed-local-writer|group-member-dies|server-dies|late-client|sigterm|garbage|stopped-server|killed-reader|killed-granted|killed-mapper
+#   faults.sh DIR killed-writer|killed-local-writer|group-member-dies|server-dies|late-client|sigterm|garbage|stopped-server|stopped-writers[-socket]|killed-reader|killed-granted|killed-mapper
 # The last three kill a reader holding a lease, a writer holding a grant it
 # has half written, and a reader mapping the server's segments: the server
 # serves on, what they held comes back, and no segment is left in /dev/shm.
@@ -123,6 +123,31 @@ case "$case" in
     "$here"/server.sh start "$dir"
     "$fault" seed
     "$fault" garbage
+    "$fault" check-intact ;;
+  stopped-writers|stopped-writers-socket)
+    # Two writers stopped (SIGSTOP) in the middle of 1 GiB puts, with
+    # COVE_CMA=0 as the finding had it: they hold only the space granted to
+    # them, and another writer's 48 MiB put and get go through at once.
+    # -socket: no shared memory either, so the server reads their bytes
+    # through the socket; each read waits on its own thread, not a worker.
+    export COVE_CMA=0
+    [ "$case" = stopped-writers ] || export COVE_SHM=0
+    "$here"/server.sh start "$dir" --memory-budget 3GiB
+    "$fault" seed
+    stopped=()
+    for w in 1 2; do
+      start_bg "$dir/writer$w.out" "$fault" big-put
+      stopped+=("$last")
+      wait_for "$dir/writer$w.out" putting
+      sleep 0.1
+      kill -STOP "$last"
+      ! grep -q "put finished" "$dir/writer$w.out" || { echo "writer $w finished before it was stopped: test did not test"; exit 1; }
+    done
+    # Waiting on them would take their transfer deadline (10 s plus 10 s for 1 GiB).
+    timeout 8 "$fault" put-big || { echo "a put waited on the stopped writers"; exit 1; }
+    kill -CONT "${stopped[@]}"
+    for p in "${stopped[@]}"; do kill_now "$p"; done
+    sleep 0.5  # the server notices the dead writers
     "$fault" check-intact ;;
   killed-reader)
     "$here"/server.sh start "$dir"
