@@ -11,6 +11,7 @@
 #include "net/handshake.hpp"
 
 #include <chrono>
+#include <map>
 
 namespace cove::server {
 
@@ -55,7 +56,10 @@ void Service::member_died(const std::string& member) {
   drop_lost(member, "a server of the group");
 }
 
+// A member that misses kMemberWatchMisses rounds in a row is dead: one
+// stalled for a moment (paging, a debugger) is not given up at once.
 void Service::watch_members() {
+  std::map<std::string, int> misses;  // consecutive rounds without an answer
   std::unique_lock lock(probes_mutex_);
   while (!watch_cv_.wait_for(lock, std::chrono::milliseconds(kMemberWatchMs), [&] { return probes_closed_; })) {
     lock.unlock();
@@ -66,8 +70,12 @@ void Service::watch_members() {
         if (open > 0) members.push_back(member);
     }
     for (const auto& member : members) {
-      if (group_->answers(member, net::deadline_in(kMemberProbeMs)) || member_alive(member)) continue;
-      member_died(member);
+      if (group_->answers(member, net::deadline_in(kMemberProbeMs)) || member_alive(member)) {
+        misses.erase(member);
+      } else if (++misses[member] >= kMemberWatchMisses) {
+        misses.erase(member);
+        member_died(member);
+      }
     }
     lock.lock();
   }

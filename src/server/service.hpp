@@ -85,6 +85,7 @@ class Service : public std::enable_shared_from_this<Service> {
   bool member_alive(const std::string& member);  // a fresh connection to it answers
   void watch_members();                          // the watch's loop, until stop()
   static constexpr std::int64_t kMemberWatchMs = 2000;
+  static constexpr int kMemberWatchMisses = 3;  // rounds without an answer that make a member dead
   // Drops the pieces indexed here that `owner` (a writer, or a member of
   // the group) held, counting them as lost.
   void drop_lost(const std::string& owner, const char* who);

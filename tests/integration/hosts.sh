@@ -155,7 +155,12 @@ for _ in $(seq 1200); do
   [ "$(grep -c " ok in" "$dir/writer.out")" -gt "$oks" ] && break
   sleep 0.05
 done
-[ "$(grep -c " ok in" "$dir/writer.out")" -gt "$oks" ] || { echo "puts did not resume"; cat "$dir/writer.out"; exit 1; }
+if [ "$(grep -c " ok in" "$dir/writer.out")" -le "$oks" ]; then
+  echo "puts did not resume; the server, asked from its own host:"
+  on h1 timeout 20 "$COVE_BIN"/cove stat || echo "(no answer)"
+  on h3 timeout 20 "$COVE_BIN"/cove stat || echo "(no answer from h3)"
+  exit 1
+fi
 echo "puts resumed: $(tail -1 "$dir/writer.out")"
 touch "$dir/stop"
 status=0
