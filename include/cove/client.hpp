@@ -82,6 +82,7 @@ struct PieceInfo {
   std::string holder;  // address of the process whose memory holds the bytes
   bool on_server;      // true: a staging server (put); false: a writer (put_local)
   std::vector<ReplicaInfo> replicas;
+  std::string copy;    // the server holding its second copy (replicas = 2); "" for none
 };
 
 struct VersionInfo {

@@ -47,6 +47,11 @@ struct ServerOptions {
   std::uint64_t memory_budget = 0;
   // Versions kept per variable; older ones are evicted. 0 keeps all.
   int max_versions = 0;
+  // Copies of each piece a server of a group receives: 1, or 2 (the second
+  // on the next member of the group, with the index entries, so that what
+  // was acknowledged survives one member's death). Every member of a group
+  // must be given the same value.
+  int replicas = 1;
   // Threads handling requests (each may wait on a client transfer).
   int workers = 2;
   // Where layouts are reorganized for readers (cove/reorg.hpp), unless a
@@ -76,6 +81,12 @@ struct ServerStats {
   std::uint64_t metadata = 0;         // metadata versions kept (put_meta)
   std::uint64_t metadata_bytes = 0;   // their memory, counted against the budget too
   std::uint64_t lost_pieces = 0;      // pieces lost with writers (put_local) or group members that died
+  std::uint64_t replication = 1;      // copies kept of each piece (ServerOptions.replicas)
+  std::uint64_t copies = 0;           // second copies held here of other servers' pieces (replicas = 2)
+  std::uint64_t copy_bytes = 0;       // their bytes (in owned_bytes)
+  std::uint64_t single_copies = 0;    // replicas = 2: pieces held here with no second copy (none could be made)
+  std::uint64_t moved_pieces = 0;     // index entries moved to a second copy when their holder died
+  std::uint64_t lost_members = 0;     // members of the group this server found dead
   std::uint64_t parked_gets = 0;      // gets and metadata gets waiting for data now
   std::uint64_t clients = 0;          // connections open now (clients and other servers)
   std::uint64_t uptime_ms = 0;        // since the server started

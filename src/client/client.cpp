@@ -30,18 +30,6 @@ namespace {
 // answer before the client takes it for dead.
 constexpr std::int64_t kMemberGraceMs = 2000;
 
-// The client's own endpoint, in the servers' transport (readers reach its
-// put_local data there).
-std::unique_ptr<net::Endpoint> open_endpoint(const std::string& server_address) {
-  static std::atomic<std::uint64_t> counter{0};
-  if (server_address.rfind("inproc://", 0) == 0)
-    return net::make_endpoint("inproc://client-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
-  if (server_address.rfind("ucx:", 0) == 0 || server_address.rfind("local:", 0) == 0)
-    return net::make_endpoint("local");  // UCX starts when a server is reached by it
-  fail(Code::InvalidArgument, "server address '", server_address.substr(0, 48),
-       "' has an unknown scheme; expected local:@NAME, ucx:... or inproc://NAME");
-}
-
 bool is_address(const std::string& s) {
   return s.rfind("inproc://", 0) == 0 || s.rfind("ucx:", 0) == 0 || s.rfind("local:", 0) == 0;
 }
@@ -136,6 +124,7 @@ void Client::Impl::connect_all(net::Deadline deadline, std::int64_t timeout_ms) 
                  net::deadline_in(net::kControlTimeoutMs));
   std::lock_guard lock(servers_mutex_);
   servers_ = std::move(connected);
+  retry_after_.assign(servers_.size(), net::Clock::time_point{});
 }
 
 net::Peer Client::Impl::server(std::size_t s) {
@@ -144,11 +133,18 @@ net::Peer Client::Impl::server(std::size_t s) {
   if (!p)
     fail(Code::Unavailable, "server ", s, " (", addresses[s].substr(0, 64), ") did not answer when this client connected");
   if (!p->broken()) return p;
+  if (net::Clock::now() < retry_after_.at(s))
+    fail(Code::Unavailable, "server ", s, " (", addresses[s].substr(0, 64), ") did not answer a moment ago");
   log::warn("the connection to server {} ({}) failed: connecting again", s, addresses[s].substr(0, 64));
-  net::Peer again = connect_server(addresses[s], secrets[s], net::deadline_in(kMemberGraceMs), kMemberGraceMs);
-  net::greet(*endpoint, again, net::Role::Client, endpoint->address(), secrets[s],
-             net::deadline_in(net::kControlTimeoutMs));
-  p = again;
+  try {
+    net::Peer again = connect_server(addresses[s], secrets[s], net::deadline_in(kMemberGraceMs), kMemberGraceMs);
+    net::greet(*endpoint, again, net::Role::Client, endpoint->address(), secrets[s],
+               net::deadline_in(net::kControlTimeoutMs));
+    p = again;
+  } catch (...) {
+    retry_after_.at(s) = net::Clock::now() + std::chrono::milliseconds(kRetryMs);
+    throw;
+  }
   return p;
 }
 
@@ -168,13 +164,23 @@ Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::option
     auto it = vars.find(var);
     if (it != vars.end()) return it->second;
   }
-  std::size_t s = 0;  // every server knows every definition: the first that answers
-  while (s + 1 < server_count() && !reachable(s)) ++s;
-  for (const auto& v : list_server(s, deadline))
-    if (v.name == var) {
-      remember(var, {v.dtype, v.shape});
-      return {v.dtype, v.shape};
+  // Every server knows every definition: the first that answers.
+  for (std::size_t s = 0; s < server_count(); ++s) {
+    if (!reachable(s) && s + 1 < server_count()) continue;
+    std::vector<VariableInfo> listed;
+    try {
+      listed = list_server(s, deadline);
+    } catch (const Error& e) {
+      if (e.code() != Code::Unavailable || s + 1 == server_count()) throw;
+      continue;  // gone since this client connected
     }
+    for (const auto& v : listed)
+      if (v.name == var) {
+        remember(var, {v.dtype, v.shape});
+        return {v.dtype, v.shape};
+      }
+    break;
+  }
   fail(Code::NotFound, "variable '", var, "' is not defined");
 }
 
@@ -211,14 +217,34 @@ std::vector<VariableInfo> Client::Impl::list_server(std::size_t s, std::optional
   return listed;
 }
 
+std::size_t Client::Impl::put_target(std::size_t home) {
+  for (std::size_t i = 0;; ++i) {
+    const std::size_t s = (home + i) % server_count();
+    try {
+      server(s);
+      return s;
+    } catch (const Error& e) {
+      if (e.code() != Code::Unavailable || i + 1 >= server_count()) throw;
+      log::debug("put: server {} is unavailable ({}); trying the next", s, e.what());
+    }
+  }
+}
+
+std::optional<std::size_t> Client::Impl::server_index(const std::string& address) const {
+  const auto at = std::find(addresses.begin(), addresses.end(), address);
+  if (at == addresses.end()) return std::nullopt;
+  return static_cast<std::size_t>(at - addresses.begin());
+}
+
 void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
                             std::size_t bytes, const Layout& layout) {
   detail::validate_box(box, "box");
   const VarInfo info = var_info(var);
   check_buffer(box, info.dtype, data, bytes, op == Op::Put ? "put" : "put_local");
   check_region(var, info, box);
-  // The data goes to the first server that indexes part of it.
-  const std::size_t home = static_cast<std::size_t>(shard_map(var)->shards_for(box).front());
+  // The data goes to the first server that indexes part of it, or when
+  // that one is gone to the next that answers (it tells the shards).
+  const std::size_t home = put_target(static_cast<std::size_t>(shard_map(var)->shards_for(box).front()));
   net::PieceHeader piece{var, version, box, layout, info.dtype, bytes};
   // Every step has a deadline: a server or link that stops answering fails
   // the put (Timeout, Unavailable) instead of holding the writer.
@@ -294,7 +320,7 @@ Client Client::connect(const std::string& target, const ConnectOptions& options)
   Client c;
   c.impl_ = std::make_shared<Impl>();
   Impl& impl = *c.impl_;
-  impl.endpoint = open_endpoint(addresses.front());
+  impl.endpoint = net::make_endpoint_for(addresses.front());
   impl.addresses = addresses;
   if (const char* env = std::getenv("COVE_REORG"); env && *env) impl.reorg = parse_reorg(env);  // names a bad value
   const net::Deadline deadline = net::deadline_in(options.timeout_ms);
@@ -410,10 +436,20 @@ std::size_t Client::undefine(const std::string& var) {
   return dropped;
 }
 
+std::vector<VariableInfo> Client::Impl::list_if_answers(std::size_t s) {
+  if (!reachable(s)) return {};
+  try {
+    return list_server(s);
+  } catch (const Error& e) {
+    if (e.code() != Code::Unavailable && e.code() != Code::Timeout) throw;
+    return {};
+  }
+}
+
 std::vector<VariableInfo> Client::list() {
   std::vector<VariableInfo> merged;
   for (std::size_t s = 0; s < impl_->server_count(); ++s)
-    for (auto& v : impl_->reachable(s) ? impl_->list_server(s) : std::vector<VariableInfo>{}) {
+    for (auto& v : impl_->list_if_answers(s)) {
       auto it = std::find_if(merged.begin(), merged.end(), [&](const VariableInfo& m) { return m.name == v.name; });
       if (it == merged.end()) {
         merged.push_back(std::move(v));
@@ -429,10 +465,12 @@ std::vector<VariableInfo> Client::list() {
         for (auto& p : ver.pieces) {  // a piece indexed by several servers is listed once, with its holder's replicas
           auto q = std::find_if(vi->pieces.begin(), vi->pieces.end(),
                                 [&](const PieceInfo& other) { return other.box == p.box && other.holder == p.holder; });
-          if (q == vi->pieces.end())
+          if (q == vi->pieces.end()) {
             vi->pieces.push_back(std::move(p));
-          else if (q->replicas.empty())
-            q->replicas = std::move(p.replicas);
+            continue;
+          }
+          if (q->replicas.empty()) q->replicas = std::move(p.replicas);
+          if (q->copy.empty()) q->copy = std::move(p.copy);
         }
       }
     }
@@ -446,10 +484,12 @@ std::vector<std::pair<std::string, ServerStats>> Client::stat_each() {
   std::vector<std::pair<std::string, ServerStats>> out;
   for (std::size_t s = 0; s < impl_->server_count(); ++s) {
     ServerStats st;
-    if (impl_->reachable(s))
-      st = impl_->call<Message<Op::Stat>>(s, {}).stats;
-    else
-      st.reachable = false;
+    st.reachable = false;
+    if (impl_->reachable(s)) try {
+        st = impl_->call<Message<Op::Stat>>(s, {}).stats;
+      } catch (const Error& e) {
+        if (e.code() != Code::Unavailable && e.code() != Code::Timeout) throw;  // gone since: unreachable
+      }
     out.emplace_back(impl_->addresses[s], std::move(st));
   }
   return out;

@@ -48,27 +48,68 @@ void Client::Impl::Leases::end() {
 // Asks one index shard which pieces cover `region`. The answer comes with
 // a lease on what that server holds or indexes; pieces held by other
 // servers are noted, to be leased there by id (lease_elsewhere).
-Client::Impl::Answer Client::Impl::query(std::size_t server, const std::string& var, std::uint64_t version, bool latest,
-                                         const Box& region, std::int64_t timeout_ms, const DType& dtype,
+Client::Impl::Answer Client::Impl::query(std::size_t server, int shard, const std::string& var, std::uint64_t version,
+                                         bool latest, const Box& region, std::int64_t timeout_ms, const DType& dtype,
                                          const Layout& layout, std::uint32_t eager_max, Leases& leases) {
   net::QueryReply reply = call<Message<Op::Query>>(
-      server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg}, wait_deadline(timeout_ms));
+      server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg, shard}, wait_deadline(timeout_ms));
   leases.add(server, reply.lease);
   if (!(reply.dtype == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", reply.dtype.name());
   Answer a{reply.version, std::move(reply.pieces), std::move(reply.data), reply.method, {}};
   for (auto& p : a.pieces) {
     if (p.holder.empty()) p.holder = addresses[server];
     if (p.piece == 0) continue;
-    const auto at = std::find(addresses.begin(), addresses.end(), p.holder);
-    if (at != addresses.end() && static_cast<std::size_t>(at - addresses.begin()) != server)
-      a.elsewhere[static_cast<std::size_t>(at - addresses.begin())].push_back(p.piece);
+    if (const auto at = server_index(p.holder); at && *at != server) a.elsewhere[*at].push_back(p.piece);
   }
   return a;
 }
 
+Client::Impl::Answer Client::Impl::query_shard(std::size_t s, const std::string& var, std::uint64_t version,
+                                               bool latest, const Box& region, std::int64_t timeout_ms,
+                                               const DType& dtype, const Layout& layout, std::uint32_t eager_max,
+                                               Leases& leases) {
+  try {
+    return query(s, -1, var, version, latest, region, timeout_ms, dtype, layout, eager_max, leases);
+  } catch (const Error& e) {
+    if (e.code() != Code::Unavailable || server_count() < 2) throw;
+    const std::size_t next = (s + 1) % server_count();
+    log::debug("get of '{}': server {} is unavailable ({}); asking server {} for its index entries", var, s, e.what(),
+               next);
+    try {
+      return query(next, static_cast<int>(s), var, version, latest, region, timeout_ms, dtype, layout, eager_max,
+                   leases);
+    } catch (const Error& backup) {
+      if (backup.code() == Code::Unavailable) throw e;  // no backup (replicas = 1), or it is gone too
+      throw;
+    }
+  }
+}
+
 void Client::Impl::lease_elsewhere(const std::string& var, Answer& a, Leases& leases) {
-  for (auto& [holder, ids] : a.elsewhere)
-    leases.add(holder, call<Message<Op::Lease>>(holder, {var, a.version, std::move(ids)}).lease);
+  for (auto& [holder, ids] : a.elsewhere) {
+    try {
+      leases.add(holder, call<Message<Op::Lease>>(holder, {var, a.version, ids}).lease);
+      continue;
+    } catch (const Error& e) {
+      if (e.code() != Code::Unavailable) throw;
+      // The holder is gone: its pieces' second copies, if all have one.
+      std::map<std::size_t, std::vector<std::uint64_t>> copies;
+      for (auto& p : a.pieces) {
+        if (p.piece == 0 || p.holder != addresses[holder]) continue;
+        const auto at = p.copy ? server_index(p.copy.holder) : std::nullopt;
+        if (!at) throw;
+        p.holder = std::move(p.copy.holder);
+        p.key = std::move(p.copy.key);
+        p.piece = p.copy.id;
+        p.copy = {};
+        copies[*at].push_back(p.piece);
+      }
+      log::debug("get of '{}': server {} is unavailable ({}); reading its pieces' second copies", var, holder,
+                 e.what());
+      for (auto& [at, cids] : copies)
+        leases.add(at, call<Message<Op::Lease>>(at, {var, a.version, std::move(cids)}).lease);
+    }
+  }
   a.elsewhere.clear();
 }
 
@@ -84,15 +125,16 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
   const auto eager_max = static_cast<std::uint32_t>(shards.size() == 1 && small && !latest ? net::kEagerBytes : 0);
   std::vector<Answer> answers;
   for (int s : shards)
-    answers.push_back(query(static_cast<std::size_t>(s), var, version, latest, region,
-                            remaining_ms(timeout_ms, deadline), dtype, layout, eager_max, leases));
+    answers.push_back(query_shard(static_cast<std::size_t>(s), var, version, latest, region,
+                                  remaining_ms(timeout_ms, deadline), dtype, layout, eager_max, leases));
   if (answers.size() == 1 && answers.front().data) return std::move(answers.front());
   if (latest) {
     std::uint64_t v = answers.front().version;
     for (const auto& a : answers) v = std::min(v, a.version);
     for (std::size_t i = 0; i < shards.size(); ++i)
       if (answers[i].version != v)
-        answers[i] = query(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype, layout, 0, leases);
+        answers[i] =
+            query_shard(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype, layout, 0, leases);
   }
   Answer all{answers.front().version, {}, {}, answers.front().method, {}};
   for (auto& a : answers)
@@ -144,7 +186,10 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
       lease_elsewhere(var, a, leases);
       for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
     } catch (const Error& e) {
-      if (e.code() != Code::NotFound || attempt == 2) throw;
+      // A piece deleted or evicted meanwhile, or (in a group) its holder
+      // gone: asked again, the shards answer with what is there now.
+      const bool again = e.code() == Code::NotFound || (e.code() == Code::Unavailable && server_count() > 1);
+      if (!again || attempt == 2) throw;
       log::debug("get of '{}' {}: a piece went away before it was read ({}); asking again", var, region.to_string(),
                  e.what());
       continue;

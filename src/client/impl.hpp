@@ -109,8 +109,13 @@ struct Client::Impl {
   std::shared_ptr<const common::ShardMap> shard_map(const std::string& var);
   net::Peer peer_for(const std::string& address);
   std::vector<VariableInfo> list_server(std::size_t s, std::optional<net::Deadline> deadline = std::nullopt);
+  // The same; none from a server that did not answer at connect() or is gone since.
+  std::vector<VariableInfo> list_if_answers(std::size_t s);
 
   Metadata meta_get(const std::string& name, net::MetaMode mode, std::uint64_t version, std::int64_t timeout_ms);
+  // The server a piece whose first shard is `home` goes to: `home`, or
+  // when it is gone the next that answers.
+  std::size_t put_target(std::size_t home);
   void send_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
                 std::size_t bytes, const Layout& layout);
 
@@ -143,11 +148,19 @@ struct Client::Impl {
     // their ids, by holder, to lease there before they are read.
     std::map<std::size_t, std::vector<std::uint64_t>> elsewhere;
   };
-  Answer query(std::size_t server, const std::string& var, std::uint64_t version, bool latest, const Box& region,
-               std::int64_t timeout_ms, const DType& dtype, const Layout& layout, std::uint32_t eager_max,
-               Leases& leases);
+  // Asks `server` for the pieces of index shard `shard` (-1: its own).
+  Answer query(std::size_t server, int shard, const std::string& var, std::uint64_t version, bool latest,
+               const Box& region, std::int64_t timeout_ms, const DType& dtype, const Layout& layout,
+               std::uint32_t eager_max, Leases& leases);
+  // Asks shard `s`; when its server is gone, the next server, which keeps
+  // the shard's entries too in a group with replicas = 2.
+  Answer query_shard(std::size_t s, const std::string& var, std::uint64_t version, bool latest, const Box& region,
+                     std::int64_t timeout_ms, const DType& dtype, const Layout& layout, std::uint32_t eager_max,
+                     Leases& leases);
+  std::optional<std::size_t> server_index(const std::string& address) const;
   // Leases the pieces of `a` held by servers other than the shards that
-  // answered; NotFound when one is gone.
+  // answered; NotFound when one is gone. Pieces of a server that is gone
+  // are read from their second copies (replicas = 2), if they have them.
   void lease_elsewhere(const std::string& var, Answer& a, Leases& leases);
   Answer gather(const std::string& var, std::uint64_t version, bool latest, const Box& region, std::int64_t timeout_ms,
                 const DType& dtype, Leases& leases, const Layout& layout = Layout::c());
@@ -160,6 +173,10 @@ struct Client::Impl {
  private:
   mutable std::mutex servers_mutex_;  // guards servers_ (a failed connection is replaced)
   std::vector<net::Peer> servers_;    // by group order; null: did not answer at connect()
+  // After a failed attempt to connect again, no other before this time
+  // (a server that is gone costs one attempt per kRetryMs, not one per call).
+  std::vector<net::Clock::time_point> retry_after_;
+  static constexpr std::int64_t kRetryMs = 1000;
 };
 
 }  // namespace cove

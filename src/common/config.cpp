@@ -168,6 +168,11 @@ ServerConfig load_server_config(const std::string& path) {
       if (!i || *i < 0 || *i > 1'000'000)
         fail(Code::InvalidArgument, key("max_versions"), " must be an integer in 0..1000000");
       c.options.max_versions = static_cast<int>(*i);
+    } else if (name == "replicas") {
+      auto i = v.value<std::int64_t>();
+      if (!i || *i < 1 || *i > 2)
+        fail(Code::InvalidArgument, key("replicas"), " must be 1 or 2 (copies of each piece in a group)");
+      c.options.replicas = static_cast<int>(*i);
     } else if (name == "workers") {
       auto i = v.value<std::int64_t>();
       if (!i || *i < 1 || *i > 256) fail(Code::InvalidArgument, key("workers"), " must be an integer in 1..256");

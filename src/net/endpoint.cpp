@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -258,6 +259,16 @@ std::unique_ptr<Endpoint> make_endpoint(const std::string& transport, const Endp
   if (transport == "local") return std::make_unique<DualEndpoint>(o, false);
   if (transport == "ucx") return std::make_unique<DualEndpoint>(o, true);
   fail(Code::InvalidArgument, "transport '", transport, "' is unknown; expected local, ucx or inproc://NAME");
+}
+
+std::unique_ptr<Endpoint> make_endpoint_for(const std::string& address) {
+  static std::atomic<std::uint64_t> counter{0};
+  if (address.rfind("inproc://", 0) == 0)
+    return make_endpoint("inproc://client-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
+  if (address.rfind("ucx:", 0) == 0 || address.rfind("local:", 0) == 0)
+    return make_endpoint("local");  // UCX starts when a peer is reached by it
+  fail(Code::InvalidArgument, "server address '", address.substr(0, 48),
+       "' has an unknown scheme; expected local:@NAME, ucx:... or inproc://NAME");
 }
 
 }  // namespace cove::net

@@ -182,9 +182,44 @@ PutInlineRequest PutInlineRequest::decode(WireReader& in) {
   return m;
 }
 
+void CopyRef::encode(WireWriter& out) const { out.str(holder).bytes(key).u64(id); }
+CopyRef CopyRef::decode(WireReader& in) {
+  CopyRef m;
+  m.holder = in.str();
+  m.key = blob(in);
+  m.id = in.u64();
+  if (m.holder.empty() && (!m.key.empty() || m.id != 0)) fail(Code::Protocol, "a piece's copy without its holder");
+  return m;
+}
+
+void CopyRequest::encode(WireWriter& out) const {
+  piece.encode(out);
+  out.bytes(key).u64(grant).bytes(data);
+}
+CopyRequest CopyRequest::decode(WireReader& in) {
+  CopyRequest m;
+  m.piece = PieceHeader::decode(in);
+  m.key = blob(in);
+  m.grant = in.u64();
+  m.data = blob(in);
+  if (int{!m.key.empty()} + int{m.grant != 0} + int{!m.data.empty()} != 1)
+    fail(Code::Protocol, "a copy carries its bytes, or names a grant or a memory key: exactly one");
+  if (!m.data.empty() && (m.data.size() != m.piece.bytes || m.data.size() > kEagerBytes))
+    fail(Code::Protocol, "a copy carries ", m.data.size(), " bytes for a piece of ", m.piece.bytes);
+  return m;
+}
+void CopyReply::encode(WireWriter& out) const { out.u64(id).bytes(key); }
+CopyReply CopyReply::decode(WireReader& in) {
+  CopyReply m;
+  m.id = in.u64();
+  m.key = blob(in);
+  return m;
+}
+
 void IndexAddRequest::encode(WireWriter& out) const {
   piece.encode(out);
   out.str(holder).bytes(key).u64(piece_id);
+  copy.encode(out);
 }
 IndexAddRequest IndexAddRequest::decode(WireReader& in) {
   IndexAddRequest m;
@@ -192,6 +227,7 @@ IndexAddRequest IndexAddRequest::decode(WireReader& in) {
   m.holder = in.str();
   m.key = blob(in);
   m.piece_id = in.u64();
+  m.copy = CopyRef::decode(in);
   if (m.holder.empty()) fail(Code::Protocol, "index entry without the holder's address");
   return m;
 }
@@ -211,7 +247,7 @@ CountReply CountReply::decode(WireReader& in) { return {in.u32()}; }
 
 void QueryRequest::encode(WireWriter& out) const {
   out.str(var).u64(version).u8(latest ? 1 : 0).box(region).i64(timeout_ms).str(layout.to_string()).u32(eager_max);
-  out.u8(encode_reorg(reorg));
+  out.u8(encode_reorg(reorg)).i32(shard);
 }
 QueryRequest QueryRequest::decode(WireReader& in) {
   QueryRequest m;
@@ -223,12 +259,15 @@ QueryRequest QueryRequest::decode(WireReader& in) {
   m.layout = Layout::parse(in.str());
   m.eager_max = in.u32();
   m.reorg = decode_reorg(in.u8());
+  m.shard = in.i32();
+  if (m.shard < -1) fail(Code::Protocol, "query for shard ", m.shard);
   return m;
 }
 
 void QueryPiece::encode(WireWriter& out) const {
   out.box(box).str(layout.to_string()).str(holder).bytes(key).u64(piece).u8(replica ? 1 : 0);
   if (replica) out.bytes(source);
+  copy.encode(out);
 }
 QueryPiece QueryPiece::decode(WireReader& in) {
   QueryPiece m;
@@ -239,6 +278,7 @@ QueryPiece QueryPiece::decode(WireReader& in) {
   m.piece = in.u64();
   m.replica = read_flag(in, "replica");
   m.source = m.replica ? blob(in) : m.key;
+  m.copy = CopyRef::decode(in);
   return m;
 }
 
@@ -328,7 +368,7 @@ void ListReply::encode(WireWriter& out) const {
     for (const VersionInfo& ver : v.versions) {
       out.u64(ver.version).u32(static_cast<std::uint32_t>(ver.pieces.size()));
       for (const PieceInfo& p : ver.pieces) {
-        out.box(p.box).u64(p.bytes).str(p.holder).u32(static_cast<std::uint32_t>(p.replicas.size()));
+        out.box(p.box).u64(p.bytes).str(p.holder).str(p.copy).u32(static_cast<std::uint32_t>(p.replicas.size()));
         for (const ReplicaInfo& r : p.replicas) out.box(r.box).str(r.layout.to_string()).u64(r.bytes).u8(r.ready ? 1 : 0);
       }
     }
@@ -347,11 +387,12 @@ ListReply ListReply::decode(WireReader& in) {
     v.versions.resize(in.count("versions", 8 + 4, kMaxCount));
     for (VersionInfo& ver : v.versions) {
       ver.version = in.u64();
-      ver.pieces.resize(in.count("pieces", kMinBox + 8 + kMinString + 4, kMaxCount));
+      ver.pieces.resize(in.count("pieces", kMinBox + 8 + 2 * kMinString + 4, kMaxCount));
       for (PieceInfo& p : ver.pieces) {
         p.box = in.box();
         p.bytes = in.u64();
         p.holder = in.str();
+        p.copy = in.str();
         p.on_server = false;
         p.replicas.resize(in.count("replicas", kMinBox + kMinString + 8 + 1, kMaxCount));
         for (ReplicaInfo& r : p.replicas) {
@@ -402,7 +443,8 @@ void for_each_counter(Stats& s, Fn&& fn) {
   for (auto* field : {&s.variables, &s.versions, &s.pieces, &s.owned_bytes, &s.local_bytes, &s.memory_budget,
                       &s.requests, &s.bytes_in, &s.bytes_out, &s.replicas, &s.replica_bytes, &s.reorganizations,
                       &s.replica_answers, &s.patterns, &s.parked_gets, &s.clients, &s.uptime_ms, &s.metadata,
-                      &s.metadata_bytes, &s.lost_pieces})
+                      &s.metadata_bytes, &s.lost_pieces, &s.replication, &s.copies, &s.copy_bytes,
+                      &s.single_copies, &s.moved_pieces, &s.lost_members})
     fn(*field);
 }
 

@@ -141,12 +141,48 @@ struct PutInlineRequest {
   static PutInlineRequest decode(WireReader& in);
   bool operator==(const PutInlineRequest&) const = default;
 };
+// The second copy of a piece a server holds, on another server of its
+// group (replicas = 2): that server's address, the copy's memory key and
+// its id there. An empty holder: there is none.
+struct CopyRef {
+  std::string holder;
+  Bytes key;
+  std::uint64_t id = 0;
+  explicit operator bool() const { return !holder.empty(); }
+  void encode(WireWriter& out) const;
+  static CopyRef decode(WireReader& in);
+  bool operator==(const CopyRef&) const = default;
+};
+// Copy (server to server, replicas = 2): the receiver keeps `piece`,
+// unindexed, as the piece's second copy. Its bytes come in `data` (at most
+// kEagerBytes), or are in the space the receiver granted the sender
+// (`grant`, after a PutGrant and the sender's writes: on one host by
+// shared memory, over UCX), or else the receiver reads them from the
+// sender's memory at `key`: exactly one of the three. The reply says where
+// the copy is.
+struct CopyRequest {
+  PieceHeader piece;
+  Bytes key;
+  std::uint64_t grant = 0;
+  Bytes data;
+  void encode(WireWriter& out) const;
+  static CopyRequest decode(WireReader& in);
+  bool operator==(const CopyRequest&) const = default;
+};
+struct CopyReply {
+  std::uint64_t id = 0;
+  Bytes key;
+  void encode(WireWriter& out) const;
+  static CopyReply decode(WireReader& in);
+  bool operator==(const CopyReply&) const = default;
+};
 // IndexAdd: a piece held by `holder` (a writer or another server).
 struct IndexAddRequest {
   PieceHeader piece;
   std::string holder;
   Bytes key;
   std::uint64_t piece_id = 0;  // the piece's id at its holder, when the holder is a server (for leases)
+  CopyRef copy;                // its second copy, if one was made
   void encode(WireWriter& out) const;
   static IndexAddRequest decode(WireReader& in);
   bool operator==(const IndexAddRequest&) const = default;
@@ -178,6 +214,10 @@ struct QueryRequest {
   Layout layout;                // the reader's
   std::uint32_t eager_max = 0;  // answer with the bytes when the region is at most this big and all here
   std::optional<Reorg> reorg;   // the reader's method, if it has one
+  // The index shard to answer for: -1 for the server's own; else the
+  // member before it in the group, which is gone (replicas = 2 keeps each
+  // shard's entries on the next member too).
+  std::int32_t shard = -1;
   void encode(WireWriter& out) const;
   static QueryRequest decode(WireReader& in);
   bool operator==(const QueryRequest&) const = default;
@@ -191,6 +231,7 @@ struct QueryPiece {
   bool replica = false;
   Bytes source;        // replicas: the key of the piece it is part of (identifies the piece)
   std::uint64_t piece = 0;  // the piece's id at a holder that is another server (Lease), else 0
+  CopyRef copy;             // its second copy, read when the holder is gone
   void encode(WireWriter& out) const;
   static QueryPiece decode(WireReader& in);
   bool operator==(const QueryPiece&) const = default;
@@ -364,6 +405,7 @@ COVE_MESSAGE(PutPublish, PutPublishRequest, Empty)
 COVE_MESSAGE(Lease, LeaseRequest, LeaseReply)
 COVE_MESSAGE(LeaseEnd, LeaseEndRequest, Empty)
 COVE_MESSAGE(Undefine, VarRequest, CountReply)  // the pieces this server dropped
+COVE_MESSAGE(Copy, CopyRequest, CopyReply)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -379,7 +421,7 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(PutInline) COVE_VISIT(Release) COVE_VISIT(Query) COVE_VISIT(Latest) COVE_VISIT(Delete)
     COVE_VISIT(List) COVE_VISIT(Stat) COVE_VISIT(Disconnect) COVE_VISIT(Stop) COVE_VISIT(IndexAdd)
     COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern) COVE_VISIT(PutGrant) COVE_VISIT(PutPublish)
-    COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine)
+    COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine) COVE_VISIT(Copy)
 #undef COVE_VISIT
   }
   return false;

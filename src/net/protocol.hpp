@@ -53,6 +53,7 @@ enum class Op : std::uint16_t {
   Lease = 21,      // a reader about to copy pieces this server holds, named by id
   LeaseEnd = 22,   // a reader done copying (sent as a notice: not answered)
   Undefine = 23,   // a variable and everything it holds go
+  Copy = 24,       // server to server: keep a second copy of a piece (replicas = 2)
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -70,7 +71,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 23> kOps{{
+inline constexpr std::array<OpInfo, 24> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Greeted},
     {Op::Define, "define", Sender::Client},
@@ -94,6 +95,7 @@ inline constexpr std::array<OpInfo, 23> kOps{{
     {Op::Lease, "lease", Sender::Client},
     {Op::LeaseEnd, "lease_end", Sender::Client},
     {Op::Undefine, "undefine", Sender::Client},
+    {Op::Copy, "copy", Sender::Server},
 }};
 
 // The entry of `type`, or null for a type no Op has.

@@ -201,6 +201,12 @@ class PeerCache {
     std::lock_guard lock(mutex_);
     peers_.clear();
   }
+  std::vector<std::string> addresses() {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& [address, peer] : peers_) out.push_back(address);
+    return out;
+  }
 
  private:
   std::mutex mutex_;
@@ -225,6 +231,9 @@ struct EndpointOptions {
 // one when it is on this host, unless COVE_TRANSPORT=ucx asks for UCX.
 // Throws Unsupported for "ucx" when Cove was built without UCX.
 std::unique_ptr<Endpoint> make_endpoint(const std::string& transport, const EndpointOptions& options = {});
+// An endpoint that does not listen (a client's, or a probe's), in the
+// transport that reaches `address`. InvalidArgument for an unknown scheme.
+std::unique_ptr<Endpoint> make_endpoint_for(const std::string& address);
 
 std::unique_ptr<Endpoint> make_local_endpoint(std::size_t max_request_bytes);
 std::unique_ptr<Endpoint> make_ucx_endpoint(const std::string& listen, std::size_t max_request_bytes);

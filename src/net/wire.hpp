@@ -29,7 +29,7 @@ namespace cove::net {
 using Bytes = std::vector<std::byte>;
 
 inline constexpr std::uint32_t kMagic = 0x45564F43u;  // "COVE" read as little-endian bytes
-inline constexpr std::uint16_t kWireVersion = 4;
+inline constexpr std::uint16_t kWireVersion = 5;
 inline constexpr std::size_t kHeaderBytes = 24;
 inline constexpr std::size_t kMaxBodyBytes = std::size_t{1} << 30;  // bulk data never travels in bodies
 inline constexpr std::size_t kMaxStringBytes = 4096;
@@ -50,6 +50,7 @@ class WireWriter {
   WireWriter& u16(std::uint16_t v) { return pod(v); }
   WireWriter& u32(std::uint32_t v) { return pod(v); }
   WireWriter& u64(std::uint64_t v) { return pod(v); }
+  WireWriter& i32(std::int32_t v) { return pod(v); }
   WireWriter& i64(std::int64_t v) { return pod(v); }
   WireWriter& f64(double v) { return pod(v); }
   WireWriter& str(std::string_view s);               // u32 length + bytes; at most kMaxStringBytes
@@ -85,6 +86,7 @@ class WireReader {
   std::uint16_t u16() { return pod<std::uint16_t>("u16"); }
   std::uint32_t u32() { return pod<std::uint32_t>("u32"); }
   std::uint64_t u64() { return pod<std::uint64_t>("u64"); }
+  std::int32_t i32() { return pod<std::int32_t>("i32"); }
   std::int64_t i64() { return pod<std::int64_t>("i64"); }
   double f64() { return pod<double>("f64"); }
   std::string str();

@@ -3,6 +3,10 @@
 #include "common/auth.hpp"
 #include "core/fail.hpp"
 #include "net/handshake.hpp"
+#include "net/segment.hpp"
+
+#include <algorithm>
+#include <cstring>
 
 namespace cove::server {
 
@@ -40,27 +44,79 @@ std::string GroupLink::secret() const {
 
 net::Peer GroupLink::peer(const std::string& address, net::Deadline deadline) {
   return peers_.get(address, [&] {
-    net::Peer p = endpoint_.connect(address, deadline);
+    net::Peer p = endpoint_.connect(address, std::min(deadline, net::deadline_in(kConnectMs)));
     net::greet(endpoint_, p, net::Role::Server, own_, secret(), deadline);
     return p;
   });
 }
 
-void GroupLink::forward(const std::vector<int>& shards, const net::IndexAddRequest& entry) {
-  std::vector<std::string> targets;
+int GroupLink::successor(int rank) const {
+  std::lock_guard lock(mutex_);
+  return (rank + 1) % static_cast<int>(members_.size());
+}
+
+std::string GroupLink::address_of(int rank) const {
+  std::lock_guard lock(mutex_);
+  return members_.at(static_cast<std::size_t>(rank));
+}
+
+std::vector<std::pair<int, std::exception_ptr>> GroupLink::forward(const std::vector<int>& targets,
+                                                                   const net::IndexAddRequest& entry,
+                                                                   const std::set<std::string>& skip) {
+  std::vector<std::pair<int, std::string>> to;
   {
     std::lock_guard lock(mutex_);
-    for (int s : shards)
-      if (s != rank_) targets.push_back(members_.at(static_cast<std::size_t>(s)));
+    for (int s : targets)
+      if (s != rank_) to.emplace_back(s, members_.at(static_cast<std::size_t>(s)));
   }
-  for (const std::string& address : targets) {
+  std::vector<std::pair<int, std::exception_ptr>> failed;
+  for (const auto& [rank, address] : to) {
+    if (skip.count(address)) {
+      failed.emplace_back(rank, std::make_exception_ptr(Error(
+                                    Code::Unavailable, detail::concat("server ", rank, " of the group is gone"))));
+      continue;
+    }
     try {
       const auto deadline = net::deadline_in(net::kForwardTimeoutMs);
       net::call<net::Message<net::Op::IndexAdd>>(endpoint_, peer(address, deadline), entry, deadline);
     } catch (const Error& e) {
       if (e.code() == Code::Unavailable) peers_.forget(address);  // connect afresh next time
-      throw;
+      failed.emplace_back(rank, std::current_exception());
     }
+  }
+  return failed;
+}
+
+net::CopyRef GroupLink::copy(int rank, const net::PieceHeader& h, const void* data, const net::Bytes& key,
+                             net::Deadline deadline) {
+  using net::Message;
+  using net::Op;
+  const std::string address = address_of(rank);
+  try {
+    const net::Peer p = peer(address, deadline);
+    net::CopyRequest request{h, {}, 0, {}};
+    const char* transport = p->transport();
+    if (h.bytes <= net::kEagerBytes) {
+      const auto* b = static_cast<const std::byte*>(data);
+      request.data.assign(b, b + h.bytes);
+    } else if (std::strcmp(transport, "ucx") == 0 || (std::strcmp(transport, "local") == 0 && net::segments_enabled())) {
+      const auto grant = net::call<Message<Op::PutGrant>>(endpoint_, p, {h, std::nullopt}, deadline);
+      if (auto window = endpoint_.map(p, grant.key, true, deadline)) {
+        if (window->size != h.bytes) fail(Code::Protocol, "a member granted ", window->size, " bytes for ", h.bytes);
+        std::memcpy(window->data, data, h.bytes);
+      } else {
+        const net::RemoteOp write{0, const_cast<void*>(data), h.bytes};
+        endpoint_.write(p, grant.key, {&write, 1}, deadline);
+      }
+      request.grant = grant.grant;
+    } else {
+      request.key = key;
+    }
+    const net::CopyReply r = net::call<Message<Op::Copy>>(endpoint_, p, request, deadline);
+    return {address, r.key, r.id};
+  } catch (const Error& e) {
+    if (e.code() == Code::Unavailable) peers_.forget(address);
+    throw;
   }
 }
 

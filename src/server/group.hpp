@@ -10,7 +10,9 @@
 #include "net/messages.hpp"
 #include "net/transport.hpp"
 
+#include <exception>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,11 +32,31 @@ class GroupLink {
   bool alone() const { return size() == 1; }
   std::string secret() const;
 
-  // Sends `entry` to the members in `shards` other than this one, in turn.
-  void forward(const std::vector<int>& shards, const net::IndexAddRequest& entry);
+  // The member after `rank` in the group (the keeper of its second copies
+  // and of its index entries' backups, replicas = 2).
+  int successor(int rank) const;
+  std::string address_of(int rank) const;
+
+  // Sends `entry` to the members in `targets` other than this one and
+  // those in `skip` (members found dead), in turn. Returns the members it
+  // did not reach, with why (a skipped one: Unavailable).
+  std::vector<std::pair<int, std::exception_ptr>> forward(const std::vector<int>& targets,
+                                                          const net::IndexAddRequest& entry,
+                                                          const std::set<std::string>& skip);
+  // Has member `rank` keep a second copy of piece `h`, whose bytes this
+  // server holds at `data` (memory key `key`), by `deadline`: written into
+  // space it grants where the transport writes (one host with shared
+  // memory, UCX), else read by it from here. Where the copy is.
+  net::CopyRef copy(int rank, const net::PieceHeader& h, const void* data, const net::Bytes& key,
+                    net::Deadline deadline);
   // Whether member `address` answers a small request by `deadline`, over
   // this server's connection to it (made first if there is none).
   bool answers(const std::string& address, net::Deadline deadline);
+  // The members this server has a connection to.
+  std::vector<std::string> connected() { return peers_.addresses(); }
+  // A connection to a member is given this long at most (one that is gone
+  // costs a put that much, not the forward's whole deadline).
+  static constexpr std::int64_t kConnectMs = 2000;
 
  private:
   net::Peer peer(const std::string& address, net::Deadline deadline);

@@ -17,7 +17,8 @@ net::ListReply Service::list() {
     for (const auto& ver : v.versions) {
       VersionInfo vi{ver.version, {}};
       for (const store::Piece* p : ver.pieces) {
-        PieceInfo pi{p->box, p->bytes, p->owner, false, {}};
+        if (p->is_copy) continue;  // listed as the copy of the piece it is
+        PieceInfo pi{p->box, p->bytes, p->owner, false, {}, p->copy.holder};
         for (const auto& rep : p->replicas)
           if (rep->state != store::Replica::State::Failed)
             pi.replicas.push_back({rep->box, rep->layout, rep->bytes, rep->state == store::Replica::State::Ready});

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <thread>
 
 namespace cove::server {
@@ -72,11 +73,13 @@ void Service::unreserve(std::uint64_t bytes) {
 }
 
 // Stores a piece whose bytes are here (or, put_local, with its owner), then
-// tells the other shards that index part of it: after it is stored here, so
-// that a reader they answer finds it.
+// (replicas = 2) has the next member keep a second copy of bytes held
+// here, then tells the other shards that index part of it: after it is
+// stored, so that a reader they answer finds it.
 void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> piece, const std::vector<int>& shards,
                           std::optional<Reorg> reorg, store::Store::Freed& freed) {
-  const bool mine = std::find(shards.begin(), shards.end(), group_->rank()) != shards.end();
+  const std::vector<int> targets = index_targets(shards);
+  const bool mine = std::find(targets.begin(), targets.end(), group_->rank()) != targets.end();
   piece->box = h.box;
   piece->layout = h.layout;
   piece->bytes = h.bytes;
@@ -84,31 +87,99 @@ void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> pi
   if (held_here) {
     piece->key = piece->buffer->key;
     bytes_in_ += piece->bytes;
-    piece->indexed = mine;  // held here either way; indexed here if this shard covers part of it
+    piece->indexed = mine;  // held here either way; indexed here if this shard (or its backup) covers part of it
   }
   // What the other shards need, copied: once stored, the piece may be
   // evicted by a concurrent put of a newer version.
   net::IndexAddRequest entry{std::move(h), held_here ? address_ : piece->owner, piece->key};
+  std::uint64_t id = 0;
   if (held_here || mine) {
     std::vector<std::unique_ptr<store::Piece>> evicted;
     std::lock_guard lock(mutex);
-    const std::uint64_t id = store_.add(entry.piece.var, entry.piece.version, std::move(piece), evicted);
+    id = store_.add(entry.piece.var, entry.piece.version, std::move(piece), evicted);
     if (held_here) entry.piece_id = id;  // other shards' readers lease it here by id
     replicas_->prepare_on_put(entry.piece.var, entry.piece.version,
                               *store_.piece(entry.piece.var, entry.piece.version, id), reorg, freed);
     parked_->retry(var_key(entry.piece.var), freed);
     if (!evicted.empty()) log::info("'{}': {} pieces replaced or of older versions evicted", entry.piece.var, evicted.size());
   }
-  group_->forward(shards, entry);
+  if (held_here && replicated()) entry.copy = second_copy(entry.piece, entry.key, id);
+  forward_entry(shards, targets, entry);
 }
 
-// Put: the server reads the bytes from the writer's memory (`key`), over a
-// transport that reads only from the connection's own process. PutInline:
-// they came with the request.
-net::Empty Service::put(const net::Peer& from, net::PieceHeader&& h, const net::Bytes* key, const net::Bytes* data,
-                        std::optional<Reorg> reorg) {
-  store::Store::Freed freed;  // replicas dropped to make room: released after the lock
-  const std::vector<int> shards = admit(h, true, freed);
+bool Service::replicated() const { return options_.replicas > 1 && group_->size() > 1; }
+
+// Has the next live member keep a second copy of piece `id` (held here at
+// `key`). A copy that cannot be made leaves the piece with one (logged, and
+// counted in `cove stat`): the put stands.
+net::CopyRef Service::second_copy(const net::PieceHeader& h, const net::Bytes& key, std::uint64_t id) {
+  std::shared_ptr<const void> hold;
+  int to = group_->successor(group_->rank());
+  {
+    std::lock_guard lock(mutex);
+    while (to != group_->rank() && dead_members_.count(group_->address_of(to))) to = group_->successor(to);
+  }
+  if (to == group_->rank()) return {};
+  const void* data = nullptr;
+  {
+    std::lock_guard lock(mutex);
+    const store::Piece* p = store_.piece(h.var, h.version, id);
+    if (!p) return {};  // replaced or evicted meanwhile
+    data = p->buffer->data;
+    hold = p->buffer;  // not reused while it is copied
+  }
+  net::CopyRef copy;
+  try {
+    copy = group_->copy(to, h, data, key, net::deadline_in(net::kForwardTimeoutMs + net::transfer_ms(h.bytes)));
+  } catch (const Error& e) {
+    log::warn("'{}' version {} {}: no second copy on server {} ({}); the piece has one copy", h.var, h.version,
+              h.box.to_string(), to, e.what());
+    return {};
+  }
+  std::lock_guard lock(mutex);
+  if (store::Piece* p = store_.piece(h.var, h.version, id)) p->copy = copy;
+  return copy;
+}
+
+// The members that index a piece whose shards are `shards`: those, and
+// (replicas = 2) the members after them, which keep their entries' backups.
+std::vector<int> Service::index_targets(const std::vector<int>& shards) const {
+  std::vector<int> targets = shards;
+  if (replicated())
+    for (int s : shards)
+      if (std::find(targets.begin(), targets.end(), group_->successor(s)) == targets.end())
+        targets.push_back(group_->successor(s));
+  return targets;
+}
+
+// Sends an index entry to the other members in `targets`. Fails when a
+// shard's entry reached neither it nor (replicas = 2) its backup.
+void Service::forward_entry(const std::vector<int>& shards, const std::vector<int>& targets,
+                            const net::IndexAddRequest& entry) {
+  std::set<std::string> dead;
+  {
+    std::lock_guard lock(mutex);
+    dead = dead_members_;
+  }
+  const auto failed = group_->forward(targets, entry, dead);
+  const auto reached = [&](int rank) {
+    return std::none_of(failed.begin(), failed.end(), [&](const auto& f) { return f.first == rank; });
+  };
+  for (int s : shards)
+    if (!reached(s) && !(replicated() && reached(group_->successor(s)))) {
+      const auto why = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == s; });
+      std::rethrow_exception(why->second);
+    }
+  for (const auto& [rank, why] : failed)
+    log::debug("an index entry of '{}' did not reach server {} (another member has it)", entry.piece.var, rank);
+}
+
+// The bytes of a piece, into a pool block: read from the memory `key`
+// names in `from` (a writer's, or for a Copy a member's), over a transport
+// that reads only from the connection's own process; or copied from `data`.
+// The room was reserved: on failure it is given back and nothing stays.
+std::unique_ptr<store::Piece> Service::receive(const net::Peer& from, const net::PieceHeader& h,
+                                               const net::Bytes* key, const net::Bytes* data) {
   auto piece = std::make_unique<store::Piece>();
   try {
     piece->buffer = pool_->acquire(h.bytes);
@@ -119,11 +190,62 @@ net::Empty Service::put(const net::Peer& from, net::PieceHeader&& h, const net::
       endpoint_->read(from, *key, {&read, 1}, net::deadline_in(net::transfer_ms(h.bytes)));
     }
   } catch (...) {
-    unreserve(h.bytes);  // the partial piece is dropped; nothing else changed
+    unreserve(h.bytes);
     throw;
   }
+  return piece;
+}
+
+// Put: the server reads the bytes from the writer's memory (`key`).
+// PutInline: they came with the request.
+net::Empty Service::put(const net::Peer& from, net::PieceHeader&& h, const net::Bytes* key, const net::Bytes* data,
+                        std::optional<Reorg> reorg) {
+  store::Store::Freed freed;  // replicas dropped to make room: released after the lock
+  const std::vector<int> shards = admit(h, true, freed);
+  auto piece = receive(from, h, key, data);
   store_piece(std::move(h), std::move(piece), shards, reorg, freed);
   return {};
+}
+
+// Copy: a member has this server keep the second copy of a piece it holds
+// (replicas = 2), written into space granted to it, or read from its
+// memory as a Put reads a writer's. It is not indexed here: index entries
+// name it next to the piece, and a reader turns to it when the piece's
+// holder is gone.
+net::CopyReply Service::copy(const net::Peer& from, net::CopyRequest&& r) {
+  std::unique_ptr<store::Piece> piece;
+  if (r.grant) {
+    const auto session = session_of(from);
+    if (!session) fail(Code::Unavailable, "the connection closed");
+    Grant g = take_grant(*session, r.grant);
+    if (!(g.piece == r.piece)) {
+      { std::lock_guard lock(mutex); store_.unreserve(g.piece.bytes); }
+      g.block->retire();
+      fail(Code::InvalidArgument, "copy of '", r.piece.var, "' ", r.piece.box.to_string(), " in space granted for '",
+           g.piece.var, "' ", g.piece.box.to_string());
+    }
+    piece = std::make_unique<store::Piece>();
+    piece->buffer = std::move(g.block);
+  } else {
+    store::Store::Freed freed;
+    {
+      std::lock_guard lock(mutex);
+      check_header(r.piece);
+      store_.reserve(r.piece.bytes, freed);
+    }
+    piece = receive(from, r.piece, r.data.empty() ? &r.key : nullptr, r.data.empty() ? nullptr : &r.data);
+  }
+  piece->box = r.piece.box;
+  piece->layout = r.piece.layout;
+  piece->bytes = r.piece.bytes;
+  piece->key = piece->buffer->key;
+  piece->indexed = false;
+  piece->is_copy = true;
+  net::CopyReply reply{0, piece->key};
+  std::vector<std::unique_ptr<store::Piece>> evicted;
+  std::lock_guard lock(mutex);
+  reply.id = store_.add(r.piece.var, r.piece.version, std::move(piece), evicted);
+  return reply;
 }
 
 // PutLocal: the bytes stay with their owner, the connection's own process;
@@ -165,16 +287,18 @@ net::PutGrantReply Service::put_grant(Session& s, net::PutGrantRequest&& r) {
   return reply;
 }
 
+Service::Grant Service::take_grant(const Session& s, std::uint64_t grant) {
+  std::lock_guard lock(mutex);
+  auto it = grants_.find(grant);
+  if (it == grants_.end() || it->second.session != &s)
+    fail(Code::NotFound, "grant ", grant, " is not one this connection holds");
+  Grant g = std::move(it->second);
+  grants_.erase(it);
+  return g;
+}
+
 net::Empty Service::put_publish(Session& s, net::PutPublishRequest&& r) {
-  Grant g;
-  {
-    std::lock_guard lock(mutex);
-    auto it = grants_.find(r.grant);
-    if (it == grants_.end() || it->second.session != &s)
-      fail(Code::NotFound, "grant ", r.grant, " is not one this connection holds");
-    g = std::move(it->second);
-    grants_.erase(it);
-  }
+  Grant g = take_grant(s, r.grant);
   auto piece = std::make_unique<store::Piece>();
   piece->buffer = std::move(g.block);
   store::Store::Freed freed;
@@ -230,6 +354,7 @@ net::Empty Service::index_add(net::IndexAddRequest&& r) {
   piece->owner = std::move(r.holder);
   piece->key = std::move(r.key);
   piece->holder_id = r.piece_id;
+  piece->copy = std::move(r.copy);
   std::vector<std::unique_ptr<store::Piece>> evicted;
   store::Store::Freed freed;
   std::lock_guard lock(mutex);

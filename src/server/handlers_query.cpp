@@ -55,6 +55,7 @@ void Service::query(net::QueryRequest&& q, Responder answer) {
   const net::Deadline deadline = net::deadline_in(q.timeout_ms);
   store::Store::Freed freed;  // replicas dropped to make room: released after the lock
   std::lock_guard lock(mutex);
+  check_shard(q.shard);
   if (store_.find(q.var)) {  // a bad region or layout fails now, not when a put arrives
     const store::VariableDef& def = store_.check_piece(q.var, q.region);
     q.layout.axis_order(def.ndim);
@@ -72,6 +73,19 @@ void Service::query(net::QueryRequest&& q, Responder answer) {
   parked_->park(std::move(wait));
 }
 
+// A query for another shard than this server's own: that of the member
+// before it, which keeps its index entries' backups (replicas = 2).
+void Service::check_shard(std::int32_t shard) const {
+  const int rank = group_->rank(), size = group_->size();
+  if (shard < 0 || shard == rank) return;
+  if (shard >= size) fail(Code::InvalidArgument, "query for shard ", shard, " of a group of ", size);
+  if (options_.replicas < 2)
+    fail(Code::Unavailable, "server ", shard, "'s index entries are nowhere else: the group keeps one copy (replicas = 1)");
+  if (group_->successor(shard) != rank)
+    fail(Code::InvalidArgument, "server ", rank, " keeps the index entries of server ", (rank + size - 1) % size,
+         ", not of server ", shard);
+}
+
 // Answers `q` if the store covers its region now. Errors checking it are
 // the answer too. Caller holds the mutex.
 Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only, Responder& answer,
@@ -79,7 +93,7 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
   try {
     const store::VariableDef* def = store_.find(q.var);
     if (!def) return Cover::No;
-    const std::vector<Box> parts = shard_map(*def).parts_of(group_->rank(), q.region);
+    const std::vector<Box> parts = shard_map(*def).parts_of(q.shard < 0 ? group_->rank() : q.shard, q.region);
     std::optional<std::vector<store::Piece*>> pieces;
     std::uint64_t version = q.version;
     if (q.latest) {
@@ -124,11 +138,11 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
         if (p->owner.empty())
           bytes_out_ += static_cast<std::uint64_t>(p->box.intersection(q.region).volume()) * elem;
         if (const store::Replica* r = replicas[i]) {
-          out.pieces.push_back({r->box, r->layout, "", r->buffer->key, true, p->key, 0});
+          out.pieces.push_back({r->box, r->layout, "", r->buffer->key, true, p->key, 0, {}});
           holds.push_back(r->buffer);
           ++replica_answers_;
         } else {
-          out.pieces.push_back({p->box, p->layout, p->owner, p->key, false, p->key, p->holder_id});
+          out.pieces.push_back({p->box, p->layout, p->owner, p->key, false, p->key, p->holder_id, p->copy});
           holds.push_back(p->lease_hold());
         }
       }
@@ -178,7 +192,8 @@ net::Empty Service::pattern(net::PatternRequest&& r) {
     // read are what it gets next.
     for (std::uint64_t v : store_.versions_newest_first(r.var)) {
       if (v <= r.version) break;
-      for (store::Piece* p : store_.pieces_of(r.var, v)) replicas_->prepare_patterns(r.var, v, *p, freed);
+      for (store::Piece* p : store_.pieces_of(r.var, v))
+        if (!p->is_copy) replicas_->prepare_patterns(r.var, v, *p, freed);
     }
   return {};
 }

@@ -1,9 +1,10 @@
-// Members of the group that die: a survivor drops the pieces a dead member
-// held from its index (readers get NotFound at once, not Unavailable for
-// good) and counts them as lost. A member is dead when a fresh connection
+// Members of the group that die: a survivor turns the index entries of
+// pieces a dead member held to their second copies (replicas = 2), and
+// drops the others from its index (readers get NotFound at once, not
+// Unavailable for good), counting them as lost. A member is dead when a fresh connection
 // to it fails. The question is asked when its last connection here closes,
-// and every kMemberWatchMs of each member whose pieces are indexed here: a
-// member whose host vanished (killed, unplugged) closes no connection.
+// and every kMemberWatchMs of each member connected to this server either
+// way: a member whose host vanished (killed, unplugged) closes no connection.
 #include "server/group.hpp"
 #include "server/service.hpp"
 
@@ -12,12 +13,13 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 
 namespace cove::server {
 
 bool Service::member_alive(const std::string& member) {
   try {
-    auto ep = net::make_endpoint("local");
+    auto ep = net::make_endpoint_for(member);
     const net::Peer p = ep->connect(member, net::deadline_in(kMemberProbeMs));
     net::greet(*ep, p, net::Role::Client, ep->address(), secret(), net::deadline_in(kMemberProbeMs));
     return true;
@@ -47,13 +49,22 @@ void Service::member_connection_closed(const std::string& member) {
   });
 }
 
+// What the dead member held is read from second copies where there are
+// some (replicas = 2); the rest leaves the index and is counted as lost.
 void Service::member_died(const std::string& member) {
-  {
-    std::lock_guard state(mutex);
-    member_connections_[member] = 0;  // what is still open to it leads nowhere
-    dead_members_.insert(member);
-  }
-  drop_lost(member, "a server of the group");
+  std::vector<std::unique_ptr<store::Piece>> lost;  // dropped after the lock
+  store::Store::Freed freed;
+  std::lock_guard state(mutex);
+  member_connections_[member] = 0;  // what is still open to it leads nowhere
+  if (!dead_members_.insert(member).second || stopping_) return;
+  std::size_t moved = 0;
+  lost = store_.fail_over(member, address_, moved);
+  lost_pieces_ += lost.size();
+  moved_pieces_ += moved;
+  log::warn("server {} of the group died: {} pieces it held are read from their second copies now, {} are lost",
+            member.substr(0, 64), moved, lost.size());
+  // Gets waiting for pieces may be answered from the copies now.
+  for (const auto& v : store_.list()) parked_->retry(var_key(v.def->name), freed);
 }
 
 // A member that misses kMemberWatchMisses rounds in a row is dead: one
@@ -63,11 +74,16 @@ void Service::watch_members() {
   std::unique_lock lock(probes_mutex_);
   while (!watch_cv_.wait_for(lock, std::chrono::milliseconds(kMemberWatchMs), [&] { return probes_closed_; })) {
     lock.unlock();
-    std::vector<std::string> members;
+    // Those with connections here, or to which this server has one, and
+    // those that missed a round (their connection is forgotten then).
+    std::set<std::string> members;
+    for (auto& member : group_->connected()) members.insert(std::move(member));
+    for (const auto& [member, missed] : misses) members.insert(member);
     {
       std::lock_guard state(mutex);
       for (const auto& [member, open] : member_connections_)
-        if (open > 0) members.push_back(member);
+        if (open > 0) members.insert(member);
+      for (const auto& dead : dead_members_) members.erase(dead);
     }
     for (const auto& member : members) {
       if (group_->answers(member, net::deadline_in(kMemberProbeMs)) || member_alive(member)) {

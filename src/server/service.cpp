@@ -19,6 +19,8 @@ Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, 
                         common::kMaxMessageBytes);
   if (o.reorg_threads < 1 || o.reorg_threads > 64)
     fail(Code::InvalidArgument, "ServerOptions.reorg_threads = ", o.reorg_threads, " must be 1..64");
+  if (o.replicas < 1 || o.replicas > 2)
+    fail(Code::InvalidArgument, "ServerOptions.replicas = ", o.replicas, " must be 1 or 2");
   if (static_cast<int>(o.reorg) < 1 || static_cast<int>(o.reorg) > 4)
     fail(Code::InvalidArgument, "ServerOptions.reorg = ", static_cast<int>(o.reorg), " is not a method");
   endpoint_ = net::make_endpoint(o.transport, {o.listen, o.max_message_bytes});
@@ -54,6 +56,12 @@ void Service::start() {
   d.on_async<Op::Put>(D::always(), [this](Session&, net::PutRequest&& r, Responder answer) {
     transfers_.run(std::move(answer), [this, r = std::move(r)](Responder& a) mutable {
       a.reply<net::Message<Op::Put>>(put(a.peer(), std::move(r.piece), &r.key, nullptr, r.reorg));
+    });
+  });
+  // So does a member's piece this server keeps a second copy of.
+  d.on_async<Op::Copy>(D::always(), [this](Session&, net::CopyRequest&& r, Responder answer) {
+    transfers_.run(std::move(answer), [this, r = std::move(r)](Responder& a) mutable {
+      a.reply<net::Message<Op::Copy>>(copy(a.peer(), std::move(r)));
     });
   });
   d.on_async<Op::PutInline>(unless_forwarding, [this](Session&, net::PutInlineRequest&& r, Responder answer) {
@@ -190,6 +198,12 @@ ServerStats Service::stats() {
   out.metadata = metadata_.entries();
   out.metadata_bytes = s.metadata_bytes;
   out.lost_pieces = lost_pieces_;
+  out.replication = static_cast<std::uint64_t>(options_.replicas);
+  out.copies = s.copies;
+  out.copy_bytes = s.copy_bytes;
+  out.single_copies = options_.replicas > 1 ? s.single : 0;
+  out.moved_pieces = moved_pieces_;
+  out.lost_members = dead_members_.size();
   out.parked_gets = parked_->size();
   out.clients = connections_;
   out.uptime_ms = static_cast<std::uint64_t>(

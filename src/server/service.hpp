@@ -76,6 +76,7 @@ class Service : public std::enable_shared_from_this<Service> {
   net::Empty put(const net::Peer& from, net::PieceHeader&& h, const net::Bytes* key, const net::Bytes* data,
                  std::optional<Reorg> reorg);
   net::Empty put_local(Session& s, net::PutLocalRequest&& r);
+  net::CopyReply copy(const net::Peer& from, net::CopyRequest&& r);
   net::PutGrantReply put_grant(Session& s, net::PutGrantRequest&& r);
   net::Empty put_publish(Session& s, net::PutPublishRequest&& r);
   void connection_closed(Session& s);
@@ -86,8 +87,8 @@ class Service : public std::enable_shared_from_this<Service> {
   void watch_members();                          // the watch's loop, until stop()
   static constexpr std::int64_t kMemberWatchMs = 2000;
   static constexpr int kMemberWatchMisses = 3;  // rounds without an answer that make a member dead
-  // Drops the pieces indexed here that `owner` (a writer, or a member of
-  // the group) held, counting them as lost.
+  // Drops the pieces indexed here that `owner` (a writer) held, counting
+  // them as lost.
   void drop_lost(const std::string& owner, const char* who);
   static constexpr std::int64_t kMemberProbeMs = 1000;
   net::Empty index_add(net::IndexAddRequest&& r);
@@ -121,10 +122,20 @@ class Service : public std::enable_shared_from_this<Service> {
   enum class Cover { No, Answered, Preparing };
   Cover try_cover(const net::QueryRequest& q, bool sources_only, Responder& answer, store::Store::Freed& freed);
   const common::ShardMap& shard_map(const store::VariableDef& def);
+  void check_shard(std::int32_t shard) const;
   std::vector<int> admit(const net::PieceHeader& h, bool held_here, store::Store::Freed& freed);
   void unreserve(std::uint64_t bytes);
   void store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> piece, const std::vector<int>& shards,
                    std::optional<Reorg> reorg, store::Store::Freed& freed);
+  std::unique_ptr<store::Piece> receive(const net::Peer& from, const net::PieceHeader& h, const net::Bytes* key,
+                                        const net::Bytes* data);
+  // replicas = 2 (handlers_put.cpp): whether pieces get second copies here,
+  // making one, which members index a piece, and sending them its entry.
+  bool replicated() const;
+  net::CopyRef second_copy(const net::PieceHeader& h, const net::Bytes& key, std::uint64_t id);
+  std::vector<int> index_targets(const std::vector<int>& shards) const;
+  void forward_entry(const std::vector<int>& shards, const std::vector<int>& targets,
+                     const net::IndexAddRequest& entry);
   // Checks a piece's header against its variable: dtype, layout rank, byte count.
   const store::VariableDef& check_header(const net::PieceHeader& h);
   // Called by a reorganizer thread when a replica is done.
@@ -150,6 +161,8 @@ class Service : public std::enable_shared_from_this<Service> {
     std::shared_ptr<store::BufferPool::Block> block;
   };
   std::map<std::uint64_t, Grant> grants_;
+  // The grant `grant` of connection `s`, taken out of grants_ (NotFound).
+  Grant take_grant(const Session& s, std::uint64_t grant);
   std::uint64_t next_grant_ = 1;
 
   std::unique_ptr<net::Endpoint> endpoint_;
@@ -163,6 +176,7 @@ class Service : public std::enable_shared_from_this<Service> {
 
   std::atomic<std::uint64_t> bytes_in_{0}, bytes_out_{0}, replica_answers_{0}, connections_{0};
   std::uint64_t lost_pieces_ = 0;  // pieces of writers or members that went without releasing them (under mutex)
+  std::uint64_t moved_pieces_ = 0;  // pieces of members that died, read from their second copies since (under mutex)
   std::map<std::string, int> member_connections_;  // open, by member address (under mutex)
   std::set<std::string> dead_members_;              // found dead (under mutex)
   std::mutex probes_mutex_;

@@ -134,6 +134,14 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
     for (const std::uint64_t id : inside)
       if (auto p = ver.pieces.find(id); p != ver.pieces.end() && (p->second->owner.empty() || p->second->holder_id != 0))
         drop_piece(ver, p, evicted);
+  } else if (piece->owner.empty()) {
+    for (auto p = ver.pieces.begin(); p != ver.pieces.end();) {
+      const auto next = std::next(p);
+      const Piece& old = *p->second;
+      if (!old.indexed && old.owner.empty() && old.is_copy == piece->is_copy && piece->box.contains(old.box))
+        drop_piece(ver, p, evicted);
+      p = next;
+    }
   }
   piece->id = next_id_++;
   if (piece->owner.empty()) {
@@ -346,6 +354,47 @@ std::vector<std::unique_ptr<Piece>> Store::remove_owner(const std::string& owner
   return out;
 }
 
+std::vector<std::unique_ptr<Piece>> Store::fail_over(const std::string& dead, const std::string& self,
+                                                     std::size_t& moved) {
+  std::vector<std::unique_ptr<Piece>> lost;
+  if (dead.empty()) return lost;
+  for (auto& [name, v] : vars_)
+    for (auto it = v.versions.begin(); it != v.versions.end();) {
+      Version& ver = it->second;
+      for (auto p = ver.pieces.begin(); p != ver.pieces.end();) {
+        const auto next = std::next(p);
+        Piece& entry = *p->second;
+        if (entry.copy.holder == dead) entry.copy = {};
+        if (entry.owner != dead) {
+          p = next;
+          continue;
+        }
+        net::CopyRef copy = std::move(entry.copy);
+        if (copy && copy.holder != self) {  // read from the copy's server from now on
+          entry.owner = std::move(copy.holder);
+          entry.key = std::move(copy.key);
+          entry.holder_id = copy.id;
+          ++moved;
+        } else {
+          auto c = copy ? ver.pieces.find(copy.id) : ver.pieces.end();
+          if (c != ver.pieces.end() && c->second->is_copy) {  // the copy here takes the entry's place
+            c->second->is_copy = false;
+            c->second->indexed = true;
+            ver.index.insert(c->second->box, c->second->id);
+            ++moved;
+            std::vector<std::unique_ptr<Piece>> entry_gone;  // an index entry: no bytes, nothing lost
+            drop_piece(ver, p, entry_gone);
+          } else {
+            drop_piece(ver, p, lost);
+          }
+        }
+        p = next;
+      }
+      it = ver.pieces.empty() ? v.versions.erase(it) : std::next(it);
+    }
+  return lost;
+}
+
 std::vector<std::unique_ptr<Piece>> Store::clear() {
   std::vector<std::unique_ptr<Piece>> out;
   for (auto& [owner, r] : retired_) out.push_back(std::move(r.piece));
@@ -376,7 +425,17 @@ StoreStats Store::stats() const {
   s.variables = vars_.size();
   for (const auto& [name, v] : vars_) {
     s.versions += v.versions.size();
-    for (const auto& [num, ver] : v.versions) s.pieces += ver.pieces.size();
+    for (const auto& [num, ver] : v.versions) {
+      s.pieces += ver.pieces.size();
+      for (const auto& [id, p] : ver.pieces) {
+        if (p->is_copy) {
+          ++s.copies;
+          s.copy_bytes += p->bytes;
+        } else if (p->owner.empty() && !p->copy) {
+          ++s.single;
+        }
+      }
+    }
   }
   s.owned_bytes = owned_;
   s.local_bytes = local_;

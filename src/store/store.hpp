@@ -25,6 +25,7 @@
 #include <cove/reorg.hpp>
 #include <cove/spatial_index.hpp>
 
+#include "net/messages.hpp"
 #include "net/transport.hpp"
 #include "store/buffer_pool.hpp"
 #include "store/hold.hpp"
@@ -70,6 +71,10 @@ struct Piece {
   net::Bytes key;     // memory key for one-sided reads of the bytes
   bool indexed = true;  // false: bytes held here for readers, indexed by other servers
   std::uint64_t holder_id = 0;  // held by another server: the piece's id there
+  // replicas = 2: the piece's second copy on another server (entries of
+  // pieces held here, and index entries); empty when there is none.
+  net::CopyRef copy;
+  bool is_copy = false;  // this is the second copy of another server's piece (never indexed here)
   // Owned pieces only: the bytes, registered with the transport.
   std::shared_ptr<BufferPool::Block> buffer;
   // Pieces held elsewhere: what readers' leases keep (hold.hpp).
@@ -89,6 +94,8 @@ struct StoreStats {
   std::uint64_t budget = 0;                        // 0: unlimited
   std::uint64_t replicas = 0, replica_bytes = 0;   // ready or being built
   std::uint64_t metadata_bytes = 0;                // counted against the budget too
+  std::uint64_t copies = 0, copy_bytes = 0;        // second copies of other servers' pieces (in owned_bytes)
+  std::uint64_t single = 0;                        // pieces held here without a second copy
 };
 
 class Store {
@@ -117,7 +124,8 @@ class Store {
 
   // Adds a piece (owned bytes must have been reserved) and returns its id.
   // The version's pieces inside the new one's box whose bytes servers hold
-  // (not put_local ones) are replaced by it, and
+  // (not put_local ones) are replaced by it (an unindexed piece replaces
+  // the unindexed ones of its kind: held for other shards, or copies), and
   // the variable's oldest versions beyond max_versions are evicted; both
   // are returned in `evicted` so the caller can drop them outside its lock.
   std::uint64_t add(const std::string& var, std::uint64_t version, std::unique_ptr<Piece> piece,
@@ -157,6 +165,13 @@ class Store {
                                                     const std::string& owner);
   // Removes every piece left in `owner`'s memory (a writer disconnecting).
   std::vector<std::unique_ptr<Piece>> remove_owner(const std::string& owner);
+  // A member of the group died. The entries of pieces it held move to
+  // their second copy: on `self` (this server's address) the copy itself
+  // is indexed in the entry's place, elsewhere the entry names the copy's
+  // server. Entries without a copy go (returned, with the pieces whose
+  // copy this was: they are lost); copies the dead member held are
+  // forgotten. `moved` counts the entries that moved.
+  std::vector<std::unique_ptr<Piece>> fail_over(const std::string& dead, const std::string& self, std::size_t& moved);
   // Removes a variable and everything it holds (NotFound if unknown).
   std::vector<std::unique_ptr<Piece>> undefine(const std::string& var);
 

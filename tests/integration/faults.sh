@@ -73,7 +73,7 @@ case "$case" in
     sleep 3  # the survivors notice (and make sure: a fresh connection to it fails)
     "$fault" group-after 0
     "$COVE_BIN"/cove stat | grep -q "unreachable" || { "$COVE_BIN"/cove stat; exit 1; }
-    grep -q "a server of the group at .* went without releasing them" "$dir/server.log" || { cat "$dir/server.log"; exit 1; } ;;
+    grep -q "of the group died: 0 pieces it held are read from their second copies now, [0-9]* are lost" "$dir/server.log" || { cat "$dir/server.log"; exit 1; } ;;
   server-dies)
     "$here"/server.sh start "$dir"
     start_bg "$dir/reader.out" "$fault" wait-on-death; reader=$last

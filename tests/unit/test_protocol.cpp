@@ -62,18 +62,25 @@ net::PutInlineRequest sample() {
   return {h, bytes(24, 5), Reorg::Rad};
 }
 template <>
-net::IndexAddRequest sample() { return {header(), "inproc://holder", bytes(16, 6), 31}; }
+net::IndexAddRequest sample() {
+  return {header(), "inproc://holder", bytes(16, 6), 31, {"inproc://copy", bytes(16, 13), 32}};
+}
+template <>
+net::CopyRequest sample() { return {header(), bytes(16, 14), 0, {}}; }
+template <>
+net::CopyReply sample() { return {33, bytes(16, 15)}; }
 template <>
 net::ReleaseRequest sample() { return {"v", 3, kBox, "inproc://writer"}; }
 template <>
 net::CountReply sample() { return {42}; }
 template <>
-net::QueryRequest sample() { return {"v", 9, true, kBox, -1, Layout::f(), 65536, Reorg::Rasia}; }
+net::QueryRequest sample() { return {"v", 9, true, kBox, -1, Layout::f(), 65536, Reorg::Rasia, 2}; }
 template <>
 net::QueryReply sample() {
   net::QueryReply r{12, DType(DTypeKind::Int16), Reorg::Sahr, std::nullopt, {}, 41};
-  r.pieces.push_back({kBox, Layout::c(), "", bytes(8, 7), false, bytes(8, 7), 0});
-  r.pieces.push_back({kBox, Layout::f(), "inproc://w", bytes(8, 8), true, bytes(12, 9), 5});
+  r.pieces.push_back({kBox, Layout::c(), "", bytes(8, 7), false, bytes(8, 7), 0, {}});
+  r.pieces.push_back({kBox, Layout::f(), "inproc://w", bytes(8, 8), true, bytes(12, 9), 5, {}});
+  r.pieces.push_back({kBox, Layout::c(), "inproc://s1", bytes(8, 7), false, bytes(8, 7), 6, {"inproc://s2", bytes(8, 16), 7}});
   return r;
 }
 template <>
@@ -87,7 +94,7 @@ net::DeleteReply sample() { return {true}; }
 template <>
 net::ListReply sample() {
   cove::VariableInfo v{"field", DType(DTypeKind::Float64), 3, kBox, {}, Reorg::Rasar, {Layout::f()}};
-  cove::PieceInfo p{kBox, 960, "inproc://s", false, {{kBox, Layout::f(), 960, true}}};
+  cove::PieceInfo p{kBox, 960, "inproc://s", false, {{kBox, Layout::f(), 960, true}}, "inproc://t"};
   v.versions.push_back({3, {p, p}});
   return {{v, v}};
 }
@@ -98,7 +105,9 @@ net::StatReply sample() {
   for (auto* f : {&r.stats.variables, &r.stats.versions, &r.stats.pieces, &r.stats.owned_bytes, &r.stats.local_bytes,
                   &r.stats.memory_budget, &r.stats.requests, &r.stats.bytes_in, &r.stats.bytes_out, &r.stats.replicas,
                   &r.stats.replica_bytes, &r.stats.reorganizations, &r.stats.replica_answers, &r.stats.patterns,
-                  &r.stats.parked_gets, &r.stats.clients, &r.stats.uptime_ms})
+                  &r.stats.parked_gets, &r.stats.clients, &r.stats.uptime_ms, &r.stats.lost_pieces,
+                  &r.stats.replication, &r.stats.copies, &r.stats.copy_bytes, &r.stats.single_copies,
+                  &r.stats.moved_pieces, &r.stats.lost_members})
     *f = n++;
   r.stats.reorg = Reorg::Rasia;
   r.stats.layouts = {Layout::f()};
@@ -150,9 +159,10 @@ TEST(Protocol, EveryOpHasOneEntryAndOneName) {
   }
   EXPECT_EQ(net::op_info(0), nullptr);
   EXPECT_EQ(net::op_info(999), nullptr);
-  // Only the hello may come from a stranger; only IndexAdd is the servers' own.
+  // Only the hello may come from a stranger; only IndexAdd and Copy are the servers' own.
   EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(net::Op::Hello))->sender, net::Sender::Anyone);
   EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(net::Op::IndexAdd))->sender, net::Sender::Server);
+  EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(net::Op::Copy))->sender, net::Sender::Server);
 }
 
 TEST(Protocol, EveryMessageRoundTrips) {

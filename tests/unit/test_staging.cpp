@@ -337,6 +337,87 @@ TEST(Group, PuttingARegionAgainReplacesWhatItCovers) {
   }
 }
 
+// replicas = 2: every piece a server receives is also kept by the next
+// member, with the index entries; when a member stops, the others serve
+// every acknowledged version from what is left, and new puts go on.
+TEST(Group, ReplicasKeepEveryAcknowledgedVersionWhenAMemberStops) {
+  cove::ServerOptions o;
+  o.replicas = 2;
+  Group group(3, o);
+  Client c = Client::connect(group.addresses());
+  const V shape{96, 96};
+  c.define("f", DType(DTypeKind::Float64), 2, shape);
+  const Box all = Box::from_shape(shape);
+  auto value = [](std::uint64_t version, Index i, Index j) { return static_cast<double>(version * 100000 + i * 96 + j); };
+  auto put_version = [&](Client& w, std::uint64_t version, Index tile) {
+    for (Index i = 0; i < 96; i += tile)
+      for (Index j = 0; j < 96; j += tile) {
+        const Box b = Box::from_start_count(V{i, j}, V{tile, tile});
+        std::vector<double> d;
+        for (Index x = i; x < i + tile; ++x)
+          for (Index y = j; y < j + tile; ++y) d.push_back(value(version, x, y));
+        w.put("f", version, b, d.data(), d.size() * 8);
+      }
+  };
+  auto check_version = [&](Client& r, std::uint64_t version) {
+    std::vector<double> got(96 * 96);
+    r.get("f", version, all, got.data(), got.size() * 8, 2000);
+    for (Index i = 0; i < 96; ++i)
+      for (Index j = 0; j < 96; ++j) ASSERT_EQ(got[i * 96 + j], value(version, i, j)) << version << " " << i << "," << j;
+  };
+  put_version(c, 1, 16);  // 36 inline pieces
+  put_version(c, 2, 32);  // 9 pieces of 8 KiB
+  put_version(c, 3, 96);  // one piece of 72 KiB: a grant
+  // Every piece has its second copy on another server.
+  std::uint64_t copies = 0, held = 0;
+  for (const auto& [address, st] : c.stat_each()) {
+    EXPECT_EQ(st.replication, 2u);
+    EXPECT_EQ(st.single_copies, 0u);
+    copies += st.copies;
+  }
+  const auto listed = c.list();
+  for (const auto& ver : listed.at(0).versions)
+    for (const auto& p : ver.pieces) {
+      ++held;
+      EXPECT_FALSE(p.copy.empty()) << ver.version << " " << p.box.to_string();
+      EXPECT_NE(p.copy, p.holder);
+    }
+  EXPECT_EQ(held, 36u + 9u + 1u);
+  EXPECT_EQ(copies, held);
+  // Putting a region again replaces its copies too.
+  put_version(c, 3, 96);
+  copies = 0;
+  for (const auto& [address, st] : c.stat_each()) copies += st.copies;
+  EXPECT_EQ(copies, held);
+
+  group.servers[1].stop();
+  // The survivors find it gone (both are connected to it) and turn its
+  // pieces' entries to the copies.
+  std::uint64_t moved = 0, lost = 0, found = 0;
+  for (int i = 0; i < 400 && found < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    moved = lost = found = 0;
+    for (const auto& [address, st] : c.stat_each()) {
+      moved += st.moved_pieces;
+      lost += st.lost_pieces;
+      found += st.lost_members;
+    }
+  }
+  EXPECT_EQ(found, 2u);
+  EXPECT_GT(moved, 0u);
+  EXPECT_EQ(lost, 0u);
+  for (std::uint64_t v = 1; v <= 3; ++v) check_version(c, v);
+  // A client that connects now, without server 1, reads them too.
+  cove::ConnectOptions started;
+  started.group_started = true;  // server 1 is taken for dead after 2 s
+  Client late = Client::connect(group.addresses(), started);
+  for (std::uint64_t v = 1; v <= 3; ++v) check_version(late, v);
+  // Puts go on: a piece whose server is gone goes to the next.
+  put_version(late, 4, 16);
+  check_version(c, 4);
+  check_version(late, 4);
+}
+
 // Undefine frees everything a variable holds, fails the gets waiting on
 // it, and lets the name be defined again, with another definition.
 TEST_F(Staging, UndefineFreesEverythingAVariableHolds) {

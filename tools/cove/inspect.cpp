@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -54,6 +55,12 @@ json stats_json(const std::string& address, const ServerStats& s) {
           {"metadata", s.metadata},
           {"metadata_bytes", s.metadata_bytes},
           {"lost_pieces", s.lost_pieces},
+          {"replication", s.replication},
+          {"copies", s.copies},
+          {"copy_bytes", s.copy_bytes},
+          {"single_copies", s.single_copies},
+          {"moved_pieces", s.moved_pieces},
+          {"lost_members", s.lost_members},
           {"reachable", s.reachable},
           {"parked_gets", s.parked_gets},
           {"clients", s.clients},
@@ -77,6 +84,7 @@ json ls_json(const std::vector<VariableInfo>& vars) {
                           {"bytes", p.bytes},
                           {"holder", p.holder},
                           {"on_server", p.on_server},
+                          {"copy", p.copy},
                           {"replicas", replicas}});
       }
       versions.push_back({{"version", ver.version}, {"pieces", pieces}});
@@ -117,7 +125,7 @@ int ls(Client& c, bool as_json) {
                v.shape ? v.shape->to_string() : "(none)", reorg);
     for (const auto& ver : v.versions) {
       struct Held {
-        std::size_t pieces = 0, replicas = 0;
+        std::size_t pieces = 0, replicas = 0, copied = 0;
         std::uint64_t bytes = 0, replica_bytes = 0;
       };
       std::map<std::string, Held> by_holder;
@@ -125,6 +133,7 @@ int ls(Client& c, bool as_json) {
         auto& h = by_holder[name_of(p.holder)];
         h.pieces++;
         h.bytes += p.bytes;
+        if (!p.copy.empty()) h.copied++;
         for (const auto& r : p.replicas) {
           h.replicas++;
           h.replica_bytes += r.bytes;
@@ -134,6 +143,7 @@ int ls(Client& c, bool as_json) {
       for (const auto& [holder, h] : by_holder) {
         fmt::print("    {:<28} {:>4} pieces  {}", holder, h.pieces, human_bytes(h.bytes));
         if (h.replicas) fmt::print("  + {} replicas  {}", h.replicas, human_bytes(h.replica_bytes));
+        if (h.copied) fmt::print("  ({} with a second copy)", h.copied);
         fmt::print("\n");
       }
     }
@@ -141,12 +151,44 @@ int ls(Client& c, bool as_json) {
   return 0;
 }
 
+namespace {
+
+struct Replication {
+  std::string var;
+  std::uint64_t version;
+  std::size_t pieces = 0, copied = 0;  // pieces held by servers; those with a second copy
+};
+
+// replicas = 2: how many of each version's pieces have their second copy.
+std::vector<Replication> replication_of(Client& c) {
+  std::vector<Replication> out;
+  for (const auto& v : c.list())
+    for (const auto& ver : v.versions) {
+      Replication r{v.name, ver.version};
+      for (const auto& p : ver.pieces)
+        if (p.on_server) {
+          ++r.pieces;
+          if (!p.copy.empty()) ++r.copied;
+        }
+      out.push_back(std::move(r));
+    }
+  return out;
+}
+
+}  // namespace
+
 int stat(Client& c, bool as_json) {
   const auto all = c.stat_each();
+  std::uint64_t replication = 1;
+  for (const auto& [address, s] : all) replication = std::max(replication, s.reachable ? s.replication : 1);
+  const auto versions = replication > 1 ? replication_of(c) : std::vector<Replication>{};
   if (as_json) {
     json servers = json::array();
     for (const auto& [address, s] : all) servers.push_back(stats_json(address, s));
-    fmt::print("{}\n", dump(json{{"servers", servers}}));
+    json copies = json::array();
+    for (const auto& r : versions)
+      copies.push_back({{"variable", r.var}, {"version", r.version}, {"pieces", r.pieces}, {"with_copy", r.copied}});
+    fmt::print("{}\n", dump(json{{"servers", servers}, {"replication", copies}}));
     return 0;
   }
   fmt::print("{:<8} {:>9} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8} {:>12} {:>12} {:>7}\n",
@@ -178,6 +220,20 @@ int stat(Client& c, bool as_json) {
     std::uint64_t lost = 0;
     for (const auto& [address, t] : all) lost += t.lost_pieces;
     if (lost) fmt::print("lost: {} pieces, with writers or servers that went without releasing them\n", lost);
+  }
+  if (replication > 1) {
+    std::uint64_t copies = 0, copy_bytes = 0, moved = 0;
+    for (const auto& [address, t] : all) {
+      copies += t.copies;
+      copy_bytes += t.copy_bytes;
+      moved += t.moved_pieces;
+    }
+    fmt::print("replication: {} copies of each piece; {} second copies held ({}); {} pieces read from their second "
+               "copy since their server died\n",
+               replication, copies, human_bytes(static_cast<double>(copy_bytes)), moved);
+    for (const auto& r : versions)
+      fmt::print("  {} version {}: {} of {} pieces have a second copy{}\n", printable(r.var), r.version, r.copied,
+                 r.pieces, r.copied < r.pieces ? " (a copy lost or not made)" : "");
   }
   return 0;
 }

@@ -34,6 +34,8 @@ void add_serve_options(CLI::App& app, ServeArgs& a) {
                  "interface or IP address UCX listens on (default: loopback only, no other host can connect)");
   app.add_option("--memory-budget", a.memory_budget, "bytes of array data held, e.g. 8GiB (0: no limit)");
   app.add_option("--max-versions", a.max_versions, "versions kept per variable (0: all)")->check(CLI::Range(0, 1 << 20));
+  app.add_option("--replicas", a.replicas, "copies of each piece in a group: 1, or 2 (survives one server's death)")
+      ->check(CLI::Range(1, 2));
   app.add_option("--workers", a.workers, "request-handling threads")->check(CLI::Range(1, 1024));
   app.add_option("--log-level", a.log_level, "error, warn, info or debug (default info)")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}));

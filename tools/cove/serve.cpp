@@ -109,6 +109,7 @@ common::ServerConfig configure(const ServeArgs& a) {
   if (!a.max_message_bytes.empty())
     cfg.options.max_message_bytes = common::parse_message_bytes(a.max_message_bytes, "--max-message-bytes");
   if (a.max_versions >= 0) cfg.options.max_versions = a.max_versions;
+  if (a.replicas >= 0) cfg.options.replicas = a.replicas;
   if (a.workers >= 0) cfg.options.workers = a.workers;
   if (!a.reorg.empty()) cfg.options.reorg = parse_reorg(a.reorg);
   if (!a.layouts.empty()) cfg.options.layouts = common::parse_layouts(a.layouts, "--layouts");
