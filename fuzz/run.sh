@@ -5,6 +5,7 @@
 # and prints one line: executions, coverage, and the result.
 #   fuzz/run.sh BUILD --runs N       N inputs each (make test: 10^4)
 #   fuzz/run.sh BUILD --seconds S    S seconds each (make fuzz)
+# FUZZ_ONLY="wire messages.put ..." runs only the targets it names.
 # Exit status 1 if any target found a crash, a sanitizer report, a leak or
 # a hang (the input is left in BUILD/fuzz-work/<target>/crash-*).
 set -euo pipefail
@@ -23,6 +24,7 @@ printf '%-24s %14s %10s %8s\n' target executions coverage result
 run() {
   local name=$1 bin=$2 seeds=$3
   shift 3
+  if [ -n "${FUZZ_ONLY:-}" ] && [[ " $FUZZ_ONLY " != *" $name "* ]]; then return 0; fi
   local dir=$work/$name
   rm -rf "$dir" && mkdir -p "$dir/corpus"
   cp -r "$seeds"/. "$dir/corpus/"

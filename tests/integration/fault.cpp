@@ -19,6 +19,12 @@
 //   cove-test-fault grant-hang      is granted 48 MiB, writes half of it, and never publishes
 //   cove-test-fault put-big         puts 48 MiB (room for it must be there), gets it, deletes every version
 //   cove-test-fault get-loop        gets a 48 MiB variable over and over, checking it; meant to be killed
+//   cove-test-fault replicated-writer VAR FILE
+//                                   puts versions 1, 2, ... of VAR (128x128 doubles, in pieces of 8 KiB, 32 KiB
+//                                   or one of 128 KiB) until FILE exists; "acked V" once every piece of V was
+//                                   stored, "failed V: why" otherwise
+//   cove-test-fault replicated-check VAR OUT
+//                                   every version OUT (a writer's output) says was acked reads back exactly
 // The server comes from COVE_CONNECT.
 #include <cove/cove.hpp>
 
@@ -357,11 +363,76 @@ int garbage(const std::string& server) {
 
 }  // namespace
 
+// replicas = 2: versions a writer was told were stored survive a member's death.
+constexpr Index kRepSide = 128;
+
+double rep_value(std::uint64_t version, Index i, Index j) {
+  return static_cast<double>(version) * 1e6 + static_cast<double>(i * kRepSide + j);
+}
+
+int replicated_writer(cove::Client& c, const std::string& var, const std::string& stop) {
+  c.define(var, cove::DType(cove::DTypeKind::Float64), 2, V{kRepSide, kRepSide});
+  const Index tiles[] = {32, 64, 128};
+  for (std::uint64_t version = 1; !std::filesystem::exists(stop) && version < 100000; ++version) {
+    const Index tile = tiles[version % 3];
+    try {
+      for (Index i = 0; i < kRepSide; i += tile)
+        for (Index j = 0; j < kRepSide; j += tile) {
+          std::vector<double> d;
+          for (Index x = i; x < i + tile; ++x)
+            for (Index y = j; y < j + tile; ++y) d.push_back(rep_value(version, x, y));
+          c.put(var, version, Box::from_start_count(V{i, j}, V{tile, tile}), d.data(), d.size() * 8);
+        }
+      std::printf("acked %llu\n", static_cast<unsigned long long>(version));
+    } catch (const cove::Error& e) {
+      std::printf("failed %llu: %s\n", static_cast<unsigned long long>(version), e.what());
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+int replicated_check(cove::Client& c, const std::string& var, const std::string& out) {
+  std::FILE* f = std::fopen(out.c_str(), "r");
+  if (!f) {
+    std::printf("FAIL: cannot read %s\n", out.c_str());
+    return 1;
+  }
+  std::vector<std::uint64_t> acked;
+  char line[512];
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long long v = 0;
+    if (std::sscanf(line, "acked %llu", &v) == 1) acked.push_back(v);
+  }
+  std::fclose(f);
+  int bad = 0;
+  std::vector<double> got(kRepSide * kRepSide);
+  for (const std::uint64_t v : acked) {
+    try {
+      c.get(var, v, Box::from_shape(V{kRepSide, kRepSide}), got.data(), got.size() * 8, 2000);
+      for (Index i = 0; i < kRepSide && bad < 10; ++i)
+        for (Index j = 0; j < kRepSide; ++j)
+          if (got[static_cast<std::size_t>(i * kRepSide + j)] != rep_value(v, i, j)) {
+            std::printf("FAIL: %s version %llu: wrong bytes at %lld,%lld\n", var.c_str(),
+                        static_cast<unsigned long long>(v), static_cast<long long>(i), static_cast<long long>(j));
+            ++bad;
+            break;
+          }
+    } catch (const cove::Error& e) {
+      std::printf("FAIL: %s version %llu was acknowledged: %s\n", var.c_str(), static_cast<unsigned long long>(v),
+                  e.what());
+      ++bad;
+    }
+  }
+  std::printf("%s: %zu acknowledged versions, %d not read back exactly\n", var.c_str(), acked.size(), bad);
+  return bad == 0 && !acked.empty() ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2 && argc != 3) {
+  if (argc < 2 || argc > 4) {
     std::fprintf(stderr,
                  "usage: %s big-put|seed|check-intact|wait-on-death|garbage|late|hold-local FILE|lease-hang|grant-hang|"
-                 "put-big|get-loop\n",
+                 "put-big|get-loop|replicated-writer VAR FILE|replicated-check VAR OUT (see the source)\n",
                  argv[0]);
     return 2;
   }
@@ -385,6 +456,8 @@ int main(int argc, char** argv) {
     if (role == "hold-local" && argc == 3) return hold_local(c, argv[2]);
     if (role == "put-big") return put_big(c);
     if (role == "get-loop") return get_loop(c);
+    if (role == "replicated-writer" && argc == 4) return replicated_writer(c, argv[2], argv[3]);
+    if (role == "replicated-check" && argc == 4) return replicated_check(c, argv[2], argv[3]);
   } catch (const cove::Error& e) {
     std::printf("%s: %s\n", role.c_str(), e.what());
     return 1;

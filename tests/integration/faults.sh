@@ -2,7 +2,7 @@
 # Fault tests against a real cove-server process, its clients on the local
 # transport (a closed Unix-domain socket tells the server at once that a peer
 # died). Every process started here is stopped by its PID.
-#   faults.sh DIR killed-writer|killed-local-writer|group-member-dies|server-dies|late-client|sigterm|garbage|stopped-server|stopped-writers[-socket]|killed-reader|killed-granted|killed-mapper
+#   faults.sh DIR killed-writer|killed-local-writer|group-member-dies|replicated-member-dies|server-dies|late-client|sigterm|garbage|stopped-server|stopped-writers[-socket]|killed-reader|killed-granted|killed-mapper
 # The last three kill a reader holding a lease, a writer holding a grant it
 # has half written, and a reader mapping the server's segments: the server
 # serves on, what they held comes back, and no segment is left in /dev/shm.
@@ -74,6 +74,36 @@ case "$case" in
     "$fault" group-after 0
     "$COVE_BIN"/cove stat | grep -q "unreachable" || { "$COVE_BIN"/cove stat; exit 1; }
     grep -q "of the group died: 0 pieces it held are read from their second copies now, [0-9]* are lost" "$dir/server.log" || { cat "$dir/server.log"; exit 1; } ;;
+  replicated-member-dies)
+    # replicas = 2, a group of three: one member is killed while two
+    # writers put; every version a writer was told was stored reads back
+    # exactly from the survivors, nothing is lost, and puts go on.
+    COVE_TEST_SERVERS=3 "$here"/server.sh start "$dir" --replicas 2
+    start_bg "$dir/w0.out" "$fault" replicated-writer rep0 "$dir/stop"; w0=$last
+    start_bg "$dir/w1.out" "$fault" replicated-writer rep1 "$dir/stop"; w1=$last
+    wait_for "$dir/w0.out" acked
+    wait_for "$dir/w1.out" acked
+    sleep 1
+    victim=$(sed -n 's/.*cove-server \([0-9]*\): serving as 1 of 3.*/\1/p' "$dir/server.log")
+    [ -n "$victim" ] || { cat "$dir/server.log"; exit 1; }
+    before=$(grep -c acked "$dir/w0.out" "$dir/w1.out" | awk -F: '{s += $2} END {print s}')
+    kill -KILL "$victim"
+    sleep 8  # the writers go on; the survivors notice
+    touch "$dir/stop"
+    status=0
+    wait "$w0" || status=1
+    wait "$w1" || status=1
+    after=$(grep -c acked "$dir/w0.out" "$dir/w1.out" | awk -F: '{s += $2} END {print s}')
+    echo "acknowledged: $before versions before the kill, $after in all; $(grep -c failed "$dir/w0.out" "$dir/w1.out" | awk -F: '{s += $2} END {print s}') failed"
+    [ $status -eq 0 ] && [ "$after" -gt "$before" ] || { cat "$dir/w0.out" "$dir/w1.out" | tail -20; exit 1; }
+    "$fault" replicated-check rep0 "$dir/w0.out" || exit 1
+    "$fault" replicated-check rep1 "$dir/w1.out" || exit 1
+    "$COVE_BIN"/cove stat > "$dir/stat.out"
+    grep -q "replication: 2 copies" "$dir/stat.out" || { cat "$dir/stat.out"; exit 1; }
+    grep -q "^lost:" "$dir/stat.out" && { cat "$dir/stat.out"; exit 1; }
+    grep "of the group died" "$dir/server.log"
+    grep -q "of the group died: [0-9]* pieces it held are read from their second copies now, 0 are lost" \
+      "$dir/server.log" || { cat "$dir/server.log"; exit 1; } ;;
   server-dies)
     "$here"/server.sh start "$dir"
     start_bg "$dir/reader.out" "$fault" wait-on-death; reader=$last

@@ -231,9 +231,21 @@ int stat(Client& c, bool as_json) {
     fmt::print("replication: {} copies of each piece; {} second copies held ({}); {} pieces read from their second "
                "copy since their server died\n",
                replication, copies, human_bytes(static_cast<double>(copy_bytes)), moved);
-    for (const auto& r : versions)
-      fmt::print("  {} version {}: {} of {} pieces have a second copy{}\n", printable(r.var), r.version, r.copied,
-                 r.pieces, r.copied < r.pieces ? " (a copy lost or not made)" : "");
+    // Versions with pieces that lack their second copy (it was lost with a
+    // server, or could not be made), the first few by name.
+    constexpr std::size_t kShown = 8;
+    std::size_t whole = 0, shown = 0;
+    for (const auto& r : versions) {
+      if (r.copied == r.pieces) {
+        ++whole;
+        continue;
+      }
+      if (shown++ < kShown)
+        fmt::print("  {} version {}: {} of {} pieces have a second copy\n", printable(r.var), r.version, r.copied,
+                   r.pieces);
+    }
+    if (shown > kShown) fmt::print("  ... and {} more versions with pieces that have one copy\n", shown - kShown);
+    fmt::print("  {} of {} versions have a second copy of every piece\n", whole, versions.size());
   }
   return 0;
 }
