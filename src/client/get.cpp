@@ -131,10 +131,20 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
   if (latest) {
     std::uint64_t v = answers.front().version;
     for (const auto& a : answers) v = std::min(v, a.version);
-    for (std::size_t i = 0; i < shards.size(); ++i)
-      if (answers[i].version != v)
-        answers[i] =
-            query_shard(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype, layout, 0, leases);
+    try {
+      for (std::size_t i = 0; i < shards.size(); ++i)
+        if (answers[i].version != v)
+          answers[i] =
+              query_shard(static_cast<std::size_t>(shards[i]), var, v, false, region, 0, dtype, layout, 0, leases);
+    } catch (const Error& e) {
+      // Version v went (deleted, evicted) between the answers: the shards
+      // are asked again for a newer one (each round asks for a newer
+      // version than the last, so this ends).
+      if (e.code() != Code::NotFound) throw;
+      log::debug("get_latest of '{}': version {} went while the shards were asked ({}); asking again", var, v,
+                 e.what());
+      return gather(var, v + 1, true, region, remaining_ms(timeout_ms, deadline), dtype, leases, layout);
+    }
   }
   Answer all{answers.front().version, {}, {}, answers.front().method, {}};
   for (auto& a : answers)

@@ -194,16 +194,14 @@ CopyRef CopyRef::decode(WireReader& in) {
 
 void CopyRequest::encode(WireWriter& out) const {
   piece.encode(out);
-  out.bytes(key).u64(grant).bytes(data);
+  out.bytes(key).bytes(data);
 }
 CopyRequest CopyRequest::decode(WireReader& in) {
   CopyRequest m;
   m.piece = PieceHeader::decode(in);
   m.key = blob(in);
-  m.grant = in.u64();
   m.data = blob(in);
-  if (int{!m.key.empty()} + int{m.grant != 0} + int{!m.data.empty()} != 1)
-    fail(Code::Protocol, "a copy carries its bytes, or names a grant or a memory key: exactly one");
+  if (m.key.empty() == m.data.empty()) fail(Code::Protocol, "a copy carries its bytes or names a memory key: one of the two");
   if (!m.data.empty() && (m.data.size() != m.piece.bytes || m.data.size() > kEagerBytes))
     fail(Code::Protocol, "a copy carries ", m.data.size(), " bytes for a piece of ", m.piece.bytes);
   return m;

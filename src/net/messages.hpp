@@ -155,15 +155,12 @@ struct CopyRef {
 };
 // Copy (server to server, replicas = 2): the receiver keeps `piece`,
 // unindexed, as the piece's second copy. Its bytes come in `data` (at most
-// kEagerBytes), or are in the space the receiver granted the sender
-// (`grant`, after a PutGrant and the sender's writes: on one host by
-// shared memory, over UCX), or else the receiver reads them from the
-// sender's memory at `key`: exactly one of the three. The reply says where
-// the copy is.
+// kEagerBytes), or the receiver reads them from the sender's memory at
+// `key`, over its own connection to the sender: exactly one of the two.
+// The reply says where the copy is.
 struct CopyRequest {
   PieceHeader piece;
   Bytes key;
-  std::uint64_t grant = 0;
   Bytes data;
   void encode(WireWriter& out) const;
   static CopyRequest decode(WireReader& in);

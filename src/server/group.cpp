@@ -3,10 +3,8 @@
 #include "common/auth.hpp"
 #include "core/fail.hpp"
 #include "net/handshake.hpp"
-#include "net/segment.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 namespace cove::server {
 
@@ -94,21 +92,10 @@ net::CopyRef GroupLink::copy(int rank, const net::PieceHeader& h, const void* da
   const std::string address = address_of(rank);
   try {
     const net::Peer p = peer(address, deadline);
-    net::CopyRequest request{h, {}, 0, {}};
-    const char* transport = p->transport();
+    net::CopyRequest request{h, {}, {}};
     if (h.bytes <= net::kEagerBytes) {
       const auto* b = static_cast<const std::byte*>(data);
       request.data.assign(b, b + h.bytes);
-    } else if (std::strcmp(transport, "ucx") == 0 || (std::strcmp(transport, "local") == 0 && net::segments_enabled())) {
-      const auto grant = net::call<Message<Op::PutGrant>>(endpoint_, p, {h, std::nullopt}, deadline);
-      if (auto window = endpoint_.map(p, grant.key, true, deadline)) {
-        if (window->size != h.bytes) fail(Code::Protocol, "a member granted ", window->size, " bytes for ", h.bytes);
-        std::memcpy(window->data, data, h.bytes);
-      } else {
-        const net::RemoteOp write{0, const_cast<void*>(data), h.bytes};
-        endpoint_.write(p, grant.key, {&write, 1}, deadline);
-      }
-      request.grant = grant.grant;
     } else {
       request.key = key;
     }

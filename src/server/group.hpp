@@ -44,11 +44,15 @@ class GroupLink {
                                                           const net::IndexAddRequest& entry,
                                                           const std::set<std::string>& skip);
   // Has member `rank` keep a second copy of piece `h`, whose bytes this
-  // server holds at `data` (memory key `key`), by `deadline`: written into
-  // space it grants where the transport writes (one host with shared
-  // memory, UCX), else read by it from here. Where the copy is.
+  // server holds at `data` (memory key `key`), by `deadline`: sent with the
+  // request up to kEagerBytes, else read by the member over its own
+  // connection to this server. Where the copy is.
   net::CopyRef copy(int rank, const net::PieceHeader& h, const void* data, const net::Bytes& key,
                     net::Deadline deadline);
+  // This server's connection to member `address` (made first if there is
+  // none): memory of the member is read over it (over UCX, only the
+  // connections an endpoint made may read).
+  net::Peer member(const std::string& address, net::Deadline deadline) { return peer(address, deadline); }
   // Whether member `address` answers a small request by `deadline`, over
   // this server's connection to it (made first if there is none).
   bool answers(const std::string& address, net::Deadline deadline);

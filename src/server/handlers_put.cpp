@@ -208,32 +208,31 @@ net::Empty Service::put(const net::Peer& from, net::PieceHeader&& h, const net::
 }
 
 // Copy: a member has this server keep the second copy of a piece it holds
-// (replicas = 2), written into space granted to it, or read from its
-// memory as a Put reads a writer's. It is not indexed here: index entries
-// name it next to the piece, and a reader turns to it when the piece's
-// holder is gone.
+// (replicas = 2), sent with the request or read from the member's memory
+// over this server's own connection to it. It is not indexed here: index
+// entries name it next to the piece, and a reader turns to it when the
+// piece's holder is gone.
 net::CopyReply Service::copy(const net::Peer& from, net::CopyRequest&& r) {
+  store::Store::Freed freed;
+  {
+    std::lock_guard lock(mutex);
+    check_header(r.piece);
+    store_.reserve(r.piece.bytes, freed);
+  }
   std::unique_ptr<store::Piece> piece;
-  if (r.grant) {
-    const auto session = session_of(from);
-    if (!session) fail(Code::Unavailable, "the connection closed");
-    Grant g = take_grant(*session, r.grant);
-    if (!(g.piece == r.piece)) {
-      { std::lock_guard lock(mutex); store_.unreserve(g.piece.bytes); }
-      g.block->retire();
-      fail(Code::InvalidArgument, "copy of '", r.piece.var, "' ", r.piece.box.to_string(), " in space granted for '",
-           g.piece.var, "' ", g.piece.box.to_string());
-    }
-    piece = std::make_unique<store::Piece>();
-    piece->buffer = std::move(g.block);
+  if (!r.data.empty()) {
+    piece = receive(from, r.piece, nullptr, &r.data);
   } else {
-    store::Store::Freed freed;
-    {
-      std::lock_guard lock(mutex);
-      check_header(r.piece);
-      store_.reserve(r.piece.bytes, freed);
+    const auto session = session_of(from);
+    net::Peer member;
+    try {
+      if (!session) fail(Code::Unavailable, "the connection closed");
+      member = group_->member(session->peer_address(), net::deadline_in(net::kControlTimeoutMs));
+    } catch (...) {
+      unreserve(r.piece.bytes);
+      throw;
     }
-    piece = receive(from, r.piece, r.data.empty() ? &r.key : nullptr, r.data.empty() ? nullptr : &r.data);
+    piece = receive(member, r.piece, &r.key, nullptr);
   }
   piece->box = r.piece.box;
   piece->layout = r.piece.layout;

@@ -58,8 +58,15 @@ void Service::start() {
       a.reply<net::Message<Op::Put>>(put(a.peer(), std::move(r.piece), &r.key, nullptr, r.reorg));
     });
   });
-  // So does a member's piece this server keeps a second copy of.
+  // So does a member's piece this server keeps a second copy of, when it
+  // reads the bytes. One that came with them (at most 64 KiB) is stored
+  // at once: never on a worker, where it could queue behind puts that wait
+  // for copies themselves (around the group's ring, for ever).
   d.on_async<Op::Copy>(D::always(), [this](Session&, net::CopyRequest&& r, Responder answer) {
+    if (r.key.empty()) {
+      answer.reply<net::Message<Op::Copy>>(copy(answer.peer(), std::move(r)));
+      return;
+    }
     transfers_.run(std::move(answer), [this, r = std::move(r)](Responder& a) mutable {
       a.reply<net::Message<Op::Copy>>(copy(a.peer(), std::move(r)));
     });
