@@ -1,10 +1,11 @@
 // Members of the group that die: a survivor turns the index entries of
 // pieces a dead member held to their second copies (replicas = 2), and
 // drops the others from its index (readers get NotFound at once, not
-// Unavailable for good), counting them as lost. A member is dead when a fresh connection
-// to it fails. The question is asked when its last connection here closes,
-// and every kMemberWatchMs of each member connected to this server either
-// way: a member whose host vanished (killed, unplugged) closes no connection.
+// Unavailable for good), counting them as lost. A member is dead when a
+// fresh connection to it fails. The question is asked when its last
+// connection here closes, and every kMemberWatchMs of each member connected
+// to this server either way: a member whose host vanished (killed,
+// unplugged) closes no connection.
 #include "server/group.hpp"
 #include "server/service.hpp"
 
