@@ -80,7 +80,11 @@ int run_client(int me, int clients, double seconds) {
     c.define(var, cove::DType(cove::DTypeKind::UInt64), 2, V{kSide, kSide});
     c.define(local, cove::DType(cove::DTypeKind::UInt64), 2, V{kLocalSide, kLocalSide});
     std::atomic<long> notices{0};
-    cove::Subscription sub = c.subscribe(var, all, [&](const std::string&, std::uint64_t) { ++notices; });
+    std::atomic<Clock::rep> last_notice{Clock::now().time_since_epoch().count()};
+    cove::Subscription sub = c.subscribe(var, all, [&](const std::string&, std::uint64_t) {
+      ++notices;
+      last_notice = Clock::now().time_since_epoch().count();
+    });
     std::deque<std::uint64_t> kept;  // versions of `var` that must be there, oldest first
     std::vector<std::uint64_t> got(static_cast<std::size_t>(all.volume()));
     const auto check = [&](std::uint64_t version, const Box& b, const std::vector<std::uint64_t>& data, int owner,
@@ -187,6 +191,14 @@ int run_client(int me, int clients, double seconds) {
           report("list", e);
         }
       }
+    }
+    // A subscription that ended early (it logs why) stops its notices
+    // while puts go on.
+    const Clock::time_point last{Clock::duration(last_notice.load())};
+    if (Clock::now() - last > std::chrono::seconds(10)) {
+      ++n.failed;
+      std::printf("client %d: FAILED: no notice for the last %.0f s: the subscription ended\n", me,
+                  std::chrono::duration<double>(Clock::now() - last).count());
     }
     sub.cancel();
     n.notices = notices;
