@@ -147,7 +147,7 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
   if (piece->owner.empty()) {
     unreserve(piece->bytes);
     owned_ += piece->bytes;
-  } else {
+  } else if (piece->holder_id == 0) {  // in a writer's memory (an entry of another server's piece holds none)
     local_ += piece->bytes;
   }
   if (piece->indexed) ver.index.insert(piece->box, piece->id);
@@ -192,7 +192,10 @@ void Store::drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece
                        std::vector<std::unique_ptr<Piece>>& out) {
   Piece& p = *it->second;
   if (p.indexed) v.index.remove(p.box, p.id);
-  (p.owner.empty() ? owned_ : local_) -= p.bytes;
+  if (p.owner.empty())
+    owned_ -= p.bytes;
+  else if (p.holder_id == 0)
+    local_ -= p.bytes;
   for (const auto& r : p.replicas)
     if (r->state != Replica::State::Failed) {
       replica_bytes_ -= r->bytes;
