@@ -91,7 +91,8 @@ void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> pi
   }
   // What the other shards need, copied: once stored, the piece may be
   // evicted by a concurrent put of a newer version.
-  net::IndexAddRequest entry{std::move(h), held_here ? address_ : piece->owner, piece->key};
+  net::IndexAddRequest entry{std::move(h), held_here ? address_ : piece->owner, piece->key, 0, {}};
+  const std::shared_ptr<store::BufferPool::Block> bytes = piece->buffer;  // for the copy: not reused meanwhile
   std::uint64_t id = 0;
   if (held_here || mine) {
     std::vector<std::unique_ptr<store::Piece>> evicted;
@@ -103,34 +104,26 @@ void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> pi
     parked_->retry(var_key(entry.piece.var), freed);
     if (!evicted.empty()) log::info("'{}': {} pieces replaced or of older versions evicted", entry.piece.var, evicted.size());
   }
-  if (held_here && replicated()) entry.copy = second_copy(entry.piece, entry.key, id);
+  if (held_here && replicated()) entry.copy = second_copy(entry.piece, *bytes, id);
   forward_entry(shards, targets, entry);
 }
 
 bool Service::replicated() const { return options_.replicas > 1 && group_->size() > 1; }
 
-// Has the next live member keep a second copy of piece `id` (held here at
-// `key`). A copy that cannot be made leaves the piece with one (logged, and
-// counted in `cove stat`): the put stands.
-net::CopyRef Service::second_copy(const net::PieceHeader& h, const net::Bytes& key, std::uint64_t id) {
-  std::shared_ptr<const void> hold;
+// Has the next live member keep a second copy of piece `id`, whose bytes
+// are `bytes`. A copy that cannot be made leaves the piece with one
+// (logged, and counted in `cove stat`): the put stands.
+net::CopyRef Service::second_copy(const net::PieceHeader& h, const store::BufferPool::Block& bytes, std::uint64_t id) {
   int to = group_->successor(group_->rank());
   {
     std::lock_guard lock(mutex);
     while (to != group_->rank() && dead_members_.count(group_->address_of(to))) to = group_->successor(to);
   }
   if (to == group_->rank()) return {};
-  const void* data = nullptr;
-  {
-    std::lock_guard lock(mutex);
-    const store::Piece* p = store_.piece(h.var, h.version, id);
-    if (!p) return {};  // replaced or evicted meanwhile
-    data = p->buffer->data;
-    hold = p->buffer;  // not reused while it is copied
-  }
   net::CopyRef copy;
   try {
-    copy = group_->copy(to, h, data, key, net::deadline_in(net::kForwardTimeoutMs + net::transfer_ms(h.bytes)));
+    copy = group_->copy(to, h, bytes.data, bytes.key,
+                        net::deadline_in(net::kForwardTimeoutMs + net::transfer_ms(h.bytes)));
   } catch (const Error& e) {
     log::warn("'{}' version {} {}: no second copy on server {} ({}); the piece has one copy", h.var, h.version,
               h.box.to_string(), to, e.what());

@@ -54,7 +54,6 @@ void Service::member_connection_closed(const std::string& member) {
 // some (replicas = 2); the rest leaves the index and is counted as lost.
 void Service::member_died(const std::string& member) {
   std::vector<std::unique_ptr<store::Piece>> lost;  // dropped after the lock
-  store::Store::Freed freed;
   std::lock_guard state(mutex);
   member_connections_[member] = 0;  // what is still open to it leads nowhere
   if (!dead_members_.insert(member).second || stopping_) return;
@@ -64,8 +63,8 @@ void Service::member_died(const std::string& member) {
   moved_pieces_ += moved;
   log::warn("server {} of the group died: {} pieces it held are read from their second copies now, {} are lost",
             member.substr(0, 64), moved, lost.size());
-  // Gets waiting for pieces may be answered from the copies now.
-  for (const auto& v : store_.list()) parked_->retry(var_key(v.def->name), freed);
+  // What parked gets wait for is not covered any more than before (a moved
+  // entry covers what it covered): they need no retry.
 }
 
 // A member that misses kMemberWatchMisses rounds in a row is dead: one

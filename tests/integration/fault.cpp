@@ -36,6 +36,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -406,18 +407,18 @@ int replicated_check(cove::Client& c, const std::string& var, const std::string&
   }
   std::fclose(f);
   int bad = 0;
-  std::vector<double> got(kRepSide * kRepSide);
+  std::vector<double> got(kRepSide * kRepSide), want(got.size());
   for (const std::uint64_t v : acked) {
+    for (Index i = 0; i < kRepSide; ++i)
+      for (Index j = 0; j < kRepSide; ++j) want[static_cast<std::size_t>(i * kRepSide + j)] = rep_value(v, i, j);
     try {
       c.get(var, v, Box::from_shape(V{kRepSide, kRepSide}), got.data(), got.size() * 8, 2000);
-      for (Index i = 0; i < kRepSide && bad < 10; ++i)
-        for (Index j = 0; j < kRepSide; ++j)
-          if (got[static_cast<std::size_t>(i * kRepSide + j)] != rep_value(v, i, j)) {
-            std::printf("FAIL: %s version %llu: wrong bytes at %lld,%lld\n", var.c_str(),
-                        static_cast<unsigned long long>(v), static_cast<long long>(i), static_cast<long long>(j));
-            ++bad;
-            break;
-          }
+      if (got != want) {
+        const auto at = static_cast<std::size_t>(std::mismatch(got.begin(), got.end(), want.begin()).first - got.begin());
+        std::printf("FAIL: %s version %llu: wrong bytes from element %zu on\n", var.c_str(),
+                    static_cast<unsigned long long>(v), at);
+        ++bad;
+      }
     } catch (const cove::Error& e) {
       std::printf("FAIL: %s version %llu was acknowledged: %s\n", var.c_str(), static_cast<unsigned long long>(v),
                   e.what());
