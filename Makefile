@@ -70,7 +70,7 @@ test: build
 fuzz-build: setup
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCOVE_SANITIZE=address,undefined -DCOVE_BUILD_FUZZ=ON -DCOVE_BUILD_TESTS=OFF -DCOVE_BUILD_BENCH=OFF \
-	  -DCOVE_BUILD_EXAMPLES=OFF -DCOVE_ENABLE_UCX=OFF
+	  -DCOVE_BUILD_EXAMPLES=OFF -DCOVE_ENABLE_UCX=OFF -DCOVE_ENABLE_CUDA=OFF
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target cove-fuzz-wire cove-fuzz-messages cove-fuzz-dispatch
 
 # Each target over its corpus plus 10^4 new inputs.
@@ -90,7 +90,7 @@ soak: build
 
 test-asan: setup
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCOVE_SANITIZE=address,undefined -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=ON
+	  -DCOVE_SANITIZE=address,undefined -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=ON -DCOVE_ENABLE_CUDA=OFF
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ctest -j $(JOBS) --output-on-failure -L 'unit|example'
 
@@ -102,7 +102,7 @@ TSAN_FILTER := --gtest_filter='*Staging*:*NToM*:Group*:ThreadPool*:RegionCopy.Ra
 
 test-tsan: setup
 	@cmake -S . -B $(TSAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCOVE_SANITIZE=thread -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=OFF
+	  -DCOVE_SANITIZE=thread -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=OFF -DCOVE_ENABLE_CUDA=OFF
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target cove-unit-tests cove_tool cove-test-churn
 	$(TSAN_ENV) $(TSAN_BUILD)/tests/cove-unit-tests $(TSAN_FILTER)
 	$(TSAN_ENV) COVE_TEST_TRANSPORT=ucx UCX_TLS=tcp $(TSAN_BUILD)/tests/cove-unit-tests --gtest_filter='*Staging*:*NToM*:Group*'

@@ -3,6 +3,7 @@ find_program(COVE_CCACHE ccache)
 if(COVE_CCACHE AND COVE_TOP_LEVEL)
   set(CMAKE_C_COMPILER_LAUNCHER ${COVE_CCACHE})
   set(CMAKE_CXX_COMPILER_LAUNCHER ${COVE_CCACHE})
+  set(CMAKE_CUDA_COMPILER_LAUNCHER ${COVE_CCACHE})
 endif()
 
 add_library(cove_warnings INTERFACE)
@@ -11,6 +12,7 @@ target_compile_options(cove_warnings INTERFACE
   $<$<COMPILE_LANG_AND_ID:C,GNU,Clang>:-Wall -Wextra -Wpedantic>)
 
 if(COVE_SANITIZE)
-  add_compile_options(-fsanitize=${COVE_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
-  add_link_options(-fsanitize=${COVE_SANITIZE})
+  # Host code only: the CUDA plugin (nvcc) is not instrumented.
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=${COVE_SANITIZE};-fno-omit-frame-pointer;-fno-sanitize-recover=all>)
+  add_link_options($<$<LINK_LANGUAGE:C,CXX>:-fsanitize=${COVE_SANITIZE}>)
 endif()

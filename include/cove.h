@@ -75,6 +75,9 @@ COVE_EXPORT cove_status cove_define(cove_client_t* client, const char* name, con
  * ("F,P2,0,1"), or NULL (the server's). */
 COVE_EXPORT cove_status cove_define_reorg(cove_client_t* client, const char* name, const char* dtype, int ndim,
                                           const int64_t* shape, const char* reorg, const char* layouts);
+/* data (here and in cove_put_local, cove_get, cove_get_latest) may be host
+ * or GPU device memory: Cove finds out which (docs/gpu.md), as
+ * cove::MemorySpace::automatic does in C++. */
 COVE_EXPORT cove_status cove_put(cove_client_t* client, const char* var, uint64_t version, int ndim,
                                  const int64_t* start, const int64_t* count, const void* data, size_t bytes,
                                  const char* layout);

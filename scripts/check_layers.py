@@ -3,7 +3,7 @@
 
 The layers, lowest first (docs/architecture.md):
 
-    core <- common <- net <- store <- server, client <- capi, front ends <- tools, bench, examples
+    core <- common <- net <- store, gpu <- server, client <- capi, front ends <- tools, bench, examples
 
 A file in src/<folder>/ may include the public headers (include/cove.h,
 include/cove/...), its own folder, and folders of lower layers; server and
@@ -19,10 +19,10 @@ import sys
 # Folder under src/ -> layer. Folders of the same layer may not include each other.
 LAYERS = {
     "core": 0,
-    "cuda": 0,
     "common": 1,
     "net": 2,
     "store": 3,
+    "gpu": 3,
     "server": 4,
     "client": 4,
     "capi": 5,

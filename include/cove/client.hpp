@@ -16,6 +16,10 @@
 // made again by the next call to that server; what the server held for the
 // old one (this client's put_local pieces, its leases) ended with it.
 // Thread-safety: all member functions may be called from any thread.
+// Memory: every buffer given to put, put_local, put_async, get and
+// get_latest may be host or device (GPU) memory, found by itself or stated
+// by `memory` (cove/memory.hpp, docs/gpu.md). A device buffer follows the
+// same rules as a host one: put_local's stays untouched until release().
 // Layouts: a reader may ask for any layout; where the reorganization happens
 // is the reorganization method's choice (cove/reorg.hpp). COVE_REORG
 // (rad, rasar, rasia, sahr) sets this client's method; connect() fails with
@@ -31,6 +35,7 @@
 #include <cove/dtype.hpp>
 #include <cove/export.hpp>
 #include <cove/layout.hpp>
+#include <cove/memory.hpp>
 #include <cove/reorg.hpp>
 #include <cove/server.hpp>
 
@@ -58,6 +63,12 @@ struct ConnectOptions {
   // than waited for until timeout_ms. Connecting through a connection file
   // sets it by itself.
   bool group_started = false;
+  // How puts from and gets into device memory move their bytes
+  // (cove/memory.hpp); automatic chooses by size and availability. The
+  // environment variables COVE_GPU_SEND and COVE_GPU_RECV, when set,
+  // override these (connect() fails with InvalidArgument for a bad name).
+  DeviceSendPath send_path = DeviceSendPath::automatic;
+  DeviceRecvPath recv_path = DeviceRecvPath::automatic;
 };
 
 // What a connect() target names: the servers and, from a connection file,
@@ -195,14 +206,14 @@ class COVE_EXPORT Client {
   // during the call (on one host, by this process, into a shared-memory
   // segment the server granted); `data` may be reused when it returns.
   void put(const std::string& var, std::uint64_t version, const Box& box, const void* data, std::size_t bytes,
-           const Layout& layout = Layout::c());
+           const Layout& layout = Layout::c(), MemorySpace memory = MemorySpace::automatic);
 
   // Like put(), but the bytes stay in this process: the server only indexes
   // them and readers read them from here. `data` must stay valid and
   // unchanged until release() of the same (var, version, box), or until the
   // client disconnects, which releases all of its put_local pieces.
   void put_local(const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                 std::size_t bytes, const Layout& layout = Layout::c());
+                 std::size_t bytes, const Layout& layout = Layout::c(), MemorySpace memory = MemorySpace::automatic);
   // `bytes` bytes of memory for put_local() that readers on this host copy
   // from with one memcpy: a shared-memory segment of this client's, which
   // they map (with COVE_SHM=0, heap memory they read another way). Throws
@@ -211,7 +222,7 @@ class COVE_EXPORT Client {
   // Like put(), but returns at once; the put runs on another thread. `data`
   // must stay valid and unchanged until the handle reports completion.
   PutHandle put_async(const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                      std::size_t bytes, const Layout& layout = Layout::c());
+                      std::size_t bytes, const Layout& layout = Layout::c(), MemorySpace memory = MemorySpace::automatic);
 
   // Withdraws a put_local piece; returns how many pieces the servers
   // dropped. Blocks until no reader is still copying from the piece: once
@@ -225,10 +236,10 @@ class COVE_EXPORT Client {
   // covered), negative waits until it is, positive waits that long and then
   // fails with Timeout. Partial coverage is never returned.
   void get(const std::string& var, std::uint64_t version, const Box& region, void* data, std::size_t bytes,
-           std::int64_t timeout_ms, const Layout& layout = Layout::c());
+           std::int64_t timeout_ms, const Layout& layout = Layout::c(), MemorySpace memory = MemorySpace::automatic);
   // The same for the newest version covering `region`; returns that version.
   std::uint64_t get_latest(const std::string& var, const Box& region, void* data, std::size_t bytes,
-                           std::int64_t timeout_ms, const Layout& layout = Layout::c());
+                           std::int64_t timeout_ms, const Layout& layout = Layout::c(), MemorySpace memory = MemorySpace::automatic);
 
   // Calls callback(var, version) for every version newer than those present
   // now that fully covers `region`, in increasing order, on a thread of the

@@ -10,6 +10,7 @@
 #include "common/placement.hpp"
 #include "core/box_checks.hpp"
 #include "core/fail.hpp"
+#include "gpu/device.hpp"
 #include "net/segment.hpp"
 
 #include <algorithm>
@@ -237,14 +238,24 @@ std::optional<std::size_t> Client::Impl::server_index(const std::string& address
 }
 
 void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                            std::size_t bytes, const Layout& layout) {
+                            std::size_t bytes, const Layout& layout, MemorySpace memory) {
+  const char* what = op == Op::Put ? "put" : "put_local";
   detail::validate_box(box, "box");
   const VarInfo info = var_info(var);
-  check_buffer(box, info.dtype, data, bytes, op == Op::Put ? "put" : "put_local");
+  check_buffer(box, info.dtype, data, bytes, what);
   check_region(var, info, box);
   // The data goes to the first server that indexes part of it, or when
   // that one is gone to the next that answers (it tells the shards).
   const std::size_t home = put_target(static_cast<std::size_t>(shard_map(var)->shards_for(box).front()));
+  if (gpu::on_device(gpu::locate(data, memory, what)))
+    send_device_put(op, var, version, box, data, bytes, layout, home);
+  else
+    send_host_put(op, var, version, box, data, bytes, layout, info, home);
+}
+
+void Client::Impl::send_host_put(Op op, const std::string& var, std::uint64_t version, const Box& box,
+                                 const void* data, std::size_t bytes, const Layout& layout, const VarInfo& info,
+                                 std::size_t home) {
   net::PieceHeader piece{var, version, box, layout, info.dtype, bytes};
   // Every step has a deadline: a server or link that stops answering fails
   // the put (Timeout, Unavailable) instead of holding the writer.
@@ -323,6 +334,10 @@ Client Client::connect(const std::string& target, const ConnectOptions& options)
   impl.endpoint = net::make_endpoint_for(addresses.front());
   impl.addresses = addresses;
   if (const char* env = std::getenv("COVE_REORG"); env && *env) impl.reorg = parse_reorg(env);  // names a bad value
+  impl.send_path = options.send_path;
+  impl.recv_path = options.recv_path;
+  if (const char* env = std::getenv("COVE_GPU_SEND"); env && *env) impl.send_path = parse_send_path(env);
+  if (const char* env = std::getenv("COVE_GPU_RECV"); env && *env) impl.recv_path = parse_recv_path(env);
   const net::Deadline deadline = net::deadline_in(options.timeout_ms);
   // Each server's secret: the one given, else that of a server in this
   // process (known once it is there).
@@ -356,8 +371,8 @@ void Client::define(const std::string& name, DType dtype, int ndim, std::span<co
 }
 
 void Client::put(const std::string& var, std::uint64_t version, const Box& box, const void* data, std::size_t bytes,
-                 const Layout& layout) {
-  impl_->send_put(Op::Put, var, version, box, data, bytes, layout);
+                 const Layout& layout, MemorySpace memory) {
+  impl_->send_put(Op::Put, var, version, box, data, bytes, layout, memory);
 }
 
 SharedBuffer Client::allocate(std::size_t bytes) {
@@ -378,8 +393,8 @@ SharedBuffer Client::allocate(std::size_t bytes) {
 }
 
 void Client::put_local(const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                       std::size_t bytes, const Layout& layout) {
-  impl_->send_put(Op::PutLocal, var, version, box, data, bytes, layout);
+                       std::size_t bytes, const Layout& layout, MemorySpace memory) {
+  impl_->send_put(Op::PutLocal, var, version, box, data, bytes, layout, memory);
 }
 
 std::size_t Client::release(const std::string& var, std::uint64_t version, const Box& box) {
@@ -391,17 +406,18 @@ std::size_t Client::release(const std::string& var, std::uint64_t version, const
                .count;
   std::lock_guard lock(impl_->mutex);
   impl_->local.erase({var, version, box.to_string()});
+  impl_->local_staging.erase({var, version, box.to_string()});
   return n;
 }
 
 void Client::get(const std::string& var, std::uint64_t version, const Box& region, void* data, std::size_t bytes,
-                 std::int64_t timeout_ms, const Layout& layout) {
-  impl_->get(var, version, false, region, data, bytes, timeout_ms, layout);
+                 std::int64_t timeout_ms, const Layout& layout, MemorySpace memory) {
+  impl_->get(var, version, false, region, data, bytes, timeout_ms, layout, memory);
 }
 
 std::uint64_t Client::get_latest(const std::string& var, const Box& region, void* data, std::size_t bytes,
-                                 std::int64_t timeout_ms, const Layout& layout) {
-  return impl_->get(var, 0, true, region, data, bytes, timeout_ms, layout);
+                                 std::int64_t timeout_ms, const Layout& layout, MemorySpace memory) {
+  return impl_->get(var, 0, true, region, data, bytes, timeout_ms, layout, memory);
 }
 
 std::optional<std::uint64_t> Client::latest(const std::string& var) {

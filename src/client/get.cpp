@@ -7,6 +7,8 @@
 #include "common/log.hpp"
 #include "core/box_checks.hpp"
 #include "core/fail.hpp"
+#include "gpu/device.hpp"
+#include "gpu/device_key.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -167,7 +169,8 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
 }
 
 std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, bool latest, const Box& region,
-                                void* data, std::size_t bytes, std::int64_t timeout_ms, const Layout& layout) {
+                                void* data, std::size_t bytes, std::int64_t timeout_ms, const Layout& layout,
+                                MemorySpace memory) {
   detail::validate_box(region, "region");
   layout.axis_order(region.ndim);
   const VarInfo info =
@@ -179,6 +182,7 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
     fail(Code::InvalidArgument, "get buffer of ", bytes, " bytes does not match region ", region.to_string(), " of ",
          dtype.name());
   if (need > 0 && !data) fail(Code::InvalidArgument, "get buffer is null");
+  const bool device = gpu::on_device(gpu::locate(data, memory, "get"));
   // The servers keep what they answered with until the copy is done (the
   // leases). A piece held by another server may be deleted or evicted
   // between the answer and its lease: the lease fails with NotFound and
@@ -189,12 +193,18 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
     if (a.data) {
       if (a.data->size() != bytes)
         fail(Code::Protocol, "a server answered with ", a.data->size(), " bytes for ", bytes);
-      std::memcpy(data, a.data->data(), bytes);
+      if (device)
+        gpu::check(gpu::require("get").copy(data, a.data->data(), bytes, nullptr));
+      else
+        std::memcpy(data, a.data->data(), bytes);
       return a.version;
     }
     try {
       lease_elsewhere(var, a, leases);
-      for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
+      if (device)
+        read_pieces_to_device(a.pieces, region, data, bytes, layout, dtype.size());
+      else
+        for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
     } catch (const Error& e) {
       // A piece deleted or evicted meanwhile, or (in a group) its holder
       // gone: asked again, the shards answer with what is there now.
@@ -231,6 +241,10 @@ void Client::Impl::read_piece(const net::QueryPiece& p, const Box& region, void*
                               const Layout& layout, std::size_t elem) {
   const Box part = p.box.intersection(region);
   if (part.empty()) return;
+  if (gpu::is_device_key(p.key)) {
+    read_device_piece(p, region, data, bytes, layout, elem);
+    return;
+  }
   const net::Peer peer = peer_for(p.holder);
   if (const auto window = endpoint->map(peer, p.key, false, net::deadline_in(net::kControlTimeoutMs))) {
     copy_region({window->data, window->size, p.box, p.layout}, {data, bytes, region, layout}, part, elem);

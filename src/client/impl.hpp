@@ -36,6 +36,8 @@ struct Client::Impl {
   std::vector<std::string> addresses;  // the servers, in group order
   std::vector<std::string> secrets;    // the secret each one was proven with
   std::optional<Reorg> reorg;  // COVE_REORG
+  DeviceSendPath send_path = DeviceSendPath::automatic;  // ConnectOptions, COVE_GPU_SEND
+  DeviceRecvPath recv_path = DeviceRecvPath::automatic;  // ConnectOptions, COVE_GPU_RECV
 
   std::mutex mutex;
   std::map<std::string, VarInfo> vars;  // definitions seen
@@ -43,6 +45,9 @@ struct Client::Impl {
   net::PeerCache peers;                 // writers read from (put_local), by address
   store::AccessPatterns patterns;       // this client's gets (SAHR), under mutex
   std::map<std::tuple<std::string, std::uint64_t, std::string>, std::unique_ptr<net::MemoryRegion>> local;
+  // put_local pieces from device memory sent by the baseline path: the
+  // pinned copies readers read, kept until release (same keys as `local`).
+  std::map<std::tuple<std::string, std::uint64_t, std::string>, std::shared_ptr<void>> local_staging;
 
   ~Impl();
 
@@ -117,7 +122,13 @@ struct Client::Impl {
   // when it is gone the next that answers.
   std::size_t put_target(std::size_t home);
   void send_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                std::size_t bytes, const Layout& layout);
+                std::size_t bytes, const Layout& layout, MemorySpace memory);
+  // The put of host memory to server `home` (after send_put's checks).
+  void send_host_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
+                     std::size_t bytes, const Layout& layout, const VarInfo& info, std::size_t home);
+  // device.cpp: the same from device memory, by the path cove/memory.hpp describes.
+  void send_device_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
+                       std::size_t bytes, const Layout& layout, std::size_t home);
 
   // get.cpp
   // The leases a get holds on servers while it copies (the servers keep
@@ -165,11 +176,17 @@ struct Client::Impl {
   Answer gather(const std::string& var, std::uint64_t version, bool latest, const Box& region, std::int64_t timeout_ms,
                 const DType& dtype, Leases& leases, const Layout& layout = Layout::c());
   std::uint64_t get(const std::string& var, std::uint64_t version, bool latest, const Box& region, void* data,
-                    std::size_t bytes, std::int64_t timeout_ms, const Layout& layout);
+                    std::size_t bytes, std::int64_t timeout_ms, const Layout& layout, MemorySpace memory);
   void record_pattern(const std::string& var, std::uint64_t version, const Box& region, const Layout& layout);
   void read_piece(const net::QueryPiece& p, const Box& region, void* data, std::size_t bytes, const Layout& layout,
                   std::size_t elem);
   void read_runs(const net::Peer& peer, const net::Bytes& key, std::span<const net::RemoteOp> ops);
+  // device.cpp: a piece in another process's device memory, read to the
+  // host; and a get's pieces assembled in device memory.
+  void read_device_piece(const net::QueryPiece& p, const Box& region, void* data, std::size_t bytes,
+                         const Layout& layout, std::size_t elem);
+  void read_pieces_to_device(const std::vector<net::QueryPiece>& pieces, const Box& region, void* data,
+                             std::size_t bytes, const Layout& layout, std::size_t elem);
  private:
   mutable std::mutex servers_mutex_;  // guards servers_ (a failed connection is replaced)
   std::vector<net::Peer> servers_;    // by group order; null: did not answer at connect()
@@ -177,6 +194,8 @@ struct Client::Impl {
   // (a server that is gone costs one attempt per kRetryMs, not one per call).
   std::vector<net::Clock::time_point> retry_after_;
   static constexpr std::int64_t kRetryMs = 1000;
+  // A server answered that it cannot read device memory: direct puts stop.
+  std::atomic<bool> direct_refused_{false};
 };
 
 }  // namespace cove

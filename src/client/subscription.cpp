@@ -21,12 +21,12 @@ bool PutHandle::test() const { return state_->done.wait_for(std::chrono::seconds
 void PutHandle::wait() const { state_->done.get(); }
 
 PutHandle Client::put_async(const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                            std::size_t bytes, const Layout& layout) {
+                            std::size_t bytes, const Layout& layout, MemorySpace memory) {
   PutHandle h;
   h.state_ = std::make_shared<PutHandle::State>();
   Client self = *this;  // keeps the connection alive while the put runs
-  h.state_->done = std::async(std::launch::async, [self, var, version, box, data, bytes, layout]() mutable {
-                     self.put(var, version, box, data, bytes, layout);
+  h.state_->done = std::async(std::launch::async, [self, var, version, box, data, bytes, layout, memory]() mutable {
+                     self.put(var, version, box, data, bytes, layout, memory);
                    }).share();
   return h;
 }

@@ -1031,7 +1031,8 @@ std::optional<MappedWindow> LocalEndpoint::mapped(Conn& c, const KeyHeader& k, b
   if (k.address < m.base || k.address - m.base > m.length || k.length > m.length - (k.address - m.base))
     fail(Code::InvalidArgument, "memory key [0x", std::hex, k.address, ", +0x", k.length, std::dec,
          ") lies outside the peer's region ", k.region & ~RegionTable::kSegmentBit);
-  return MappedWindow{m.mapping, m.mapping->data() + (k.address - m.base), k.length};
+  return MappedWindow{m.mapping, m.mapping->data() + (k.address - m.base), k.length, m.mapping->data(),
+                      m.mapping->size()};
 }
 
 // A peer asks for a descriptor of a segment of ours: read-only, or

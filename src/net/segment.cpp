@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -20,12 +21,20 @@ using detail::fail;
 
 namespace {
 
+std::atomic<UnmapHook> unmap_hook{nullptr};
+
+void announce_unmap(void* address, std::size_t length) {
+  if (UnmapHook hook = unmap_hook.load(std::memory_order_acquire)) hook(address, length);
+}
+
 std::size_t page_rounded(std::size_t bytes) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   return (std::max<std::size_t>(bytes, 1) + page - 1) / page * page;
 }
 
 }  // namespace
+
+void set_unmap_hook(UnmapHook hook) { unmap_hook.store(hook, std::memory_order_release); }
 
 Segment::Segment(std::size_t bytes) : size_(page_rounded(bytes)) {
   fd_ = ::memfd_create("cove-segment", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -44,6 +53,7 @@ Segment::Segment(std::size_t bytes) : size_(page_rounded(bytes)) {
 }
 
 Segment::~Segment() {
+  announce_unmap(data_, size_);
   ::munmap(data_, size_);
   ::close(fd_);
 }
@@ -79,7 +89,10 @@ Mapping::Mapping(int fd, bool writable) {
   data_ = static_cast<std::byte*>(p);
 }
 
-Mapping::~Mapping() { ::munmap(data_, size_); }
+Mapping::~Mapping() {
+  announce_unmap(data_, size_);
+  ::munmap(data_, size_);
+}
 
 bool segments_enabled() {
   static const bool on = common::env_switch("COVE_SHM");

@@ -21,6 +21,15 @@
 
 namespace cove::net {
 
+// Called with every segment mapping's address and length just before it is
+// unmapped, by the thread that unmaps it: memory registered elsewhere
+// (pinned for a GPU's copy engines, gpu/device.cpp) is let go first, so
+// that no device copy can reach pages that a later mapping reuses. Set
+// once, when CUDA is first used and before anything is registered; null
+// (the default): nothing to tell.
+using UnmapHook = void (*)(void* address, std::size_t length);
+void set_unmap_hook(UnmapHook hook);
+
 class Segment {
  public:
   // A segment of `bytes` bytes (rounded up to whole pages), mapped read-write.

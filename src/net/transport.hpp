@@ -108,6 +108,9 @@ struct MappedWindow {
   std::shared_ptr<const void> keep;
   std::byte* data = nullptr;
   std::size_t size = 0;
+  // The whole mapping the window lies in (what a GPU registers once).
+  std::byte* mapping = nullptr;
+  std::size_t mapping_size = 0;
 };
 
 // One piece of a batched one-sided read or write.

@@ -3,6 +3,8 @@
 // closing connection (a writer) leaves behind; members that die are in members.cpp.
 #include "common/log.hpp"
 #include "core/fail.hpp"
+#include "gpu/device.hpp"
+#include "gpu/device_key.hpp"
 #include "net/handshake.hpp"
 #include "server/service.hpp"
 
@@ -178,6 +180,8 @@ std::unique_ptr<store::Piece> Service::receive(const net::Peer& from, const net:
     piece->buffer = pool_->acquire(h.bytes);
     if (data) {
       std::memcpy(piece->buffer->data, data->data(), h.bytes);
+    } else if (gpu::is_device_key(*key)) {  // a writer's GPU memory, read here through CUDA IPC
+      gpu::copy_from_device_key(*key, piece->buffer->data, h.bytes);
     } else {
       const net::RemoteOp read{0, piece->buffer->data, h.bytes};
       endpoint_->read(from, *key, {&read, 1}, net::deadline_in(net::transfer_ms(h.bytes)));
