@@ -13,6 +13,8 @@ target_compile_options(cove_warnings INTERFACE
 
 if(COVE_SANITIZE)
   # Host code only: the CUDA plugin (nvcc) is not instrumented.
-  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=${COVE_SANITIZE};-fno-omit-frame-pointer;-fno-sanitize-recover=all>)
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=${COVE_SANITIZE}>
+                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-omit-frame-pointer>
+                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-sanitize-recover=all>)
   add_link_options($<$<LINK_LANGUAGE:C,CXX>:-fsanitize=${COVE_SANITIZE}>)
 endif()

@@ -197,6 +197,9 @@ int write(const Args& a) {
 
 int read(const Args& a) {
   auto c = cove::Client::connect(a.connect);
+  // The same definition as the writers' (a no-op when theirs came first):
+  // a reader may start before them, and its gets then wait for the data.
+  c.define(a.var, cove::DType(cove::DTypeKind::Float64), 3, kShape);
   const Box region = slab(1, a.rank, a.ranks);
   const Layout layout = Layout::parse(a.layout);
   const std::size_t bytes = static_cast<std::size_t>(region.volume()) * sizeof(double);

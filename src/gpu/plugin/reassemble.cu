@@ -20,6 +20,9 @@ __device__ __forceinline__ void copy_word(unsigned char* dst, const unsigned cha
   *reinterpret_cast<W*>(dst) = *reinterpret_cast<const W*>(src);
 }
 
+// Tiles a tiled block moves at once (shared memory holds them all).
+constexpr int kTilesPerPass = 2;
+
 template <typename W>
 __device__ void runs_block(const DevicePlan& p, std::int64_t b) {
   const std::int64_t r0 = b * p.per_block;
@@ -33,60 +36,53 @@ __device__ void runs_block(const DevicePlan& p, std::int64_t b) {
   }
 }
 
-// A block's tiles, one after the other. Each thread moves kPerThread
-// elements of a tile; WORDS, the words per element, is a template argument
-// where it is small (0: p.words, known at run time only), and then the
-// thread's loads are all issued before the first is waited for. The
+// A block's tiles, two at a time: both tiles' loads are in flight together,
+// and one pair of barriers serves both. Each thread moves kPerThread
+// elements of each tile; WORDS, the words per element, is a template
+// argument where it is small (0: p.words, known at run time only). The
 // plan's fields are read into registers first: the stores go through byte
 // pointers the compiler cannot tell apart from the plan.
 template <typename W, int WORDS>
 __device__ void tiled_block(const DevicePlan& p, std::int64_t b, W* smem) {
   constexpr int kPerThread = kTile * kTile / kThreads;
-  constexpr int kSlots = WORDS ? WORDS : 1;
   const int di = p.n - 2, dj = p.n - 1;
   const std::int32_t words = WORDS ? WORDS : p.words;
   const std::int64_t ssi = p.ss[di], ssj = p.ss[dj], dsi = p.ds[di], dsj = p.ds[dj];
   const unsigned char* __restrict__ src0 = p.src;
   unsigned char* __restrict__ dst0 = p.dst;
   const std::int64_t last = min(p.tiles, (b + 1) * kTilesPerBlock);
+  const std::int32_t tile_words = static_cast<std::int32_t>(tile_smem_elems()) * words;
   constexpr std::int64_t w = sizeof(W);
-  for (std::int64_t tile = b * kTilesPerBlock; tile < last; ++tile) {
-    const TileOrigin o = tile_origin(p, tile);
-    const unsigned char* __restrict__ src = src0 + o.so;
-    unsigned char* __restrict__ dst = dst0 + o.dof;
-    W v[kPerThread][kSlots];
+  for (std::int64_t first = b * kTilesPerBlock; first < last; first += kTilesPerPass) {
+    TileOrigin o[kTilesPerPass];
 #pragma unroll
-    for (int it = 0; it < kPerThread; ++it) {
-      const TileElem t = tile_load_elem(static_cast<std::int32_t>(threadIdx.x) + it * kThreads);
-      if (t.i < o.ni && t.j < o.nj) {
-        const unsigned char* at = src + t.i * ssi + t.j * ssj;
-        if constexpr (WORDS > 0) {
-#pragma unroll
-          for (int k = 0; k < WORDS; ++k) v[it][k] = *reinterpret_cast<const W*>(at + k * w);
-        } else {
-          for (int k = 0; k < words; ++k) smem[t.smem * words + k] = *reinterpret_cast<const W*>(at + k * w);
-        }
-      }
+    for (int q = 0; q < kTilesPerPass; ++q) {
+      o[q] = first + q < last ? tile_origin(p, first + q) : TileOrigin{};  // an empty tile past the last
     }
-    if constexpr (WORDS > 0) {
+#pragma unroll
+    for (int q = 0; q < kTilesPerPass; ++q)
 #pragma unroll
       for (int it = 0; it < kPerThread; ++it) {
         const TileElem t = tile_load_elem(static_cast<std::int32_t>(threadIdx.x) + it * kThreads);
-        if (t.i < o.ni && t.j < o.nj)
-#pragma unroll
-          for (int k = 0; k < WORDS; ++k) smem[t.smem * WORDS + k] = v[it][k];
+        if (t.i < o[q].ni && t.j < o[q].nj) {
+          const unsigned char* at = src0 + o[q].so + t.i * ssi + t.j * ssj;
+          W* to = smem + q * tile_words + t.smem * words;
+          for (int k = 0; k < words; ++k) to[k] = *reinterpret_cast<const W*>(at + k * w);
+        }
       }
-    }
     __syncthreads();
 #pragma unroll
-    for (int it = 0; it < kPerThread; ++it) {
-      const TileElem t = tile_store_elem(static_cast<std::int32_t>(threadIdx.x) + it * kThreads);
-      if (t.i < o.ni && t.j < o.nj) {
-        unsigned char* at = dst + t.i * dsi + t.j * dsj;
-        for (int k = 0; k < words; ++k) *reinterpret_cast<W*>(at + k * w) = smem[t.smem * words + k];
+    for (int q = 0; q < kTilesPerPass; ++q)
+#pragma unroll
+      for (int it = 0; it < kPerThread; ++it) {
+        const TileElem t = tile_store_elem(static_cast<std::int32_t>(threadIdx.x) + it * kThreads);
+        if (t.i < o[q].ni && t.j < o[q].nj) {
+          unsigned char* at = dst0 + o[q].dof + t.i * dsi + t.j * dsj;
+          const W* from = smem + q * tile_words + t.smem * words;
+          for (int k = 0; k < words; ++k) *reinterpret_cast<W*>(at + k * w) = from[k];
+        }
       }
-    }
-    __syncthreads();  // the next tile reuses the shared memory
+    __syncthreads();  // the next pass reuses the shared memory
   }
 }
 
@@ -113,10 +109,11 @@ __global__ void __launch_bounds__(kThreads) runs_kernel(const DevicePlan* plans,
   runs_block<W>(p, block - p.first_block);
 }
 
-// Tiles: at least this many blocks per multiprocessor (64 registers per
-// thread); left alone, the compiler keeps every word's addresses of the
-// unrolled tile in registers across the tile loop (114 to 255 of them).
-constexpr int kTiledBlocksPerSM = 4;
+// Tiles: at least this many blocks per multiprocessor (up to 128 registers
+// per thread; the kernel takes 92, without spilling). Measured on an H100:
+// capped at 64 registers (4 blocks) it spills and is no faster; at 40 or
+// 32 (6 or 8 blocks) it spills more and runs at half the speed.
+constexpr int kTiledBlocksPerSM = 2;
 
 template <typename W, int WORDS>
 __global__ void __launch_bounds__(kThreads, kTiledBlocksPerSM) tiled_kernel(const DevicePlan* plans, int count, std::int64_t offset) {
@@ -225,7 +222,7 @@ cudaError_t launch_reassembly(const DevicePlan* plans, int count, cudaStream_t s
   for (const auto& g : groups) {
     if (e != cudaSuccess) break;
     const std::size_t smem =
-        g.kind == KernelKind::Tiled ? tile_smem_elems() * g.words * static_cast<std::size_t>(word) : 0;
+        g.kind == KernelKind::Tiled ? kTilesPerPass * tile_smem_elems() * g.words * static_cast<std::size_t>(word) : 0;
     e = launch(kernel_for(g.kind, word, g.words), static_cast<const DevicePlan*>(device_plans) + g.first, g.blocks,
                g.count, smem, stream);
   }
