@@ -49,6 +49,17 @@ std::pair<std::size_t, std::size_t> span_of(const Box& box, const Layout& layout
 
 }  // namespace
 
+// A piece in a writer's device memory (its key a CUDA IPC handle) is
+// readable only on the writer's host (or in its own process).
+gpu::DeviceKey Client::Impl::device_key_of(const net::QueryPiece& p) {
+  gpu::DeviceKey key = gpu::read_device_key(p.key);
+  const char* transport = peer_for(p.holder)->transport();
+  if (std::strcmp(transport, "local") != 0 && std::strcmp(transport, "inproc") != 0)
+    fail(Code::Unsupported, "a piece of ", p.box.to_string(), " is in the GPU memory of a writer on another host (",
+         p.holder.substr(0, 64), "): CUDA IPC reaches only processes of one host");
+  return key;
+}
+
 void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t version, const Box& box,
                                    const void* data, std::size_t bytes, const Layout& layout, std::size_t home) {
   gpu::CudaRuntime& rt = gpu::require(op == Op::Put ? "put" : "put_local");
@@ -129,8 +140,8 @@ void Client::Impl::read_device_piece(const net::QueryPiece& p, const Box& region
                                      const Layout& layout, std::size_t elem) {
   const Box part = p.box.intersection(region);
   if (part.empty()) return;
+  const gpu::DeviceKey key = device_key_of(p);
   gpu::CudaRuntime& rt = gpu::require("a get of a piece held in device memory");
-  const gpu::DeviceKey key = gpu::read_device_key(p.key);
   std::optional<gpu::IpcMapping> mapping;
   const std::byte* src = reinterpret_cast<const std::byte*>(key.header.address);
   if (key.header.pid != static_cast<std::uint64_t>(::getpid())) {  // CUDA IPC is between processes only
@@ -185,7 +196,7 @@ void Client::Impl::read_pieces_to_device(const std::vector<net::QueryPiece>& pie
     const auto [lo, hi] = span_of(p.box, p.layout, part, elem);
     ConstArrayView src;
     if (gpu::is_device_key(p.key)) {  // already on a device: read in place
-      const gpu::DeviceKey key = gpu::read_device_key(p.key);
+      const gpu::DeviceKey key = device_key_of(p);
       const std::byte* at = reinterpret_cast<const std::byte*>(key.header.address);
       if (key.header.pid != static_cast<std::uint64_t>(::getpid())) {
         mappings.push_back(std::make_unique<gpu::IpcMapping>(key.allocation));

@@ -9,6 +9,7 @@
 #include <cove/client.hpp>
 
 #include "common/shard_map.hpp"
+#include "gpu/device_key.hpp"
 #include "core/fail.hpp"
 #include "net/handshake.hpp"
 #include "net/messages.hpp"
@@ -187,6 +188,9 @@ struct Client::Impl {
                          const Layout& layout, std::size_t elem);
   void read_pieces_to_device(const std::vector<net::QueryPiece>& pieces, const Box& region, void* data,
                              std::size_t bytes, const Layout& layout, std::size_t elem);
+  // The key of a piece in another process's GPU memory; Unsupported when
+  // its writer is on another host.
+  gpu::DeviceKey device_key_of(const net::QueryPiece& p);
  private:
   mutable std::mutex servers_mutex_;  // guards servers_ (a failed connection is replaced)
   std::vector<net::Peer> servers_;    // by group order; null: did not answer at connect()
