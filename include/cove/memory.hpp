@@ -7,9 +7,10 @@
 // (cudaPointerGetAttributes). Stating it (host or device) skips the check.
 //
 // A Cove built without CUDA (or where its CUDA plugin cannot load, or no
-// GPU is visible) keeps the same API: a pointer stated as device memory
-// fails with Unsupported, and an automatic one is taken for host memory
-// (a process without CUDA has no device memory to hand over).
+// GPU is visible, or COVE_CUDA=0) keeps the same API: a pointer stated as
+// device memory fails with Unsupported; an automatic one is host memory
+// in a process that has not loaded the CUDA driver, and otherwise the
+// driver is asked, and device memory fails with Unsupported too.
 //
 // How device bytes travel is chosen per call by size and availability,
 // and can be forced (ConnectOptions, or COVE_GPU_SEND / COVE_GPU_RECV) for

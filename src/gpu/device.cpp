@@ -2,11 +2,10 @@
 // lookup, and the RAII helpers.
 #include "gpu/device.hpp"
 
-#include "gpu/device_key.hpp"
-#include "net/segment.hpp"
-
 #include "common/log.hpp"
 #include "core/fail.hpp"
+#include "gpu/device_key.hpp"
+#include "net/segment.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -77,6 +76,24 @@ bool driver_loaded() {
   ::dlclose(h);
   seen.store(true, std::memory_order_relaxed);
   return true;
+}
+
+// Whether the CUDA driver, already loaded by the program, knows `p` as
+// device or managed memory (cuPointerGetAttribute, looked up in the loaded
+// driver: libcove links no CUDA).
+bool driver_says_device(const void* p) {
+  using GetAttribute = int (*)(void* data, int attribute, unsigned long long pointer);
+  static const auto get = [] {
+    void* h = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    return h ? reinterpret_cast<GetAttribute>(::dlsym(h, "cuPointerGetAttribute")) : nullptr;
+  }();
+  if (!get) return false;
+  constexpr int kMemoryType = 2;                  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+  constexpr unsigned kDevice = 2, kUnified = 4;   // CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_UNIFIED
+  unsigned type = 0;
+  if (get(&type, kMemoryType, static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p))) != 0)
+    return false;  // memory the driver does not know: host memory
+  return type == kDevice || type == kUnified;
 }
 
 // Buffers given back, by capacity, for the next that asks (allocating
@@ -215,8 +232,15 @@ PointerInfo locate(const void* p, MemorySpace stated, const char* what) {
     case MemorySpace::automatic: break;
   }
   if (!p || !driver_loaded()) return {};
-  CudaRuntime* rt = runtime();
-  return rt ? rt->where(p) : PointerInfo{};
+  if (CudaRuntime* rt = runtime()) return rt->where(p);
+  // The process uses CUDA but Cove cannot (COVE_CUDA=0, or the plugin did
+  // not load): the driver itself tells device memory apart, which is then
+  // refused rather than read as host memory.
+  if (driver_says_device(p))
+    fail(Code::Unsupported, what,
+         " was given device memory, but this Cove cannot use CUDA here (COVE_CUDA=0, or its plugin "
+         "libcove-cuda.so did not load: COVE_LOG_LEVEL=debug says why)");
+  return {};
 }
 
 StreamHandle::StreamHandle() { check(require("a stream").create_stream(&stream_)); }

@@ -10,11 +10,15 @@
 //       one writer or reader of an n -> m exchange of a 3-D float64 array:
 //       writers split axis 0, readers axis 1; every element a reader gets
 //       is checked. put_local writers wait for every reader's "done" before
-//       they release. The paths come from COVE_GPU_SEND / COVE_GPU_RECV.
+//       they release. The paths come from COVE_GPU_SEND / COVE_GPU_RECV;
+//   COVE_CUDA=0 cove-gpu-check refuse --connect FILE --var NAME
+//       device buffers handed to a Cove that may not use CUDA (while the
+//       program does) are refused with Unsupported, never read as host memory.
 //
 // Exits 0 when every check passed, 1 on a wrong byte or error, and 77
 // (skipped, with a message) where no GPU is visible.
 #include <cove/client.hpp>
+#include <cove/error.hpp>
 #include <cove/region_copy.hpp>
 
 #include <cuda_runtime.h>
@@ -26,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <random>
@@ -231,9 +236,49 @@ int read(const Args& a) {
   return bad ? 1 : 0;
 }
 
+// Run with COVE_CUDA=0: Cove may not use CUDA, but this program does. A
+// device buffer handed to put or get must be refused (Unsupported), never
+// read or written as host memory.
+int refuse(const Args& a) {
+  const Box box = Box::from_shape(std::vector<Index>{4096});
+  const std::size_t bytes = 4096 * sizeof(double);
+  void* dev = nullptr;
+  CUDA_OK(cudaMalloc(&dev, bytes));
+  auto c = cove::Client::connect(a.connect);
+  c.define(a.var, cove::DType(cove::DTypeKind::Float64), 1, std::vector<Index>{4096});
+  int refused = 0;
+  const auto expect_refused = [&](const char* what, const std::function<void()>& fn) {
+    try {
+      fn();
+      std::fprintf(stderr, "refuse: %s of device memory was not refused\n", what);
+    } catch (const cove::Error& e) {
+      if (e.code() == cove::Code::Unsupported && std::string(e.what()).find("device memory") != std::string::npos)
+        ++refused;
+      else
+        std::fprintf(stderr, "refuse: %s failed otherwise: %s\n", what, e.what());
+    }
+  };
+  expect_refused("put", [&] { c.put(a.var, 1, box, dev, bytes); });
+  expect_refused("put_local", [&] { c.put_local(a.var, 2, box, dev, bytes); });
+  std::vector<double> host(4096, 2.5);
+  c.put(a.var, 3, box, host.data(), bytes);  // host memory still works
+  expect_refused("get", [&] { c.get(a.var, 3, box, dev, bytes, 1000); });
+  CUDA_OK(cudaFree(dev));
+  std::printf("refuse: %d of 3 refused with Unsupported\n", refused);
+  return refused == 3 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "refuse") {
+    try {
+      return refuse(parse(argc, argv));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "refuse: %s\n", e.what());
+      return 1;
+    }
+  }
   if (!cove::device_memory_available()) {
     std::printf("SKIPPED: no GPU is visible here (or Cove has no CUDA): the device tests need one (docs/gpu.md)\n");
     return 77;

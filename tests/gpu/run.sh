@@ -3,7 +3,8 @@
 # 2 -> 3 exchange of a 3-D float64 array through a real cove-server for
 # every sender path x receiver path, put and put_local, and the mixed
 # pairs (host writer with device readers, device writer with host
-# readers), every element checked. Exits 77 (skipped, saying why) where no
+# readers), every element checked; and device memory refused where Cove
+# may not use CUDA (COVE_CUDA=0). Exits 77 (skipped, saying why) where no
 # GPU is visible.
 #   run.sh BIN_DIR TESTS_DIR
 set -euo pipefail
@@ -65,5 +66,13 @@ exchange host-to-device put host device automatic direct F
 exchange host-to-device-hybrid put host device automatic hybrid C
 exchange device-to-host put device host direct automatic F
 exchange local-device-to-host put_local device host direct automatic C
-echo "$n exchanges, $failed failed"
+n=$((n + 1))
+if COVE_CUDA=0 "$check" refuse --connect "$conn" --var refused > "$dir/refuse.log" 2>&1; then
+  echo "ok: device memory refused where Cove may not use CUDA (COVE_CUDA=0)"
+else
+  failed=$((failed + 1))
+  echo "FAILED: device memory where Cove may not use CUDA (COVE_CUDA=0)"
+  cat "$dir/refuse.log"
+fi
+echo "$n checks, $failed failed"
 [ $failed -eq 0 ]
