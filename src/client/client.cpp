@@ -248,14 +248,14 @@ void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version
   // that one is gone to the next that answers (it tells the shards).
   const std::size_t home = put_target(static_cast<std::size_t>(shard_map(var)->shards_for(box).front()));
   if (gpu::on_device(gpu::locate(data, memory, what)))
-    send_device_put(op, var, version, box, data, bytes, layout, home);
+    send_device_put(op, var, version, box, data, bytes, layout, info, home);
   else
     send_host_put(op, var, version, box, data, bytes, layout, info, home);
 }
 
 void Client::Impl::send_host_put(Op op, const std::string& var, std::uint64_t version, const Box& box,
                                  const void* data, std::size_t bytes, const Layout& layout, const VarInfo& info,
-                                 std::size_t home) {
+                                 std::size_t home, std::shared_ptr<void> staging) {
   net::PieceHeader piece{var, version, box, layout, info.dtype, bytes};
   // Every step has a deadline: a server or link that stops answering fails
   // the put (Timeout, Unavailable) instead of holding the writer.
@@ -288,7 +288,7 @@ void Client::Impl::send_host_put(Op op, const std::string& var, std::uint64_t ve
   if (op == Op::PutLocal) {
     call<Message<Op::PutLocal>>(home, {std::move(piece), endpoint->address(), std::move(key), reorg}, control());
     std::lock_guard lock(mutex);
-    local[{var, version, box.to_string()}] = std::move(region);
+    local[{var, version, box.to_string()}] = {std::move(staging), std::move(region)};
   } else {
     // The server reads the bytes before it answers.
     call<Message<Op::Put>>(home, {std::move(piece), std::move(key), reorg},
@@ -406,7 +406,6 @@ std::size_t Client::release(const std::string& var, std::uint64_t version, const
                .count;
   std::lock_guard lock(impl_->mutex);
   impl_->local.erase({var, version, box.to_string()});
-  impl_->local_staging.erase({var, version, box.to_string()});
   return n;
 }
 

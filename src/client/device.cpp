@@ -61,7 +61,8 @@ gpu::DeviceKey Client::Impl::device_key_of(const net::QueryPiece& p) {
 }
 
 void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t version, const Box& box,
-                                   const void* data, std::size_t bytes, const Layout& layout, std::size_t home) {
+                                   const void* data, std::size_t bytes, const Layout& layout, const VarInfo& info,
+                                   std::size_t home) {
   gpu::CudaRuntime& rt = gpu::require(op == Op::Put ? "put" : "put_local");
   const net::Peer peer = server(home);
   const char* transport = peer->transport();
@@ -72,10 +73,9 @@ void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t 
   ctx.segments = std::strcmp(transport, "local") == 0 && net::segments_enabled();
   ctx.same_host = std::strcmp(transport, "local") == 0;
   ctx.direct_refused = direct_refused_.load();
-  const DeviceSendPath path = gpu::choose_send(send_path, ctx);
+  DeviceSendPath path = gpu::choose_send(send_path, ctx);
   log::debug("{} of '{}' {} from device memory: {} path", op == Op::Put ? "put" : "put_local", var, box.to_string(),
              to_string(path));
-  const VarInfo info = var_info(var);
   net::PieceHeader piece{var, version, box, layout, info.dtype, bytes};
   const auto control = [] { return net::deadline_in(net::kControlTimeoutMs); };
 
@@ -97,13 +97,12 @@ void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t 
       log::info("server {} cannot read device memory ({}); puts from device memory take the pipeline", home, e.what());
       direct_refused_ = true;
       ctx.direct_refused = true;
+      path = gpu::choose_send(send_path, ctx);  // pipeline or baseline now
       piece = {var, version, box, layout, info.dtype, bytes};
     }
   }
 
-  if (gpu::choose_send(send_path == DeviceSendPath::direct ? DeviceSendPath::pipeline : send_path, ctx) ==
-          DeviceSendPath::pipeline &&
-      op == Op::Put) {
+  if (path == DeviceSendPath::pipeline) {  // puts only: put_local has no pipeline
     const auto grant = call<Message<Op::PutGrant>>(home, {std::move(piece), reorg}, control(), peer);
     const auto window = endpoint->map(peer, grant.key, true, control());
     if (!window || window->size != bytes) fail(Code::Protocol, "a server granted no mappable room for ", bytes, " bytes");
@@ -127,11 +126,8 @@ void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t 
   // put_local keeps that copy until release.
   auto staging = std::make_shared<gpu::PinnedBuffer>(bytes);
   gpu::check(rt.copy(staging->data(), data, bytes, nullptr));
-  send_host_put(op, var, version, box, staging->data(), bytes, layout, info, home);
-  if (op == Op::PutLocal) {
-    std::lock_guard lock(mutex);
-    local_staging[{var, version, box.to_string()}] = std::move(staging);
-  }
+  void* host = staging->data();
+  send_host_put(op, var, version, box, host, bytes, layout, info, home, std::move(staging));
 }
 
 // A piece whose bytes are another process's device memory (a put_local

@@ -9,8 +9,8 @@
 #include <cove/client.hpp>
 
 #include "common/shard_map.hpp"
-#include "gpu/device_key.hpp"
 #include "core/fail.hpp"
+#include "gpu/device_key.hpp"
 #include "net/handshake.hpp"
 #include "net/messages.hpp"
 #include "net/transport.hpp"
@@ -45,10 +45,14 @@ struct Client::Impl {
   std::map<std::string, std::shared_ptr<const common::ShardMap>> maps;  // by variable; replaced, never changed
   net::PeerCache peers;                 // writers read from (put_local), by address
   store::AccessPatterns patterns;       // this client's gets (SAHR), under mutex
-  std::map<std::tuple<std::string, std::uint64_t, std::string>, std::unique_ptr<net::MemoryRegion>> local;
-  // put_local pieces from device memory sent by the baseline path: the
-  // pinned copies readers read, kept until release (same keys as `local`).
-  std::map<std::tuple<std::string, std::uint64_t, std::string>, std::shared_ptr<void>> local_staging;
+  // This client's put_local pieces until release: the memory exposed to
+  // readers, and what holds it when it is not the caller's (the pinned
+  // copy a put_local from device memory by the baseline path leaves).
+  struct LocalPiece {
+    std::shared_ptr<void> staging;  // declared first: outlives the region exposing it
+    std::unique_ptr<net::MemoryRegion> region;
+  };
+  std::map<std::tuple<std::string, std::uint64_t, std::string>, LocalPiece> local;
 
   ~Impl();
 
@@ -124,12 +128,14 @@ struct Client::Impl {
   std::size_t put_target(std::size_t home);
   void send_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
                 std::size_t bytes, const Layout& layout, MemorySpace memory);
-  // The put of host memory to server `home` (after send_put's checks).
+  // The put of host memory to server `home` (after send_put's checks);
+  // a put_local piece keeps `staging` until release.
   void send_host_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                     std::size_t bytes, const Layout& layout, const VarInfo& info, std::size_t home);
+                     std::size_t bytes, const Layout& layout, const VarInfo& info, std::size_t home,
+                     std::shared_ptr<void> staging = {});
   // device.cpp: the same from device memory, by the path cove/memory.hpp describes.
   void send_device_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                       std::size_t bytes, const Layout& layout, std::size_t home);
+                       std::size_t bytes, const Layout& layout, const VarInfo& info, std::size_t home);
 
   // get.cpp
   // The leases a get holds on servers while it copies (the servers keep

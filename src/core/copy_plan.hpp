@@ -32,6 +32,9 @@ CopyPlan make_copy_plan(const Box& src_box, const Layout& src_layout, const Box&
                         const Layout& dst_layout, const Box& region, std::size_t elem_size);
 
 CopyMethod auto_method(const CopyPlan& plan);
+// InvalidArgument unless a buffer of `size_bytes` at `data` holds `box`
+// (copy_region's check of each side; `what` names it).
+void check_buffer(const void* data, std::size_t size_bytes, const Box& box, std::size_t elem, const char* what);
 bool method_applies(CopyMethod method, const CopyPlan& plan);
 
 }  // namespace cove::detail

@@ -23,15 +23,16 @@ void run_serial(const Byte* s, Byte* d, const CopyPlan& p, CopyMethod m, bool st
   }
 }
 
-void check_buffer(const void* data, std::size_t size_bytes, const Box& box, std::size_t elem, const char* what) {
+}  // namespace
+
+void check_buffer(const void* data, std::size_t size_bytes, const Box& box, std::size_t elem,
+                  const char* what) {
   const Index need = box.volume() * static_cast<Index>(elem);
   if (need > 0 && data == nullptr) fail(Code::InvalidArgument, what, " data is null");
   if (size_bytes < static_cast<std::size_t>(need))
     fail(Code::InvalidArgument, what, " size_bytes = ", size_bytes, " is smaller than its box ", box.to_string(),
          " needs (", need, " bytes)");
 }
-
-}  // namespace
 
 const char* to_string(CopyMethod method) noexcept {
   switch (method) {
@@ -57,8 +58,8 @@ bool copy_method_applies(CopyMethod method, const Box& src_box, const Layout& sr
 CopyMethod copy_region(const ConstArrayView& src, const ArrayView& dst, const Box& region, std::size_t elem_size,
                        const CopyOptions& options, const CopyControl& control) {
   CopyPlan p = detail::make_copy_plan(src.box, src.layout, dst.box, dst.layout, region, elem_size);
-  check_buffer(src.data, src.size_bytes, src.box, elem_size, "source");
-  check_buffer(dst.data, dst.size_bytes, dst.box, elem_size, "destination");
+  detail::check_buffer(src.data, src.size_bytes, src.box, elem_size, "source");
+  detail::check_buffer(dst.data, dst.size_bytes, dst.box, elem_size, "destination");
   if (options.threads < 0) fail(Code::InvalidArgument, "CopyOptions.threads = ", options.threads, " is negative");
   CopyMethod m = control.method == CopyMethod::Auto ? detail::auto_method(p) : control.method;
   if (!detail::method_applies(m, p))

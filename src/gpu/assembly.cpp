@@ -20,23 +20,18 @@ std::int32_t word_dividing(std::int32_t word, std::int64_t value) {
 DevicePlan plan_of(const PieceCopy& c, std::size_t elem) {
   detail::CopyPlan cp =
       detail::make_copy_plan(c.src.box, c.src.layout, c.dst.box, c.dst.layout, c.region, elem);
-  const auto need = [&](const Box& box, std::size_t size, const char* side) {
-    if (static_cast<std::uint64_t>(box.volume()) * elem > size)
-      detail::fail(Code::InvalidArgument, "the ", side, " buffer of ", size, " bytes is smaller than its box ",
-                   box.to_string());
-  };
-  need(c.src.box, c.src.size_bytes, "source");
-  need(c.dst.box, c.dst.size_bytes, "destination");
-  if (!c.src.data || !c.dst.data) detail::fail(Code::InvalidArgument, "a device copy was given a null buffer");
+  detail::check_buffer(c.src.data, c.src.size_bytes, c.src.box, elem, "source");
+  detail::check_buffer(c.dst.data, c.dst.size_bytes, c.dst.box, elem, "destination");
   DevicePlan p;
   const int n = cp.n;
-  if (cp.innermost_contiguous()) {
-    p.kind = KernelKind::Runs;
-  } else if (n >= 2 && cp.source_unit_dim() >= 0 && cp.elem <= kMaxTiledElem) {
-    detail::move_source_unit_dim_inward(cp);
-    p.kind = KernelKind::Tiled;
-  } else {
-    p.kind = KernelKind::General;
+  // The region engine's choice, with tiles only for elements that fit them.
+  switch (detail::auto_method(cp)) {
+    case detail::CopyMethod::Runs: p.kind = KernelKind::Runs; break;
+    case detail::CopyMethod::Tiled:
+      p.kind = cp.elem <= kMaxTiledElem ? KernelKind::Tiled : KernelKind::General;
+      if (p.kind == KernelKind::Tiled) detail::move_source_unit_dim_inward(cp);
+      break;
+    default: p.kind = KernelKind::General; break;
   }
   p.n = n;
   p.elem = cp.elem;

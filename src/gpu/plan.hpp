@@ -117,24 +117,14 @@ struct TileElem {
   std::int32_t smem;
 };
 
+COVE_HD TileElem tile_elem(std::int32_t i, std::int32_t j) { return {i, j, j * (kTile + 1) + i}; }
+
 // Element f of the tile in the order the source is read: along i, then j
 // (consecutive threads read consecutive source elements).
-COVE_HD TileElem tile_load_elem(std::int32_t f) {
-  TileElem t;
-  t.j = f / kTile;
-  t.i = f % kTile;
-  t.smem = t.j * (kTile + 1) + t.i;
-  return t;
-}
+COVE_HD TileElem tile_load_elem(std::int32_t f) { return tile_elem(f % kTile, f / kTile); }
 
 // Element f in the order the destination is written: along j, then i.
-COVE_HD TileElem tile_store_elem(std::int32_t f) {
-  TileElem t;
-  t.i = f / kTile;
-  t.j = f % kTile;
-  t.smem = t.j * (kTile + 1) + t.i;
-  return t;
-}
+COVE_HD TileElem tile_store_elem(std::int32_t f) { return tile_elem(f / kTile, f % kTile); }
 
 // Tile `tile` (counted within its piece; block b holds tiles
 // b * kTilesPerBlock onwards) of a Tiled plan: the outer index (dimensions

@@ -20,7 +20,7 @@ thread_local std::string last_error;
 // next failing call on this thread.
 const char* check(cudaError_t e, const char* call) {
   if (e == cudaSuccess) return nullptr;
-  (void)cudaGetLastError();  // clear a sticky-free error so the next call starts clean
+  (void)cudaGetLastError();  // reset the last (non-sticky) error: the next call starts clean
   last_error = std::string(call) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
   return last_error.c_str();
 }
