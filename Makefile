@@ -29,8 +29,10 @@ all: build
 setup:
 	@bash scripts/setup.sh
 
+# The Python package builds against $(BUILD)/venv (scripts/setup-python.sh).
 build: setup
-	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	@bash scripts/setup-python.sh $(BUILD)
+	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(CURDIR)/$(BUILD)/venv/bin/python
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
@@ -69,7 +71,7 @@ test: build
 # libFuzzer targets (fuzz/), built with clang, ASan and UBSan.
 fuzz-build: setup
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCOVE_SANITIZE=address,undefined -DCOVE_BUILD_FUZZ=ON -DCOVE_BUILD_TESTS=OFF -DCOVE_BUILD_BENCH=OFF \
+	  -DCOVE_SANITIZE=address,undefined -DCOVE_BUILD_FUZZ=ON -DCOVE_BUILD_TESTS=OFF -DCOVE_BUILD_BENCH=OFF -DCOVE_ENABLE_PYTHON=OFF \
 	  -DCOVE_BUILD_EXAMPLES=OFF -DCOVE_ENABLE_UCX=OFF -DCOVE_ENABLE_CUDA=OFF
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target cove-fuzz-wire cove-fuzz-messages cove-fuzz-dispatch
 
@@ -90,7 +92,7 @@ soak: build
 
 test-asan: setup
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCOVE_SANITIZE=address,undefined -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=ON -DCOVE_ENABLE_CUDA=OFF
+	  -DCOVE_SANITIZE=address,undefined -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=ON -DCOVE_ENABLE_CUDA=OFF -DCOVE_ENABLE_PYTHON=OFF
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ctest -j $(JOBS) --output-on-failure -L 'unit|example'
 
@@ -102,7 +104,7 @@ TSAN_FILTER := --gtest_filter='*Staging*:*NToM*:Group*:ThreadPool*:RegionCopy.Ra
 
 test-tsan: setup
 	@cmake -S . -B $(TSAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCOVE_SANITIZE=thread -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=OFF -DCOVE_ENABLE_CUDA=OFF
+	  -DCOVE_SANITIZE=thread -DCOVE_BUILD_BENCH=OFF -DCOVE_BUILD_EXAMPLES=OFF -DCOVE_ENABLE_CUDA=OFF -DCOVE_ENABLE_PYTHON=OFF
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target cove-unit-tests cove_tool cove-test-churn
 	$(TSAN_ENV) $(TSAN_BUILD)/tests/cove-unit-tests $(TSAN_FILTER)
 	$(TSAN_ENV) COVE_TEST_TRANSPORT=ucx UCX_TLS=tcp $(TSAN_BUILD)/tests/cove-unit-tests --gtest_filter='*Staging*:*NToM*:Group*'

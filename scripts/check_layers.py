@@ -29,6 +29,8 @@ LAYERS = {
     "h5vol": 5,
     "pnetcdf": 5,
     "python": 5,
+    "fortran": 5,
+    "kokkos": 5,
 }
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 SOURCES = (".hpp", ".h", ".cpp", ".c", ".cu", ".cuh")

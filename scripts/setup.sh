@@ -18,6 +18,11 @@ packages=(
   util-linux                                           # setpriv, unshare, nsenter: a test as another user, hosts as namespaces
   iproute2                                             # ip: network namespaces and veth links (hosts.faults)
   python3
+  gfortran                                             # the Fortran module (COVE_ENABLE_FORTRAN)
+  libtrilinos-kokkos-dev                               # Kokkos 3.4: the StagingSpace (COVE_ENABLE_KOKKOS)
+  python3-dev python3-venv python3-pip                 # the Python package (COVE_ENABLE_PYTHON) and its venv
+  python3-numpy python3-mpi4py python3-pytest          # ... its runtime and tests
+  python3-matplotlib                                   # ... the Python analysis example's plots
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
