@@ -142,6 +142,13 @@ struct VariableOptions {
   std::vector<Layout> layouts;  // the layouts RASIA prepares (empty: the server's)
 };
 
+// What define() declared of a variable.
+struct VariableDefinition {
+  DType dtype;
+  int ndim = 0;
+  std::optional<Box> shape;
+};
+
 struct VariableInfo {
   std::string name;
   DType dtype;
@@ -256,6 +263,10 @@ class COVE_EXPORT Client {
   Metadata get_meta_next(const std::string& name, std::uint64_t after, std::int64_t timeout_ms);
   Metadata get_meta_latest(const std::string& name, std::int64_t timeout_ms);
 
+  // The definition of `var`: asked of a server the first time (one request,
+  // blocking), then remembered by this client, as put and get do. NotFound
+  // if it is not defined.
+  VariableDefinition definition(const std::string& var);
   // The newest version of `var`, if any.
   std::optional<std::uint64_t> latest(const std::string& var);
   // Deletes a version (NotFound if absent).

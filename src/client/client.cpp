@@ -177,8 +177,8 @@ Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::option
     }
     for (const auto& v : listed)
       if (v.name == var) {
-        remember(var, {v.dtype, v.shape});
-        return {v.dtype, v.shape};
+        remember(var, {v.dtype, v.shape, v.ndim});
+        return {v.dtype, v.shape, v.ndim};
       }
     break;
   }
@@ -367,7 +367,12 @@ void Client::define(const std::string& name, DType dtype, int ndim, std::span<co
   }
   if (ndim < 1 || ndim > kMaxDims) fail(Code::InvalidArgument, "variable '", name, "': ndim = ", ndim, " must be 1..", kMaxDims);
   impl_->call_all<Message<Op::Define>>({name, dtype, ndim, box, options.reorg, options.layouts});
-  impl_->remember(name, {dtype, box});
+  impl_->remember(name, {dtype, box, ndim});
+}
+
+VariableDefinition Client::definition(const std::string& var) {
+  const Impl::VarInfo info = impl_->var_info(var);
+  return {info.dtype, info.ndim, info.shape};
 }
 
 void Client::put(const std::string& var, std::uint64_t version, const Box& box, const void* data, std::size_t bytes,

@@ -31,6 +31,7 @@ struct Client::Impl {
   struct VarInfo {
     DType dtype;
     std::optional<Box> shape;
+    int ndim = 0;
   };
 
   std::unique_ptr<net::Endpoint> endpoint;

@@ -1,0 +1,500 @@
+// cove.Client: the C++ client, with what Python needs on top of it. The
+// arrays of put_local pieces and of puts in flight are held here (a strong
+// reference, a buffer export and a weak reference, so that numpy refuses
+// to resize them) until release() or completion; every blocking call runs
+// with the GIL released.
+#include "python/arrays.hpp"
+#include "python/bindings.hpp"
+
+#include "core/fail.hpp"
+
+#include <cove/client.hpp>
+
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace cove::python {
+
+using detail::fail;
+
+namespace {
+
+Box region_of(const std::vector<Index>& start, const std::vector<Index>& count) {
+  if (start.size() != count.size())
+    fail(Code::InvalidArgument, "start has ", start.size(), " dimensions but the ", count.size() == 0 ? "array" : "count",
+         " has ", count.size());
+  return Box::from_start_count(start, count);
+}
+
+// Keeps an array's memory where it is: the object, a buffer export (a
+// bytearray or array.array cannot resize under it) and a weak reference
+// (numpy refuses to resize an array that has one, even with refcheck=False).
+struct Pin {
+  nb::object owner, view, weak;
+  explicit Pin(nb::object o) : owner(std::move(o)) {
+    PyObject* v = PyMemoryView_FromObject(owner.ptr());
+    if (v) view = nb::steal(v); else PyErr_Clear();
+    PyObject* w = PyWeakref_NewRef(owner.ptr(), nullptr);
+    if (w) weak = nb::steal(w); else PyErr_Clear();
+  }
+};
+
+// A put_async in flight and the array it reads.
+struct AsyncPut {
+  PutHandle handle;
+  std::optional<Pin> pin;
+};
+
+// A Python object that may be dropped on a thread without the GIL (the
+// subscription thread's copy of the callback).
+struct GilObject {
+  PyObject* obj;
+  explicit GilObject(nb::handle h) : obj(h.inc_ref().ptr()) {}
+  GilObject(const GilObject&) = delete;
+  GilObject& operator=(const GilObject&) = delete;
+  ~GilObject() {
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) return;  // the interpreter is gone: leak rather than crash
+    nb::gil_scoped_acquire gil;
+    Py_DECREF(obj);
+  }
+};
+
+class PySubscription;
+std::set<PySubscription*> live_subscriptions;  // under the GIL
+
+class PySubscription {
+ public:
+  explicit PySubscription(Subscription s) : sub_(std::move(s)) { live_subscriptions.insert(this); }
+  ~PySubscription() {
+    live_subscriptions.erase(this);
+    cancel();
+  }
+  PySubscription(const PySubscription&) = delete;
+  PySubscription& operator=(const PySubscription&) = delete;
+  // Waits for a running callback, which needs the GIL: released meanwhile.
+  void cancel() {
+    nb::gil_scoped_release nogil;
+    sub_.cancel();
+  }
+
+ private:
+  Subscription sub_;
+};
+
+class PyClient {
+ public:
+  explicit PyClient(Client c) : client_(std::move(c)) {}
+  ~PyClient() { close(); }
+  PyClient(const PyClient&) = delete;
+  PyClient& operator=(const PyClient&) = delete;
+
+  Client& client() {
+    if (!client_) fail(Code::InvalidArgument, "this client is closed");
+    return *client_;
+  }
+
+  // Waits for puts in flight, releases the put_local pieces (each waits for
+  // its readers), then disconnects; the arrays are let go only after that.
+  void close() {
+    if (!client_) return;
+    std::vector<PutHandle> in_flight;
+    for (auto& p : pending_) in_flight.push_back(p->handle);
+    std::vector<std::tuple<std::string, std::uint64_t, Box>> pieces;
+    for (auto& [key, held] : local_) pieces.emplace_back(std::get<0>(key), std::get<1>(key), held.box);
+    {
+      std::optional<Client> last = std::move(client_);
+      client_.reset();
+      nb::gil_scoped_release nogil;
+      for (auto& h : in_flight) {
+        try {
+          h.wait();
+        } catch (...) {
+        }
+      }
+      for (auto& [var, version, box] : pieces) {
+        try {
+          last->release(var, version, box);
+        } catch (...) {
+          // The connection is closing: the servers drop its pieces anyway.
+        }
+      }
+      last.reset();
+    }
+    local_.clear();
+    pending_.clear();
+  }
+
+  DType dtype_for(const std::string& var, DType given, const char* what) {
+    VariableDefinition def;
+    {
+      nb::gil_scoped_release nogil;
+      def = client().definition(var);
+    }
+    if (!(def.dtype == given))
+      fail(Code::InvalidArgument, what, " has dtype ", given.name(), " but variable '", var, "' holds ", def.dtype.name());
+    return def.dtype;
+  }
+
+  void put(const std::string& var, std::uint64_t version, const std::vector<Index>& start, nb::handle array) {
+    const ArrayView a = import_array(array, false, "array");
+    const Box box = region_of(start, a.shape);
+    dtype_for(var, a.dtype, "array");
+    nb::gil_scoped_release nogil;
+    client().put(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
+  }
+
+  void put_local(const std::string& var, std::uint64_t version, const std::vector<Index>& start, nb::handle array) {
+    const ArrayView a = import_array(array, false, "array");
+    const Box box = region_of(start, a.shape);
+    dtype_for(var, a.dtype, "array");
+    const auto key = std::make_tuple(var, version, box.to_string());
+    if (local_.count(key))
+      fail(Code::AlreadyExists, "put_local of '", var, "' version ", version, " region ", box.to_string(),
+           " is held already; release() it first");
+    local_.emplace(key, Held{box, Pin(a.owner)});
+    try {
+      nb::gil_scoped_release nogil;
+      client().put_local(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
+    } catch (...) {
+      local_.erase(key);
+      throw;
+    }
+  }
+
+  std::size_t release(const std::string& var, std::uint64_t version, const std::vector<Index>& start,
+                      const std::vector<Index>& count) {
+    const Box box = region_of(start, count);
+    std::size_t dropped = 0;
+    {
+      nb::gil_scoped_release nogil;
+      dropped = client().release(var, version, box);
+    }
+    local_.erase(std::make_tuple(var, version, box.to_string()));  // no reader copies from it now
+    return dropped;
+  }
+
+  std::shared_ptr<AsyncPut> put_async(const std::string& var, std::uint64_t version, const std::vector<Index>& start,
+                                      nb::handle array) {
+    forget_finished();
+    const ArrayView a = import_array(array, false, "array");
+    const Box box = region_of(start, a.shape);
+    dtype_for(var, a.dtype, "array");
+    auto p = std::make_shared<AsyncPut>();
+    p->pin.emplace(a.owner);
+    {
+      nb::gil_scoped_release nogil;
+      p->handle = client().put_async(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
+    }
+    pending_.push_back(p);  // the array stays pinned until the put ends, handle or no handle
+    return p;
+  }
+
+  nb::object get(const std::string& var, std::optional<std::uint64_t> version, const std::vector<Index>& start,
+                 const std::vector<Index>& count, nb::handle dtype, nb::handle out, const std::string& order,
+                 std::optional<double> timeout, std::uint64_t* got) {
+    const Box box = region_of(start, count);
+    const std::int64_t ms = timeout_ms(timeout);
+    VariableDefinition def;
+    {
+      nb::gil_scoped_release nogil;
+      def = client().definition(var);
+    }
+    nb::object result, converted_to;
+    ArrayView target;
+    if (!out.is_none()) {
+      if (!dtype.is_none()) fail(Code::InvalidArgument, "give dtype or out, not both (out's dtype is the one read)");
+      target = import_array(out, true, "out");
+      if (!(target.dtype == def.dtype))
+        fail(Code::InvalidArgument, "out has dtype ", target.dtype.name(), " but variable '", var, "' holds ",
+             def.dtype.name());
+      if (target.shape != count) {
+        std::string shape, want;
+        for (Index e : target.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(e);
+        for (Index e : count) want += (want.empty() ? "" : ", ") + std::to_string(e);
+        fail(Code::InvalidArgument, "out has shape (", shape, ") but count is (", want, ")");
+      }
+      result = nb::borrow(out);
+    } else {
+      if (order != "C" && order != "F") fail(Code::InvalidArgument, "order = '", order, "' must be 'C' or 'F'");
+      if (!dtype.is_none()) {
+        const DType wanted = dtype_of(dtype);
+        if (!(wanted == def.dtype)) converted_to = numpy_dtype(wanted);
+      }
+      nb::list shape;
+      for (Index e : count) shape.append(e);
+      nb::object empty = nb::module_::import_("numpy").attr("empty");
+      result = empty(nb::tuple(shape), "dtype"_a = numpy_dtype(def.dtype), "order"_a = order);
+      target = import_array(result, true, "result");
+    }
+    std::uint64_t v = version.value_or(0);
+    {
+      nb::gil_scoped_release nogil;
+      if (version)
+        client().get(var, *version, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
+      else
+        v = client().get_latest(var, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
+    }
+    if (got) *got = v;
+    if (converted_to.is_valid()) result = result.attr("astype")(converted_to, "order"_a = order);
+    return result;
+  }
+
+  std::unique_ptr<PySubscription> subscribe(const std::string& var, std::pair<std::vector<Index>, std::vector<Index>> region,
+                                            nb::handle callback) {
+    if (!PyCallable_Check(callback.ptr()))
+      throw nb::type_error(("callback must be callable, not " + std::string(nb::type_name(callback.type()).c_str())).c_str());
+    const Box box = region_of(region.first, region.second);
+    auto fn = std::make_shared<GilObject>(callback);
+    auto call = [fn](const std::string& name, std::uint64_t version) {
+      if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+      nb::gil_scoped_acquire gil;
+      try {
+        nb::handle(fn->obj)(name, version);
+      } catch (nb::python_error& e) {
+        // The callback's own exception: reported with its traceback, and
+        // the subscription goes on.
+        e.discard_as_unraisable("cove: subscription callback");
+      } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        PyErr_WriteUnraisable(fn->obj);
+      }
+    };
+    Subscription sub;
+    {
+      nb::gil_scoped_release nogil;
+      sub = client().subscribe(var, box, call);
+    }
+    return std::make_unique<PySubscription>(std::move(sub));
+  }
+
+  std::size_t held_locally() const { return local_.size(); }
+
+  std::size_t pending_puts() {
+    forget_finished();
+    return pending_.size();
+  }
+
+ private:
+  struct Held {
+    Box box;
+    Pin pin;
+  };
+  void forget_finished() {
+    std::erase_if(pending_, [](const std::shared_ptr<AsyncPut>& p) { return p->handle.test(); });
+  }
+
+  std::optional<Client> client_;
+  std::map<std::tuple<std::string, std::uint64_t, std::string>, Held> local_;
+  std::vector<std::shared_ptr<AsyncPut>> pending_;
+};
+
+}  // namespace
+
+void bind_client(nb::module_& m) {
+  nb::class_<AsyncPut>(m, "PutHandle", "The completion of a put_async(); the client keeps its array until it ends.")
+      .def("test", [](AsyncPut& p) { return p.handle.test(); }, "True once the put has ended (done or failed); never blocks.")
+      .def(
+          "wait",
+          [](AsyncPut& p) {
+            PutHandle h = p.handle;
+            nb::gil_scoped_release nogil;
+            h.wait();
+          },
+          "Blocks until the put has ended; raises what the put raised.");
+
+  nb::class_<PySubscription>(m, "Subscription",
+                             "A standing interest in a region (Client.subscribe). A context manager: leaving it cancels.")
+      .def("cancel", &PySubscription::cancel,
+           "Stops the callbacks; waits for a running one to return (do not call it from inside the callback).")
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__exit__", [](PySubscription& s, nb::args) { s.cancel(); });
+
+  m.def("_cancel_all_subscriptions", [] {
+    for (auto* s : std::vector<PySubscription*>(live_subscriptions.begin(), live_subscriptions.end())) s->cancel();
+  });
+
+  nb::class_<PyClient>(m, "Client", "A connection to a Cove server group; see cove.connect().")
+      .def_static(
+          "_connect",
+          [](const std::string& target, std::optional<double> timeout, const std::string& secret, bool group_started) {
+            ConnectOptions o;
+            o.timeout_ms = timeout_ms(timeout, "connect timeout");
+            o.secret = secret;
+            o.group_started = group_started;
+            std::optional<Client> c;
+            {
+              nb::gil_scoped_release nogil;
+              c = Client::connect(target, o);
+            }
+            return std::make_unique<PyClient>(std::move(*c));
+          },
+          "target"_a, "timeout"_a.none(), "secret"_a, "group_started"_a)
+      .def("close", &PyClient::close,
+           "Waits for puts in flight, releases this client's put_local pieces (waiting for their readers) and "
+           "disconnects. Idempotent; the client is unusable afterwards.")
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__exit__", [](PyClient& c, nb::args) { c.close(); })
+      .def(
+          "define",
+          [](PyClient& c, const std::string& name, nb::handle dtype, std::optional<std::vector<Index>> shape,
+             std::optional<int> ndim, std::optional<std::string> reorg, std::optional<std::vector<std::string>> layouts) {
+            const DType dt = dtype_of(dtype);
+            if (!shape && !ndim) fail(Code::InvalidArgument, "define('", name, "'): give shape or ndim");
+            const int n = ndim ? *ndim : static_cast<int>(shape->size());
+            VariableOptions o;
+            if (reorg) o.reorg = parse_reorg(*reorg);
+            if (layouts)
+              for (const auto& l : *layouts) o.layouts.push_back(Layout::parse(l));
+            std::vector<Index> extents = shape.value_or(std::vector<Index>{});
+            nb::gil_scoped_release nogil;
+            c.client().define(name, dt, n, extents, o);
+          },
+          "name"_a, "dtype"_a, "shape"_a = nb::none(), nb::kw_only(), "ndim"_a = nb::none(), "reorg"_a = nb::none(),
+          "layouts"_a = nb::none())
+      .def("put", &PyClient::put, "var"_a, "version"_a, "start"_a, "array"_a)
+      .def("put_local", &PyClient::put_local, "var"_a, "version"_a, "start"_a, "array"_a)
+      .def("release", &PyClient::release, "var"_a, "version"_a, "start"_a, "count"_a)
+      .def("put_async", &PyClient::put_async, "var"_a, "version"_a, "start"_a, "array"_a)
+      .def(
+          "get",
+          [](PyClient& c, const std::string& var, std::uint64_t version, const std::vector<Index>& start,
+             const std::vector<Index>& count, nb::handle dtype, nb::handle out, const std::string& order,
+             std::optional<double> timeout) { return c.get(var, version, start, count, dtype, out, order, timeout, nullptr); },
+          "var"_a, "version"_a, "start"_a, "count"_a, "dtype"_a = nb::none(), "out"_a = nb::none(), "order"_a = "C",
+          "timeout"_a = nb::none())
+      .def(
+          "get_latest",
+          [](PyClient& c, const std::string& var, const std::vector<Index>& start, const std::vector<Index>& count,
+             nb::handle dtype, nb::handle out, const std::string& order, std::optional<double> timeout) {
+            std::uint64_t v = 0;
+            nb::object a = c.get(var, std::nullopt, start, count, dtype, out, order, timeout, &v);
+            return nb::make_tuple(v, a);
+          },
+          "var"_a, "start"_a, "count"_a, "dtype"_a = nb::none(), "out"_a = nb::none(), "order"_a = "C",
+          "timeout"_a = nb::none())
+      .def("subscribe", &PyClient::subscribe, "var"_a, "region"_a, "callback"_a)
+      .def(
+          "put_meta",
+          [](PyClient& c, const std::string& name, std::uint64_t version, nb::handle data) {
+            Py_buffer view;
+            if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
+              PyErr_Clear();
+              throw nb::type_error(("metadata must be bytes or a contiguous buffer, not " +
+                                    std::string(nb::type_name(data.type()).c_str()))
+                                       .c_str());
+            }
+            std::vector<std::byte> bytes(static_cast<const std::byte*>(view.buf),
+                                         static_cast<const std::byte*>(view.buf) + view.len);
+            PyBuffer_Release(&view);
+            nb::gil_scoped_release nogil;
+            c.client().put_meta(name, version, bytes);
+          },
+          "name"_a, "version"_a, "data"_a)
+      .def(
+          "_get_meta",
+          [](PyClient& c, const std::string& name, int mode, std::uint64_t version, std::optional<double> timeout) {
+            const std::int64_t ms = timeout_ms(timeout);
+            Metadata md;
+            {
+              nb::gil_scoped_release nogil;
+              md = mode == 0 ? c.client().get_meta(name, version, ms)
+                             : mode == 1 ? c.client().get_meta_next(name, version, ms) : c.client().get_meta_latest(name, ms);
+            }
+            return std::make_pair(md.version, nb::bytes(reinterpret_cast<const char*>(md.data.data()), md.data.size()));
+          },
+          "name"_a, "mode"_a, "version"_a, "timeout"_a.none())
+      .def(
+          "definition",
+          [](PyClient& c, const std::string& var) {
+            VariableDefinition d;
+            {
+              nb::gil_scoped_release nogil;
+              d = c.client().definition(var);
+            }
+            nb::object shape = nb::none();
+            if (d.shape) {
+              nb::list l;
+              for (Index e : d.shape->count()) l.append(e);
+              shape = nb::tuple(l);
+            }
+            return nb::make_tuple(numpy_dtype(d.dtype), d.ndim, shape);
+          },
+          "var"_a)
+      .def(
+          "latest",
+          [](PyClient& c, const std::string& var) {
+            nb::gil_scoped_release nogil;
+            return c.client().latest(var);
+          },
+          "var"_a)
+      .def(
+          "remove",
+          [](PyClient& c, const std::string& var, std::uint64_t version) {
+            nb::gil_scoped_release nogil;
+            c.client().remove(var, version);
+          },
+          "var"_a, "version"_a)
+      .def(
+          "undefine",
+          [](PyClient& c, const std::string& var) {
+            nb::gil_scoped_release nogil;
+            return c.client().undefine(var);
+          },
+          "var"_a)
+      .def("list",
+           [](PyClient& c) {
+             nb::gil_scoped_release nogil;
+             return c.client().list();
+           })
+      .def("stat",
+           [](PyClient& c) {
+             nb::gil_scoped_release nogil;
+             return c.client().stat();
+           })
+      .def("stat_each",
+           [](PyClient& c) {
+             nb::gil_scoped_release nogil;
+             return c.client().stat_each();
+           })
+      .def("stop_server",
+           [](PyClient& c) {
+             nb::gil_scoped_release nogil;
+             c.client().stop_server();
+           })
+      .def_prop_ro("servers", [](PyClient& c) { return c.client().servers(); })
+      .def_prop_ro("address", [](PyClient& c) { return c.client().address(); })
+      .def_prop_ro("held_locally", &PyClient::held_locally, "How many put_local arrays this client holds until release().")
+      .def_prop_ro("pending_puts", &PyClient::pending_puts, "How many put_async calls have not ended yet.");
+
+  m.def(
+      "_resolve_target",
+      [](const std::string& target, std::optional<double> timeout) {
+        ConnectTarget t;
+        {
+          const std::int64_t ms = timeout_ms(timeout, "connect timeout");
+          nb::gil_scoped_release nogil;
+          t = Client::resolve_target(target, ms);
+        }
+        return nb::make_tuple(t.servers, t.secret, t.from_file);
+      },
+      "target"_a, "timeout"_a.none());
+}
+
+}  // namespace cove::python
