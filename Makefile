@@ -22,7 +22,7 @@ SOAK_SECONDS ?= 600
 BENCH_ARGS ?=
 WORKFLOW_ARGS ?=
 
-.PHONY: soak all setup build run bench bench-workflow bench-compare bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
+.PHONY: run-python soak all setup build run bench bench-workflow bench-compare bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
 
 all: build
 
@@ -37,6 +37,13 @@ build: setup
 
 run: build
 	@bash scripts/demo.sh --build $(BUILD)
+
+# The main job with the analysis in Python (3 mpi4py ranks, numpy, a
+# matplotlib PNG every 5 steps in $(BUILD)/heat-plots), the package
+# installed into $(BUILD)/venv by `pip install .` (docs/python.md).
+run-python: build
+	@$(BUILD)/venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
+	@bash scripts/demo.sh --build $(BUILD) --python $(CURDIR)/$(BUILD)/venv/bin/python --plots $(BUILD)/heat-plots
 
 bench: build
 	$(BUILD)/bench/cove-core-bench --csv $(BUILD)/core_bench.csv

@@ -7,17 +7,22 @@
 #     statistics and checks its checksum against the simulation's own.
 # Prints the analysis table, the servers' view (cove ls / cove stat) and a
 # final verified / FAILED line; stops the servers and leaves no process behind.
+# With --python, the analysis is the Python one (examples/03_python_analysis:
+# mpi4py, numpy, and matplotlib PNGs in --plots DIR), run by that interpreter,
+# which must import cove (pip install ., or PYTHONPATH=BUILD/python).
 #
-#   demo.sh [--build DIR] [--n CELLS_PER_SIDE] [--steps STEPS]
+#   demo.sh [--build DIR] [--n CELLS_PER_SIDE] [--steps STEPS] [--python PYTHON [--plots DIR]]
 set -euo pipefail
 
-build=build n=48 steps=10
+build=build n=48 steps=10 python="" plots=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --n) n=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
-    *) echo "usage: $0 [--build DIR] [--n N] [--steps S]" >&2; exit 2 ;;
+    --python) python=$2; shift 2 ;;
+    --plots) plots=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--n N] [--steps S] [--python PYTHON [--plots DIR]]" >&2; exit 2 ;;
   esac
 done
 bin=$(cd "$build" && pwd)
@@ -55,8 +60,14 @@ for _ in $(seq 200); do
 done
 [ -f "$COVE_CONNECT" ] || { echo "demo: the servers did not start"; cat "$work/servers.log"; exit 1; }
 
-echo "== simulation on 4 ranks, analysis on 3 ranks: ${n}^3 cells, $steps steps"
-"${mpirun[@]}" -n 3 "$examples/heat-analysis" --n "$n" --steps "$steps" > "$work/analysis.out" 2>&1 &
+analysis=("$examples/heat-analysis" --n "$n" --steps "$steps")
+if [ -n "$python" ]; then
+  here=$(cd "$(dirname "$0")/.." && pwd)
+  analysis=("$python" "$here/examples/03_python_analysis/analysis.py" --n "$n" --steps "$steps")
+  [ -n "$plots" ] && analysis+=(--plots "$plots")
+fi
+echo "== simulation on 4 ranks, ${python:+Python }analysis on 3 ranks: ${n}^3 cells, $steps steps"
+"${mpirun[@]}" -n 3 "${analysis[@]}" > "$work/analysis.out" 2>&1 &
 analysis=$!
 sim_status=0
 "${mpirun[@]}" -n 4 "$examples/heat-simulation" --n "$n" --steps "$steps" || sim_status=$?

@@ -21,6 +21,16 @@ constexpr int kDlpackCudaHost = 3;
 
 std::string type_of(nb::handle obj) { return nb::type_name(obj.type()).c_str(); }
 
+// str(obj), for messages.
+std::string text_of(nb::handle obj) {
+  nb::object s = nb::steal(PyObject_Str(obj.ptr()));
+  if (!s.is_valid()) {
+    PyErr_Clear();
+    return "?";
+  }
+  return nb::cast<std::string>(s);
+}
+
 [[noreturn]] void device_array(nb::handle obj, const char* what) {
   throw nb::type_error((std::string(what) + ": a " + type_of(obj) +
                         " in device (GPU) memory; the Python binding takes host arrays only for now "
@@ -73,7 +83,7 @@ DType dtype_from_dlpack(nb::dlpack::dtype t, nb::handle obj, const char* what) {
         break;
     }
   }
-  std::string described = nb::hasattr(obj, "dtype") ? nb::str(obj.attr("dtype")).c_str()
+  std::string described = nb::hasattr(obj, "dtype") ? text_of(obj.attr("dtype"))
                                                      : "code " + std::to_string(t.code) + ", " + std::to_string(t.bits) + " bits";
   fail(Code::InvalidArgument, what, ": dtype ", described,
        " is not one Cove knows (bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
@@ -163,7 +173,7 @@ ArrayView import_array(nb::handle obj, bool writable, const char* what) {
   if (nb::hasattr(source, "dtype") && nb::hasattr(source, "shape")) {
     if (writable && nb::hasattr(source, "flags") && !nb::cast<bool>(source.attr("flags").attr("writeable")))
       fail(Code::InvalidArgument, what, " is read-only");
-    fail(Code::InvalidArgument, what, ": dtype ", nb::str(source.attr("dtype")).c_str(),
+    fail(Code::InvalidArgument, what, ": dtype ", text_of(source.attr("dtype")),
          " is not one Cove knows (bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
   }
   throw nb::type_error((std::string(what) + " must be an array (buffer protocol, __array_interface__ or DLPack), not " +
@@ -176,13 +186,13 @@ DType dtype_of(nb::handle dtype_like) {
   try {
     dt = nb::module_::import_("numpy").attr("dtype")(dtype_like);
   } catch (const nb::python_error& e) {
-    fail(Code::InvalidArgument, "dtype ", nb::str(dtype_like).c_str(), " is not a dtype: ", e.what());
+    fail(Code::InvalidArgument, "dtype ", text_of(dtype_like), " is not a dtype: ", e.what());
   }
   const std::string name = nb::cast<std::string>(dt.attr("str"));
   try {
     return DType::parse(name);
   } catch (const Error&) {
-    fail(Code::InvalidArgument, "dtype ", nb::str(dt).c_str(), " ('", name,
+    fail(Code::InvalidArgument, "dtype ", text_of(dt), " ('", name,
          "') is not one Cove knows (bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128, "
          "or opaque 'V<size>')");
   }
