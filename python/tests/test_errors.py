@@ -74,3 +74,19 @@ def test_already_exists():
     with cove.Server(transport="inproc://py-twice"):
         with pytest.raises(cove.AlreadyExists):
             cove.Server(transport="inproc://py-twice")
+
+
+def test_stubs_name_what_the_module_has():
+    import ast
+    import pathlib
+
+    stub = ast.parse((pathlib.Path(cove.__file__).parent / "__init__.pyi").read_text())
+    for node in stub.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            assert hasattr(cove, node.name), node.name
+        if isinstance(node, ast.ClassDef) and node.name in ("Client", "Server", "PutHandle", "Subscription"):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    assert hasattr(getattr(cove, node.name), item.name), f"{node.name}.{item.name}"
+    for name in cove.__all__:
+        assert any(getattr(n, "name", None) == name for n in stub.body), f"{name} is missing from the stubs"

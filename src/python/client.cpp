@@ -368,17 +368,26 @@ void bind_client(nb::module_& m) {
           },
           "name"_a, "dtype"_a, "shape"_a = nb::none(), nb::kw_only(), "ndim"_a = nb::none(), "reorg"_a = nb::none(),
           "layouts"_a = nb::none())
-      .def("put", &PyClient::put, "var"_a, "version"_a, "start"_a, "array"_a)
-      .def("put_local", &PyClient::put_local, "var"_a, "version"_a, "start"_a, "array"_a)
-      .def("release", &PyClient::release, "var"_a, "version"_a, "start"_a, "count"_a)
-      .def("put_async", &PyClient::put_async, "var"_a, "version"_a, "start"_a, "array"_a)
+      .def("put", &PyClient::put, "var"_a, "version"_a, "start"_a, "array"_a,
+           "Stores a copy of `array` (any dense axis order) at `start`; the array may be reused on return.")
+      .def("put_local", &PyClient::put_local, "var"_a, "version"_a, "start"_a, "array"_a,
+           "Indexes `array` where it is: readers copy from it. The client holds it (it cannot be resized) until "
+           "release().")
+      .def("release", &PyClient::release, "var"_a, "version"_a, "start"_a, "count"_a,
+           "Withdraws a put_local piece once no reader copies from it; returns the pieces the servers dropped.")
+      .def("put_async", &PyClient::put_async, "var"_a, "version"_a, "start"_a, "array"_a,
+           "Like put() but returns a PutHandle at once; the client keeps the array until the put ends.")
       .def(
           "get",
           [](PyClient& c, const std::string& var, std::uint64_t version, const std::vector<Index>& start,
              const std::vector<Index>& count, nb::handle dtype, nb::handle out, const std::string& order,
              std::optional<double> timeout) { return c.get(var, version, start, count, dtype, out, order, timeout, nullptr); },
           "var"_a, "version"_a, "start"_a, "count"_a, "dtype"_a = nb::none(), "out"_a = nb::none(), "order"_a = "C",
-          "timeout"_a = nb::none())
+          "timeout"_a = nb::none(),
+          "The region (start, count) of `version` as a new numpy array in `order` ('C' or 'F'), converted to "
+          "`dtype` if given; or written into `out` (its dtype the variable's, its shape `count`, any dense axis "
+          "order). timeout in seconds: 0 answers at once (NotFound if not covered), None waits as long as it "
+          "takes, else Timeout after it.")
       .def(
           "get_latest",
           [](PyClient& c, const std::string& var, const std::vector<Index>& start, const std::vector<Index>& count,
@@ -388,8 +397,11 @@ void bind_client(nb::module_& m) {
             return nb::make_tuple(v, a);
           },
           "var"_a, "start"_a, "count"_a, "dtype"_a = nb::none(), "out"_a = nb::none(), "order"_a = "C",
-          "timeout"_a = nb::none())
-      .def("subscribe", &PyClient::subscribe, "var"_a, "region"_a, "callback"_a)
+          "timeout"_a = nb::none(), "(version, array): get() of the newest version covering the region.")
+      .def("subscribe", &PyClient::subscribe, "var"_a, "region"_a, "callback"_a,
+           "Calls callback(var, version), with the GIL, on the subscription's thread, for new versions covering "
+           "region = (start, count). An exception in the callback is reported through sys.unraisablehook and the "
+           "subscription goes on.")
       .def(
           "put_meta",
           [](PyClient& c, const std::string& name, std::uint64_t version, nb::handle data) {
@@ -406,7 +418,7 @@ void bind_client(nb::module_& m) {
             nb::gil_scoped_release nogil;
             c.client().put_meta(name, version, bytes);
           },
-          "name"_a, "version"_a, "data"_a)
+          "name"_a, "version"_a, "data"_a, "Stores a small blob (bytes or any contiguous buffer, at most 1 MiB).")
       .def(
           "_get_meta",
           [](PyClient& c, const std::string& name, int mode, std::uint64_t version, std::optional<double> timeout) {

@@ -1,0 +1,170 @@
+"""Type stubs of the package cove (docs/python.md)."""
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+# An array by the buffer protocol, __array_interface__ or DLPack, in host memory.
+ArrayLike = Any
+DTypeLike = npt.DTypeLike
+Index = Sequence[int]
+
+class Error(Exception):
+    """A Cove call failed; ``code`` and ``status`` say how."""
+    code: int
+    status: str
+
+class InvalidArgument(Error, ValueError): ...
+class OutOfRange(Error, ValueError): ...
+class Overflow(Error, OverflowError): ...
+class NotFound(Error, LookupError): ...
+class AlreadyExists(Error): ...
+class Timeout(Error, TimeoutError): ...
+class NoMemory(Error, MemoryError): ...
+class Unavailable(Error, ConnectionError): ...
+class Protocol(Error): ...
+class Unsupported(Error): ...
+class Cancelled(Error): ...
+class Internal(Error): ...
+class PermissionDenied(Error, PermissionError): ...
+
+class Metadata(NamedTuple):
+    """A metadata blob and its version."""
+    version: int
+    data: bytes
+
+class ReplicaInfo:
+    start: Tuple[int, ...]
+    count: Tuple[int, ...]
+    layout: str
+    bytes: int
+    ready: bool
+
+class PieceInfo:
+    start: Tuple[int, ...]
+    count: Tuple[int, ...]
+    bytes: int
+    holder: str
+    on_server: bool
+    replicas: list[ReplicaInfo]
+    copy: str
+
+class VersionInfo:
+    version: int
+    pieces: list[PieceInfo]
+
+class VariableInfo:
+    name: str
+    dtype: str
+    ndim: int
+    shape: Optional[Tuple[int, ...]]
+    versions: list[VersionInfo]
+    reorg: Optional[str]
+    layouts: list[str]
+
+class ServerStats:
+    variables: int
+    versions: int
+    pieces: int
+    owned_bytes: int
+    local_bytes: int
+    memory_budget: int
+    requests: int
+    bytes_in: int
+    bytes_out: int
+    replicas: int
+    replica_bytes: int
+    reorganizations: int
+    replica_answers: int
+    patterns: int
+    metadata: int
+    metadata_bytes: int
+    lost_pieces: int
+    replication: int
+    copies: int
+    copy_bytes: int
+    single_copies: int
+    moved_pieces: int
+    lost_members: int
+    parked_gets: int
+    clients: int
+    uptime_ms: int
+    reachable: bool
+
+class PutHandle:
+    """The completion of a put_async(); the client keeps its array until the put ends."""
+    def test(self) -> bool:
+        """True once the put has ended (done or failed); never blocks."""
+    def wait(self) -> None:
+        """Blocks until the put has ended; raises what the put raised."""
+
+class Subscription:
+    """A standing interest in a region; a context manager whose exit cancels it."""
+    def cancel(self) -> None:
+        """Stops the callbacks; waits for a running one (not from inside the callback). Idempotent."""
+    def __enter__(self) -> "Subscription": ...
+    def __exit__(self, *args: Any) -> None: ...
+
+class Client:
+    """A connection to a Cove server group (cove.connect). Thread-safe; a context manager whose exit closes it."""
+    servers: list[str]
+    address: str
+    held_locally: int
+    pending_puts: int
+    def close(self) -> None:
+        """Waits for puts in flight, releases put_local pieces (after their readers) and disconnects."""
+    def __enter__(self) -> "Client": ...
+    def __exit__(self, *args: Any) -> None: ...
+    def define(self, name: str, dtype: DTypeLike, shape: Optional[Index] = None, *, ndim: Optional[int] = None,
+               reorg: Optional[str] = None, layouts: Optional[Sequence[str]] = None) -> None:
+        """Defines a variable (again with the same definition: no-op; another: InvalidArgument)."""
+    def definition(self, var: str) -> Tuple[np.dtype, int, Optional[Tuple[int, ...]]]:
+        """(dtype, ndim, shape or None) of a variable. NotFound."""
+    def put(self, var: str, version: int, start: Index, array: ArrayLike) -> None:
+        """Stores a copy of `array` (any dense axis order) at `start`; the array may be reused on return."""
+    def put_local(self, var: str, version: int, start: Index, array: ArrayLike) -> None:
+        """Indexes `array` where it is: readers copy from it. Held (and not resizable) until release()."""
+    def release(self, var: str, version: int, start: Index, count: Index) -> int:
+        """Withdraws a put_local piece once no reader copies from it; returns the pieces dropped."""
+    def put_async(self, var: str, version: int, start: Index, array: ArrayLike) -> PutHandle:
+        """Like put() but returns at once; the array is kept until the put ends."""
+    def get(self, var: str, version: int, start: Index, count: Index, dtype: Optional[DTypeLike] = None,
+            out: Optional[ArrayLike] = None, order: str = "C", timeout: Optional[float] = None) -> np.ndarray:
+        """The region of `version` as a numpy array in `order` ('C' or 'F'), converted to `dtype` if given,
+        or written into `out`. timeout in seconds: 0 answers at once (NotFound), None waits as long as it takes."""
+    def get_latest(self, var: str, start: Index, count: Index, dtype: Optional[DTypeLike] = None,
+                   out: Optional[ArrayLike] = None, order: str = "C",
+                   timeout: Optional[float] = None) -> Tuple[int, np.ndarray]:
+        """(version, array) of the newest version covering the region."""
+    def subscribe(self, var: str, region: Tuple[Index, Index],
+                  callback: Callable[[str, int], Any]) -> Subscription:
+        """Calls callback(var, version), with the GIL, on the subscription's thread, for new versions covering
+        region = (start, count). An exception in it is reported (sys.unraisablehook) and the subscription goes on."""
+    def put_meta(self, name: str, version: int, data: Union[bytes, bytearray, memoryview, ArrayLike]) -> None:
+        """Stores a small blob (at most 1 MiB) as version `version` of `name`."""
+    def get_meta(self, name: str, version: int, timeout: Optional[float] = None) -> Metadata: ...
+    def get_meta_next(self, name: str, after: int, timeout: Optional[float] = None) -> Metadata: ...
+    def get_meta_latest(self, name: str, timeout: Optional[float] = None) -> Metadata: ...
+    def latest(self, var: str) -> Optional[int]: ...
+    def remove(self, var: str, version: int) -> None: ...
+    def undefine(self, var: str) -> int: ...
+    def list(self) -> list[VariableInfo]: ...
+    def stat(self) -> ServerStats: ...
+    def stat_each(self) -> list[Tuple[str, ServerStats]]: ...
+    def stop_server(self) -> None: ...
+
+class Server:
+    """A staging server in this process (default transport inproc: this process's clients only)."""
+    address: str
+    def __init__(self, *, transport: Optional[str] = None, memory_budget: int = 0, max_versions: int = 0,
+                 workers: int = 2, reorg: Optional[str] = None, layouts: Optional[Sequence[str]] = None) -> None: ...
+    def stats(self) -> ServerStats: ...
+    def stop(self) -> None: ...
+    def wait(self) -> None: ...
+    def __enter__(self) -> "Server": ...
+    def __exit__(self, *args: Any) -> None: ...
+
+def connect(target: Optional[str] = None, comm: Any = None, timeout: Optional[float] = 10.0,
+            secret: Optional[str] = None) -> Client:
+    """Connects to a server group: a connection file, addresses, or COVE_CONNECT. comm: an mpi4py communicator
+    for a collective connect (rank 0 reads the target; every rank gets the same outcome)."""
