@@ -195,7 +195,6 @@ contains
     integer(int64) :: which, wait, found
     integer(c_size_t) :: size
 
-    text = ""
     if (present(found_version)) found_version = 0
     how = COVE_META_EXACT
     if (present(mode)) how = mode
@@ -204,7 +203,10 @@ contains
     if (present(timeout_ms)) wait = timeout_ms
     if (how /= COVE_META_LATEST) then
       status = check_version("get_meta", name, version)
-      if (status /= COVE_OK) return
+      if (status /= COVE_OK) then
+        text = ""
+        return
+      end if
     end if
     allocate(character(256) :: text)
     ! Until the buffer holds the whole blob: a larger one, for the version found.
@@ -345,8 +347,10 @@ contains
     character(kind=c_char), pointer :: chars(:)
     integer :: i
 
-    s = ""
-    if (.not. c_associated(p)) return
+    if (.not. c_associated(p)) then
+      s = ""
+      return
+    end if
     call c_f_pointer(p, chars, [c_strlen(p)])
     allocate(character(size(chars)) :: s)
     do i = 1, size(chars)
