@@ -12,9 +12,10 @@ target_compile_options(cove_warnings INTERFACE
   $<$<COMPILE_LANG_AND_ID:C,GNU,Clang>:-Wall -Wextra -Wpedantic>)
 
 if(COVE_SANITIZE)
-  # Host code only: the CUDA plugin (nvcc) is not instrumented.
-  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=${COVE_SANITIZE}>
-                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-omit-frame-pointer>
-                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-sanitize-recover=all>)
-  add_link_options($<$<LINK_LANGUAGE:C,CXX>:-fsanitize=${COVE_SANITIZE}>)
+  # Host code only: the CUDA plugin (nvcc) is not instrumented. Fortran
+  # programs link the instrumented libcove, so they are instrumented too.
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX,Fortran>:-fsanitize=${COVE_SANITIZE}>
+                      $<$<COMPILE_LANGUAGE:C,CXX,Fortran>:-fno-omit-frame-pointer>
+                      $<$<COMPILE_LANGUAGE:C,CXX,Fortran>:-fno-sanitize-recover=all>)
+  add_link_options($<$<LINK_LANGUAGE:C,CXX,Fortran>:-fsanitize=${COVE_SANITIZE}>)
 endif()

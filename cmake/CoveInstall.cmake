@@ -9,6 +9,15 @@ install(TARGETS cove cove_c EXPORT CoveTargets
 install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_BINARY_DIR}/include/cove/export.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cove)
+# The Fortran module (cove::fortran): the library, and the .mod files, which
+# only the compiler that wrote them (its name and major version) can read.
+if(COVE_ENABLE_FORTRAN)
+  install(TARGETS cove_fortran EXPORT CoveTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(DIRECTORY ${COVE_FORTRAN_MODULE_DIR}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cove/fortran)
+endif()
 install(EXPORT CoveTargets NAMESPACE cove::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Cove)
 
