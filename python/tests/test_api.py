@@ -170,17 +170,19 @@ def test_subscription_cancel_stops_callbacks(client, field):
 
 def test_callback_that_raises_is_reported_and_the_subscription_goes_on(client, field, monkeypatch):
     client.define("t", np.float64, shape=(4, 6))
-    reported, calls, second = [], [], threading.Event()
+    reported, calls, first, second = [], [], threading.Event(), threading.Event()
     monkeypatch.setattr("sys.unraisablehook", lambda info: reported.append(info.exc_value))
 
     def callback(var, version):
         calls.append(version)
         if version == 1:
+            first.set()
             raise RuntimeError("analysis failed")
         second.set()
 
     with client.subscribe("t", ((0, 0), (4, 6)), callback):
         client.put("t", 1, (0, 0), field)
+        assert first.wait(10)
         client.put("t", 2, (0, 0), field)
         assert second.wait(10)
     assert calls == [1, 2]
