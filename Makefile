@@ -2,7 +2,7 @@
 #   make run    set up, build, and run the main job: the coupled heat-diffusion workflow
 #   make test   set up, build, and run every test, then the unit tests under ASan+UBSan,
 #               then every fuzz target over its corpus plus 10^4 new inputs
-# Also: make fuzz (every libFuzzer target for FUZZ_SECONDS each, default
+# Also: make run-python (the main job with its analysis in Python), make fuzz (every libFuzzer target for FUZZ_SECONDS each, default
 # 60), make soak (8 clients against 2 servers for SOAK_SECONDS, default
 # 600, with the servers' memory and descriptors), make bench (the benchmark programs, then bench-workflow and
 # bench-compare), make bench-workflow (the layout reorganization
@@ -48,6 +48,7 @@ run-python: build
 bench: build
 	$(BUILD)/bench/cove-core-bench --csv $(BUILD)/core_bench.csv
 	bash bench/staging_bench.sh --build $(BUILD)
+	PYTHONPATH=$(BUILD)/python $(BUILD)/venv/bin/python bench/python_bench.py --build $(BUILD) --csv $(BUILD)/python_bench.csv
 	@$(MAKE) --no-print-directory bench-workflow
 	@$(MAKE) --no-print-directory bench-compare
 
