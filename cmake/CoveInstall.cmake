@@ -9,6 +9,13 @@ install(TARGETS cove cove_c EXPORT CoveTargets
 install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_BINARY_DIR}/include/cove/export.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cove)
+if(COVE_ENABLE_KOKKOS)
+  install(TARGETS cove_kokkos EXPORT CoveTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES ${PROJECT_BINARY_DIR}/include/cove/kokkos_export.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cove)
+endif()
 install(EXPORT CoveTargets NAMESPACE cove::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Cove)
 
