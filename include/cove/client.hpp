@@ -248,9 +248,11 @@ class COVE_EXPORT Client {
   std::uint64_t get_latest(const std::string& var, const Box& region, void* data, std::size_t bytes,
                            std::int64_t timeout_ms, const Layout& layout = Layout::c(), MemorySpace memory = MemorySpace::automatic);
 
-  // Calls callback(var, version) for every version newer than those present
-  // now that fully covers `region`, in increasing order, on a thread of the
-  // subscription's own. The callback must not cancel its own subscription.
+  // Calls callback(var, version) for versions newer than those present now
+  // that fully cover `region`, in increasing order, on a thread of the
+  // subscription's own: each call reports the newest covering version after
+  // the last one reported, so versions that arrive and are superseded while
+  // a callback runs are skipped. The callback must not cancel its own subscription.
   // If waiting fails (the servers go away), the callback is called no more.
   Subscription subscribe(const std::string& var, const Box& region,
                          std::function<void(const std::string& var, std::uint64_t version)> callback);
