@@ -268,3 +268,26 @@ def test_calls_release_the_gil(client):
     stop.set()
     t.join()
     assert len(ticks) > 10
+
+
+def test_close_while_another_thread_waits(server):
+    # The waiting call keeps its own handle: close() on another thread does
+    # not pull the connection from under it.
+    c = cove.connect(server.address)
+    c.define("t", np.float64, shape=(4,))
+    outcome = []
+
+    def waiter():
+        try:
+            c.get("t", 1, (0,), (4,), timeout=1.0)
+        except cove.Error as e:
+            outcome.append(type(e))
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.2)
+    c.close()
+    t.join(10)
+    assert outcome == [cove.Timeout]
+    with pytest.raises(cove.InvalidArgument, match="closed"):
+        c.get("t", 1, (0,), (4,))

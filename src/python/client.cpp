@@ -105,7 +105,9 @@ class PyClient {
   PyClient(const PyClient&) = delete;
   PyClient& operator=(const PyClient&) = delete;
 
-  Client& client() {
+  // A copy of the handle, taken with the GIL held: a call that releases the
+  // GIL keeps its connection alive even if another thread closes meanwhile.
+  Client client() const {
     if (!client_) fail(Code::InvalidArgument, "this client is closed");
     return *client_;
   }
@@ -144,8 +146,9 @@ class PyClient {
   DType dtype_for(const std::string& var, DType given, const char* what) {
     VariableDefinition def;
     {
+      Client cl = client();
       nb::gil_scoped_release nogil;
-      def = client().definition(var);
+      def = cl.definition(var);
     }
     if (!(def.dtype == given))
       fail(Code::InvalidArgument, what, " has dtype ", given.name(), " but variable '", var, "' holds ", def.dtype.name());
@@ -156,8 +159,9 @@ class PyClient {
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
     dtype_for(var, a.dtype, "array");
+    Client cl = client();
     nb::gil_scoped_release nogil;
-    client().put(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
+    cl.put(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
   }
 
   void put_local(const std::string& var, std::uint64_t version, const std::vector<Index>& start, nb::handle array) {
@@ -170,8 +174,9 @@ class PyClient {
            " is held already; release() it first");
     local_.emplace(key, Held{box, Pin(a.owner)});
     try {
+      Client cl = client();
       nb::gil_scoped_release nogil;
-      client().put_local(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
+      cl.put_local(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
     } catch (...) {
       local_.erase(key);
       throw;
@@ -183,8 +188,9 @@ class PyClient {
     const Box box = region_of(start, count);
     std::size_t dropped = 0;
     {
+      Client cl = client();
       nb::gil_scoped_release nogil;
-      dropped = client().release(var, version, box);
+      dropped = cl.release(var, version, box);
     }
     local_.erase(std::make_tuple(var, version, box.to_string()));  // no reader copies from it now
     return dropped;
@@ -199,8 +205,9 @@ class PyClient {
     auto p = std::make_shared<AsyncPut>();
     p->pin.emplace(a.owner);
     {
+      Client cl = client();
       nb::gil_scoped_release nogil;
-      p->handle = client().put_async(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
+      p->handle = cl.put_async(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
     }
     pending_.push_back(p);  // the array stays pinned until the put ends, handle or no handle
     return p;
@@ -213,8 +220,9 @@ class PyClient {
     const std::int64_t ms = timeout_ms(timeout);
     VariableDefinition def;
     {
+      Client cl = client();
       nb::gil_scoped_release nogil;
-      def = client().definition(var);
+      def = cl.definition(var);
     }
     nb::object result, converted_to;
     ArrayView target;
@@ -245,11 +253,12 @@ class PyClient {
     }
     std::uint64_t v = version.value_or(0);
     {
+      Client cl = client();
       nb::gil_scoped_release nogil;
       if (version)
-        client().get(var, *version, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
+        cl.get(var, *version, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
       else
-        v = client().get_latest(var, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
+        v = cl.get_latest(var, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
     }
     if (got) *got = v;
     if (converted_to.is_valid()) result = result.attr("astype")(converted_to, "order"_a = order);
@@ -278,8 +287,9 @@ class PyClient {
     };
     Subscription sub;
     {
+      Client cl = client();
       nb::gil_scoped_release nogil;
-      sub = client().subscribe(var, box, call);
+      sub = cl.subscribe(var, box, call);
     }
     return std::make_unique<PySubscription>(std::move(sub));
   }
@@ -363,8 +373,9 @@ void bind_client(nb::module_& m) {
             if (layouts)
               for (const auto& l : *layouts) o.layouts.push_back(Layout::parse(l));
             std::vector<Index> extents = shape.value_or(std::vector<Index>{});
+            Client cl = c.client();
             nb::gil_scoped_release nogil;
-            c.client().define(name, dt, n, extents, o);
+            cl.define(name, dt, n, extents, o);
           },
           "name"_a, "dtype"_a, "shape"_a = nb::none(), nb::kw_only(), "ndim"_a = nb::none(), "reorg"_a = nb::none(),
           "layouts"_a = nb::none())
@@ -415,8 +426,9 @@ void bind_client(nb::module_& m) {
             std::vector<std::byte> bytes(static_cast<const std::byte*>(view.buf),
                                          static_cast<const std::byte*>(view.buf) + view.len);
             PyBuffer_Release(&view);
+            Client cl = c.client();
             nb::gil_scoped_release nogil;
-            c.client().put_meta(name, version, bytes);
+            cl.put_meta(name, version, bytes);
           },
           "name"_a, "version"_a, "data"_a, "Stores a small blob (bytes or any contiguous buffer, at most 1 MiB).")
       .def(
@@ -425,9 +437,10 @@ void bind_client(nb::module_& m) {
             const std::int64_t ms = timeout_ms(timeout);
             Metadata md;
             {
+              Client cl = c.client();
               nb::gil_scoped_release nogil;
-              md = mode == 0 ? c.client().get_meta(name, version, ms)
-                             : mode == 1 ? c.client().get_meta_next(name, version, ms) : c.client().get_meta_latest(name, ms);
+              md = mode == 0 ? cl.get_meta(name, version, ms)
+                             : mode == 1 ? cl.get_meta_next(name, version, ms) : cl.get_meta_latest(name, ms);
             }
             return std::make_pair(md.version, nb::bytes(reinterpret_cast<const char*>(md.data.data()), md.data.size()));
           },
@@ -437,8 +450,9 @@ void bind_client(nb::module_& m) {
           [](PyClient& c, const std::string& var) {
             VariableDefinition d;
             {
+              Client cl = c.client();
               nb::gil_scoped_release nogil;
-              d = c.client().definition(var);
+              d = cl.definition(var);
             }
             nb::object shape = nb::none();
             if (d.shape) {
@@ -452,43 +466,50 @@ void bind_client(nb::module_& m) {
       .def(
           "latest",
           [](PyClient& c, const std::string& var) {
+            Client cl = c.client();
             nb::gil_scoped_release nogil;
-            return c.client().latest(var);
+            return cl.latest(var);
           },
           "var"_a)
       .def(
           "remove",
           [](PyClient& c, const std::string& var, std::uint64_t version) {
-            nb::gil_scoped_release nogil;
-            c.client().remove(var, version);
+            Client cl = c.client();
+             nb::gil_scoped_release nogil;
+            cl.remove(var, version);
           },
           "var"_a, "version"_a)
       .def(
           "undefine",
           [](PyClient& c, const std::string& var) {
+            Client cl = c.client();
             nb::gil_scoped_release nogil;
-            return c.client().undefine(var);
+            return cl.undefine(var);
           },
           "var"_a)
       .def("list",
            [](PyClient& c) {
+             Client cl = c.client();
              nb::gil_scoped_release nogil;
-             return c.client().list();
+             return cl.list();
            })
       .def("stat",
            [](PyClient& c) {
+             Client cl = c.client();
              nb::gil_scoped_release nogil;
-             return c.client().stat();
+             return cl.stat();
            })
       .def("stat_each",
            [](PyClient& c) {
+             Client cl = c.client();
              nb::gil_scoped_release nogil;
-             return c.client().stat_each();
+             return cl.stat_each();
            })
       .def("stop_server",
            [](PyClient& c) {
+             Client cl = c.client();
              nb::gil_scoped_release nogil;
-             c.client().stop_server();
+             cl.stop_server();
            })
       .def_prop_ro("servers", [](PyClient& c) { return c.client().servers(); })
       .def_prop_ro("address", [](PyClient& c) { return c.client().address(); })
