@@ -2,6 +2,8 @@
 // their puts and gets (cove/kokkos.hpp).
 #include "kokkos/allocations.hpp"
 
+#include "core/fail.hpp"
+
 #include <cove/error.hpp>
 
 #include <set>
@@ -24,12 +26,7 @@ State& state() {
   return s;
 }
 
-template <class... Parts>
-[[noreturn]] void fail(Code code, const Parts&... parts) {
-  std::ostringstream message;
-  (message << ... << parts);
-  throw Error(code, message.str());
-}
+using cove::detail::fail;
 
 std::string extents_text(int rank, const std::array<Index, 8>& e) {
   std::ostringstream s;
@@ -122,11 +119,8 @@ void define(Transfer& t) {
 // Adds the view's variable, version and box to a client error (whose
 // message already starts with its code's name).
 [[noreturn]] void rethrow(const Error& e, const char* what, const Transfer& t) {
-  std::string cause = e.what();
-  const std::string prefix = std::string(code_name(e.code())) + ": ";
-  if (cause.starts_with(prefix)) cause.erase(0, prefix.size());
   fail(e.code(), what, " of variable '", t.variable, "' version ", t.version, " box ", t.box.to_string(), " (",
-       t.shape.layout.to_string(), "): ", cause);
+       t.shape.layout.to_string(), "): ", cove::detail::message_of(e));
 }
 
 void do_put(detail::Allocation& a, const std::optional<detail::ViewShape>& typed, const void* host,

@@ -62,6 +62,15 @@ struct AsyncPut {
   std::optional<Pin> pin;
 };
 
+// True once the interpreter is shutting down (threads must not take the GIL).
+bool interpreter_gone() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return !Py_IsInitialized() || Py_IsFinalizing();
+#else
+  return !Py_IsInitialized() || _Py_IsFinalizing();
+#endif
+}
+
 // A Python object that may be dropped on a thread without the GIL (the
 // subscription thread's copy of the callback).
 struct GilObject {
@@ -70,7 +79,7 @@ struct GilObject {
   GilObject(const GilObject&) = delete;
   GilObject& operator=(const GilObject&) = delete;
   ~GilObject() {
-    if (!Py_IsInitialized() || _Py_IsFinalizing()) return;  // the interpreter is gone: leak rather than crash
+    if (interpreter_gone()) return;  // the interpreter is gone: leak rather than crash
     nb::gil_scoped_acquire gil;
     Py_DECREF(obj);
   }
@@ -112,6 +121,19 @@ class PyClient {
     return *client_;
   }
 
+  // f(client) with the GIL released, on that copy: every call that may
+  // block goes through here.
+  template <class F>
+  auto call(F&& f) {
+    Client cl = client();
+    nb::gil_scoped_release nogil;
+    return f(cl);
+  }
+
+  VariableDefinition definition(const std::string& var) {
+    return call([&](Client& cl) { return cl.definition(var); });
+  }
+
   // Waits for puts in flight, releases the put_local pieces (each waits for
   // its readers), then disconnects; the arrays are let go only after that.
   void close() {
@@ -143,40 +165,31 @@ class PyClient {
     pending_.clear();
   }
 
-  DType dtype_for(const std::string& var, DType given, const char* what) {
-    VariableDefinition def;
-    {
-      Client cl = client();
-      nb::gil_scoped_release nogil;
-      def = cl.definition(var);
-    }
-    if (!(def.dtype == given))
-      fail(Code::InvalidArgument, what, " has dtype ", given.name(), " but variable '", var, "' holds ", def.dtype.name());
-    return def.dtype;
+  // InvalidArgument unless `given` is the variable's dtype.
+  void check_dtype(const std::string& var, DType given, const char* what) {
+    const DType held = definition(var).dtype;
+    if (!(held == given))
+      fail(Code::InvalidArgument, what, " has dtype ", given.name(), " but variable '", var, "' holds ", held.name());
   }
 
   void put(const std::string& var, std::uint64_t version, const std::vector<Index>& start, nb::handle array) {
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
-    dtype_for(var, a.dtype, "array");
-    Client cl = client();
-    nb::gil_scoped_release nogil;
-    cl.put(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
+    check_dtype(var, a.dtype, "array");
+    call([&](Client& cl) { cl.put(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
   }
 
   void put_local(const std::string& var, std::uint64_t version, const std::vector<Index>& start, nb::handle array) {
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
-    dtype_for(var, a.dtype, "array");
+    check_dtype(var, a.dtype, "array");
     const auto key = std::make_tuple(var, version, box.to_string());
     if (local_.count(key))
       fail(Code::AlreadyExists, "put_local of '", var, "' version ", version, " region ", box.to_string(),
            " is held already; release() it first");
     local_.emplace(key, Held{box, Pin(a.owner)});
     try {
-      Client cl = client();
-      nb::gil_scoped_release nogil;
-      cl.put_local(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
+      call([&](Client& cl) { cl.put_local(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
     } catch (...) {
       local_.erase(key);
       throw;
@@ -186,12 +199,7 @@ class PyClient {
   std::size_t release(const std::string& var, std::uint64_t version, const std::vector<Index>& start,
                       const std::vector<Index>& count) {
     const Box box = region_of(start, count);
-    std::size_t dropped = 0;
-    {
-      Client cl = client();
-      nb::gil_scoped_release nogil;
-      dropped = cl.release(var, version, box);
-    }
+    const std::size_t dropped = call([&](Client& cl) { return cl.release(var, version, box); });
     local_.erase(std::make_tuple(var, version, box.to_string()));  // no reader copies from it now
     return dropped;
   }
@@ -201,14 +209,10 @@ class PyClient {
     forget_finished();
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
-    dtype_for(var, a.dtype, "array");
+    check_dtype(var, a.dtype, "array");
     auto p = std::make_shared<AsyncPut>();
     p->pin.emplace(a.owner);
-    {
-      Client cl = client();
-      nb::gil_scoped_release nogil;
-      p->handle = cl.put_async(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host);
-    }
+    p->handle = call([&](Client& cl) { return cl.put_async(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
     pending_.push_back(p);  // the array stays pinned until the put ends, handle or no handle
     return p;
   }
@@ -218,12 +222,7 @@ class PyClient {
                  std::optional<double> timeout, std::uint64_t* got) {
     const Box box = region_of(start, count);
     const std::int64_t ms = timeout_ms(timeout);
-    VariableDefinition def;
-    {
-      Client cl = client();
-      nb::gil_scoped_release nogil;
-      def = cl.definition(var);
-    }
+    const VariableDefinition def = definition(var);
     nb::object result, converted_to;
     ArrayView target;
     if (!out.is_none()) {
@@ -251,15 +250,11 @@ class PyClient {
       result = empty(nb::tuple(shape), "dtype"_a = numpy_dtype(def.dtype), "order"_a = order);
       target = import_array(result, true, "result");
     }
-    std::uint64_t v = version.value_or(0);
-    {
-      Client cl = client();
-      nb::gil_scoped_release nogil;
-      if (version)
-        cl.get(var, *version, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
-      else
-        v = cl.get_latest(var, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
-    }
+    const std::uint64_t v = call([&](Client& cl) {
+      if (!version) return cl.get_latest(var, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
+      cl.get(var, *version, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
+      return *version;
+    });
     if (got) *got = v;
     if (converted_to.is_valid()) result = result.attr("astype")(converted_to, "order"_a = order);
     return result;
@@ -271,8 +266,8 @@ class PyClient {
       throw nb::type_error(("callback must be callable, not " + std::string(nb::type_name(callback.type()).c_str())).c_str());
     const Box box = region_of(region.first, region.second);
     auto fn = std::make_shared<GilObject>(callback);
-    auto call = [fn](const std::string& name, std::uint64_t version) {
-      if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+    auto notify = [fn](const std::string& name, std::uint64_t version) {
+      if (interpreter_gone()) return;
       nb::gil_scoped_acquire gil;
       try {
         nb::handle(fn->obj)(name, version);
@@ -285,13 +280,7 @@ class PyClient {
         PyErr_WriteUnraisable(fn->obj);
       }
     };
-    Subscription sub;
-    {
-      Client cl = client();
-      nb::gil_scoped_release nogil;
-      sub = cl.subscribe(var, box, call);
-    }
-    return std::make_unique<PySubscription>(std::move(sub));
+    return std::make_unique<PySubscription>(call([&](Client& cl) { return cl.subscribe(var, box, notify); }));
   }
 
   std::size_t held_locally() const { return local_.size(); }
@@ -372,10 +361,8 @@ void bind_client(nb::module_& m) {
             if (reorg) o.reorg = parse_reorg(*reorg);
             if (layouts)
               for (const auto& l : *layouts) o.layouts.push_back(Layout::parse(l));
-            std::vector<Index> extents = shape.value_or(std::vector<Index>{});
-            Client cl = c.client();
-            nb::gil_scoped_release nogil;
-            cl.define(name, dt, n, extents, o);
+            const std::vector<Index> extents = shape.value_or(std::vector<Index>{});
+            c.call([&](Client& cl) { cl.define(name, dt, n, extents, o); });
           },
           "name"_a, "dtype"_a, "shape"_a = nb::none(), nb::kw_only(), "ndim"_a = nb::none(), "reorg"_a = nb::none(),
           "layouts"_a = nb::none())
@@ -426,34 +413,24 @@ void bind_client(nb::module_& m) {
             std::vector<std::byte> bytes(static_cast<const std::byte*>(view.buf),
                                          static_cast<const std::byte*>(view.buf) + view.len);
             PyBuffer_Release(&view);
-            Client cl = c.client();
-            nb::gil_scoped_release nogil;
-            cl.put_meta(name, version, bytes);
+            c.call([&](Client& cl) { cl.put_meta(name, version, bytes); });
           },
           "name"_a, "version"_a, "data"_a, "Stores a small blob (bytes or any contiguous buffer, at most 1 MiB).")
       .def(
           "_get_meta",
           [](PyClient& c, const std::string& name, int mode, std::uint64_t version, std::optional<double> timeout) {
             const std::int64_t ms = timeout_ms(timeout);
-            Metadata md;
-            {
-              Client cl = c.client();
-              nb::gil_scoped_release nogil;
-              md = mode == 0 ? cl.get_meta(name, version, ms)
-                             : mode == 1 ? cl.get_meta_next(name, version, ms) : cl.get_meta_latest(name, ms);
-            }
+            const Metadata md = c.call([&](Client& cl) {
+              return mode == 0 ? cl.get_meta(name, version, ms)
+                               : mode == 1 ? cl.get_meta_next(name, version, ms) : cl.get_meta_latest(name, ms);
+            });
             return std::make_pair(md.version, nb::bytes(reinterpret_cast<const char*>(md.data.data()), md.data.size()));
           },
           "name"_a, "mode"_a, "version"_a, "timeout"_a.none())
       .def(
           "definition",
           [](PyClient& c, const std::string& var) {
-            VariableDefinition d;
-            {
-              Client cl = c.client();
-              nb::gil_scoped_release nogil;
-              d = cl.definition(var);
-            }
+            const VariableDefinition d = c.definition(var);
             nb::object shape = nb::none();
             if (d.shape) {
               nb::list l;
@@ -465,52 +442,24 @@ void bind_client(nb::module_& m) {
           "var"_a)
       .def(
           "latest",
-          [](PyClient& c, const std::string& var) {
-            Client cl = c.client();
-            nb::gil_scoped_release nogil;
-            return cl.latest(var);
-          },
+          [](PyClient& c, const std::string& var) { return c.call([&](Client& cl) { return cl.latest(var); }); },
           "var"_a)
       .def(
           "remove",
-          [](PyClient& c, const std::string& var, std::uint64_t version) {
-            Client cl = c.client();
-             nb::gil_scoped_release nogil;
-            cl.remove(var, version);
-          },
+          [](PyClient& c, const std::string& var, std::uint64_t version) { return c.call([&](Client& cl) { cl.remove(var, version); }); },
           "var"_a, "version"_a)
       .def(
           "undefine",
-          [](PyClient& c, const std::string& var) {
-            Client cl = c.client();
-            nb::gil_scoped_release nogil;
-            return cl.undefine(var);
-          },
+          [](PyClient& c, const std::string& var) { return c.call([&](Client& cl) { return cl.undefine(var); }); },
           "var"_a)
       .def("list",
-           [](PyClient& c) {
-             Client cl = c.client();
-             nb::gil_scoped_release nogil;
-             return cl.list();
-           })
+           [](PyClient& c) { return c.call([&](Client& cl) { return cl.list(); }); })
       .def("stat",
-           [](PyClient& c) {
-             Client cl = c.client();
-             nb::gil_scoped_release nogil;
-             return cl.stat();
-           })
+           [](PyClient& c) { return c.call([&](Client& cl) { return cl.stat(); }); })
       .def("stat_each",
-           [](PyClient& c) {
-             Client cl = c.client();
-             nb::gil_scoped_release nogil;
-             return cl.stat_each();
-           })
+           [](PyClient& c) { return c.call([&](Client& cl) { return cl.stat_each(); }); })
       .def("stop_server",
-           [](PyClient& c) {
-             Client cl = c.client();
-             nb::gil_scoped_release nogil;
-             cl.stop_server();
-           })
+           [](PyClient& c) { return c.call([&](Client& cl) { cl.stop_server(); }); })
       .def_prop_ro("servers", [](PyClient& c) { return c.client().servers(); })
       .def_prop_ro("address", [](PyClient& c) { return c.client().address(); })
       .def_prop_ro("held_locally", &PyClient::held_locally, "How many put_local arrays this client holds until release().")
