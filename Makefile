@@ -29,8 +29,11 @@ all: build
 setup:
 	@bash scripts/setup.sh
 
-# The Python package builds against $(BUILD)/venv (scripts/setup-python.sh).
+# The Python package builds against $(BUILD)/venv (scripts/setup-python.sh);
+# the HDF5 VOL connector against parallel HDF5 1.14 in $(BUILD)/hdf5
+# (scripts/setup-hdf5.sh, built once from Debian's source package).
 build: setup
+	@bash scripts/setup-hdf5.sh $(BUILD)
 	@bash scripts/setup-python.sh $(BUILD)
 	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(CURDIR)/$(BUILD)/venv/bin/python
 	@cmake --build $(BUILD) -j $(JOBS)

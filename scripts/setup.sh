@@ -23,6 +23,9 @@ packages=(
   python3-dev python3-venv python3-pip                 # the Python package (COVE_ENABLE_PYTHON) and its venv
   python3-numpy python3-mpi4py python3-pytest          # ... its runtime and tests
   python3-matplotlib                                   # ... the Python analysis example's plots
+  dpkg-dev zlib1g-dev                                  # HDF5 1.14 from Debian's source package (scripts/setup-hdf5.sh)
+  libpnetcdf-dev pnetcdf-bin                           # PnetCDF 1.12: libcove-pnetcdf, ncmpidump/ncmpidiff in its tests
+  libmetis-dev                                         # METIS: dataflow-graph affinity for placement
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
