@@ -1,0 +1,327 @@
+// The data calls of coupled files: every put and get form, checked as
+// PnetCDF checks them, converted between memory and external types, and
+// moved as Cove puts and gets of exactly the requested boxes.
+#include "convert.hpp"
+#include "files.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace cove::pnetcdf {
+namespace {
+
+// One start/count/stride region of a call.
+struct Region {
+  std::vector<MPI_Offset> start, count, stride;
+  std::size_t elements = 1;
+};
+
+DType dtype_of(nc_type t) {
+  switch (t) {
+    case NC_BYTE: return DTypeKind::Int8;
+    case NC_CHAR: case NC_UBYTE: return DTypeKind::UInt8;
+    case NC_SHORT: return DTypeKind::Int16;
+    case NC_USHORT: return DTypeKind::UInt16;
+    case NC_INT: return DTypeKind::Int32;
+    case NC_UINT: return DTypeKind::UInt32;
+    case NC_FLOAT: return DTypeKind::Float32;
+    case NC_DOUBLE: return DTypeKind::Float64;
+    case NC_INT64: return DTypeKind::Int64;
+    default: return DTypeKind::UInt64;
+  }
+}
+
+nc_type memory_type(MPI_Datatype t) {
+  if (t == MPI_CHAR) return NC_CHAR;
+  if (t == MPI_SIGNED_CHAR || t == MPI_BYTE) return NC_BYTE;
+  if (t == MPI_UNSIGNED_CHAR) return NC_UBYTE;
+  if (t == MPI_SHORT) return NC_SHORT;
+  if (t == MPI_UNSIGNED_SHORT) return NC_USHORT;
+  if (t == MPI_INT) return NC_INT;
+  if (t == MPI_UNSIGNED) return NC_UINT;
+  if (t == MPI_LONG) return sizeof(long) == 8 ? NC_INT64 : NC_INT;
+  if (t == MPI_FLOAT) return NC_FLOAT;
+  if (t == MPI_DOUBLE) return NC_DOUBLE;
+  if (t == MPI_LONG_LONG_INT || t == MPI_INT64_T) return NC_INT64;
+  if (t == MPI_UNSIGNED_LONG_LONG || t == MPI_UINT64_T) return NC_UINT64;
+  return NC_NAT;
+}
+
+// Copies count[] elements between two strided arrays (strides in bytes).
+void copy_nd(char* dst, const std::vector<std::ptrdiff_t>& dst_strides, const char* src,
+             const std::vector<std::ptrdiff_t>& src_strides, const std::vector<MPI_Offset>& count, std::size_t dim,
+             std::size_t elem) {
+  const std::size_t last = count.size() - 1;
+  if (dim == last) {
+    if (dst_strides[dim] == static_cast<std::ptrdiff_t>(elem) && src_strides[dim] == static_cast<std::ptrdiff_t>(elem)) {
+      std::memcpy(dst, src, static_cast<std::size_t>(count[dim]) * elem);
+      return;
+    }
+    for (MPI_Offset i = 0; i < count[dim]; ++i) std::memcpy(dst + i * dst_strides[dim], src + i * src_strides[dim], elem);
+    return;
+  }
+  for (MPI_Offset i = 0; i < count[dim]; ++i) {
+    copy_nd(dst + i * dst_strides[dim], dst_strides, src + i * src_strides[dim], src_strides, count, dim + 1, elem);
+  }
+}
+
+std::vector<std::ptrdiff_t> c_strides(const std::vector<MPI_Offset>& count, std::size_t elem) {
+  std::vector<std::ptrdiff_t> s(count.size());
+  std::ptrdiff_t step = static_cast<std::ptrdiff_t>(elem);
+  for (std::size_t d = count.size(); d-- > 0;) {
+    s[d] = step;
+    step *= std::max<MPI_Offset>(count[d], 1);
+  }
+  return s;
+}
+
+class Call {
+ public:
+  Call(const Access& a, File& f, const Var& v, int varid, nc_type mem)
+      : a_(a), f_(f), v_(v), varid_(varid), mem_(mem), ndim_(v.dims.size()) {}
+
+  // The regions of the call, checked against the variable's dimensions as PnetCDF does.
+  int regions(std::vector<Region>& out) const {
+    auto make = [&](const MPI_Offset* start, const MPI_Offset* count, const MPI_Offset* stride) {
+      Region r;
+      for (std::size_t d = 0; d < ndim_; ++d) {
+        r.start.push_back(start ? start[d] : 0);
+        r.count.push_back(count ? count[d] : start ? 1 : extent(d));
+        r.stride.push_back(stride ? stride[d] : 1);
+      }
+      return r;
+    };
+    switch (a_.kind) {
+      case '_': out.push_back(make(nullptr, nullptr, nullptr)); break;
+      case '1':
+        if (ndim_ > 0 && a_.start == nullptr) return NC_ENULLSTART;
+        out.push_back(make(a_.start, nullptr, nullptr));
+        break;
+      case 'a': case 's': case 'm':
+        if (ndim_ > 0 && a_.start == nullptr) return NC_ENULLSTART;
+        if (ndim_ > 0 && a_.count == nullptr) return NC_ENULLCOUNT;
+        out.push_back(make(a_.start, a_.count, a_.stride));
+        break;
+      case 'n':
+        if (a_.num < 0) return NC_EINVAL;
+        for (int i = 0; i < a_.num; ++i) {
+          if (ndim_ > 0 && (a_.starts == nullptr || a_.starts[i] == nullptr)) return NC_ENULLSTART;
+          out.push_back(make(a_.starts[i], a_.counts ? a_.counts[i] : nullptr, nullptr));
+        }
+        break;
+      default: return NC_EINVAL;
+    }
+    for (auto& r : out) {
+      for (std::size_t d = 0; d < ndim_; ++d) {
+        const bool record = d == 0 && record_;
+        if (r.start[d] < 0) return NC_EINVALCOORDS;
+        if (r.count[d] < 0) return NC_ENEGATIVECNT;
+        if (r.stride[d] <= 0) return NC_ESTRIDE;
+        if (record && a_.put) continue;
+        const MPI_Offset len = extent(d);
+        if (r.start[d] > len || (r.start[d] == len && r.count[d] > 0)) return NC_EINVALCOORDS;
+        if (r.count[d] > 0 && r.start[d] + (r.count[d] - 1) * r.stride[d] >= len) return NC_EEDGE;
+      }
+      for (auto c : r.count) r.elements *= static_cast<std::size_t>(c);
+    }
+    return NC_NOERR;
+  }
+
+  // Moves one region; `buf` is where its memory elements start.
+  int move(const Region& r, char* buf) {
+    if (r.elements == 0) return NC_NOERR;
+    const std::size_t xsize = type_size(v_.type), msize = type_size(mem_);
+    const bool mapped = a_.kind == 'm' && a_.imap != nullptr && ndim_ > 0;
+    std::vector<MPI_Offset> count = r.count;
+    if (count.empty()) count.push_back(1);
+    std::vector<std::ptrdiff_t> user_strides = c_strides(count, msize);
+    if (mapped) {
+      for (std::size_t d = 0; d < ndim_; ++d) user_strides[d] = static_cast<std::ptrdiff_t>(a_.imap[d] * static_cast<MPI_Offset>(msize));
+    }
+    const bool raw_byte = !(f_.schema.cmode & NC_64BIT_DATA);
+    if (a_.put) {
+      // Memory elements in C order, then the external type.
+      std::vector<char> packed, external;
+      const char* mem = buf;
+      if (mapped) {
+        packed.resize(r.elements * msize);
+        copy_nd(packed.data(), c_strides(count, msize), buf, user_strides, count, 0, msize);
+        mem = packed.data();
+      }
+      int status = NC_NOERR;
+      const char* ext = mem;
+      if (mem_ != v_.type) {
+        external.resize(r.elements * xsize);
+        status = convert(mem, mem_, external.data(), v_.type, r.elements, raw_byte);
+        if (status != NC_NOERR && status != NC_ERANGE) return status;
+        ext = external.data();
+      }
+      const int rc = boxes(r, const_cast<char*>(ext), true);
+      if (record_ && !r.count.empty() && r.count[0] > 0) {
+        f_.schema.numrecs = std::max(f_.schema.numrecs, r.start[0] + (r.count[0] - 1) * r.stride[0] + 1);
+      }
+      return rc != NC_NOERR ? rc : status;
+    }
+    const bool direct = mem_ == v_.type && !mapped;
+    std::vector<char> external, converted;
+    char* ext = buf;
+    if (!direct) {
+      external.resize(r.elements * xsize);
+      ext = external.data();
+    }
+    if (const int rc = boxes(r, ext, false); rc != NC_NOERR) return rc;
+    if (direct) return NC_NOERR;
+    char* mem = buf;
+    if (mapped) {
+      converted.resize(r.elements * msize);
+      mem = converted.data();
+    }
+    const int status = convert(ext, v_.type, mem, mem_, r.elements, raw_byte);
+    if (status != NC_NOERR && status != NC_ERANGE) return status;
+    if (mapped) copy_nd(buf, user_strides, mem, c_strides(count, msize), count, 0, msize);
+    return status;
+  }
+
+  void set_record() { record_ = ndim_ > 0 && v_.dims[0] == f_.schema.unlimdim; }
+
+ private:
+  MPI_Offset extent(std::size_t d) const {
+    if (d == 0 && record_) return f_.schema.numrecs;
+    return f_.schema.dims[static_cast<std::size_t>(v_.dims[d])].len;
+  }
+
+  // The region as dense boxes: one box unless a dimension is strided, then
+  // one box per combination of strided indices. `ext` holds the region's
+  // external elements in C order.
+  int boxes(const Region& r, char* ext, bool put) {
+    const std::size_t xsize = type_size(v_.type);
+    std::vector<MPI_Offset> start = r.start, count = r.count, stride = r.stride;
+    if (ndim_ == 0) start = {0}, count = {1}, stride = {1};
+    std::vector<std::size_t> split;
+    for (std::size_t d = 0; d < count.size(); ++d) {
+      if (stride[d] > 1 && count[d] > 1) split.push_back(d);
+    }
+    const std::string var = cove_name(f_, varid_);
+    try {
+      define(var, static_cast<int>(count.size()));
+      if (split.empty()) {
+        transfer(var, start, count, ext, r.elements * xsize, put);
+        return NC_NOERR;
+      }
+      const auto full = c_strides(count, xsize);
+      std::vector<MPI_Offset> sub_count = count;
+      for (auto d : split) sub_count[d] = 1;
+      std::size_t sub_elements = 1;
+      for (auto c : sub_count) sub_elements *= static_cast<std::size_t>(c);
+      const auto sub_strides = c_strides(sub_count, xsize);
+      std::vector<char> piece(sub_elements * xsize);
+      std::vector<MPI_Offset> at(split.size(), 0);
+      while (true) {
+        std::vector<MPI_Offset> box_start = start;
+        std::ptrdiff_t offset = 0;
+        for (std::size_t i = 0; i < split.size(); ++i) {
+          box_start[split[i]] = start[split[i]] + at[i] * stride[split[i]];
+          offset += at[i] * full[split[i]];
+        }
+        if (put) {
+          copy_nd(piece.data(), sub_strides, ext + offset, full, sub_count, 0, xsize);
+          transfer(var, box_start, sub_count, piece.data(), piece.size(), true);
+        } else {
+          transfer(var, box_start, sub_count, piece.data(), piece.size(), false);
+          copy_nd(ext + offset, full, piece.data(), sub_strides, sub_count, 0, xsize);
+        }
+        std::size_t i = split.size();
+        while (i > 0 && ++at[i - 1] == count[split[i - 1]]) at[--i] = 0;
+        if (i == 0) break;
+      }
+      return NC_NOERR;
+    } catch (...) {
+      return from_exception(a_.name, f_);
+    }
+  }
+
+  void define(const std::string& var, int ndim) {
+    if (f_.defined.size() < f_.schema.vars.size()) f_.defined.resize(f_.schema.vars.size());
+    if (f_.defined[static_cast<std::size_t>(varid_)]) return;
+    if (f_.writer) client().define(var, dtype_of(v_.type), ndim);
+    f_.defined[static_cast<std::size_t>(varid_)] = true;
+  }
+
+  void transfer(const std::string& var, const std::vector<MPI_Offset>& start, const std::vector<MPI_Offset>& count,
+                char* data, std::size_t bytes, bool put) {
+    const Box box = Box::from_start_count(std::span(reinterpret_cast<const Index*>(start.data()), start.size()),
+                                          std::span(reinterpret_cast<const Index*>(count.data()), count.size()));
+    if (!put) {
+      client().get(var, f_.version, box, data, bytes, 0);
+    } else if (f_.transfer == Transfer::shallow) {
+      SharedBuffer b = client().allocate(bytes);
+      std::memcpy(b.data(), data, bytes);
+      client().put_local(var, f_.version, box, b.data(), bytes);
+      f_.shallow.push_back(std::move(b));
+    } else {
+      client().put(var, f_.version, box, data, bytes);
+    }
+  }
+
+  const Access& a_;
+  File& f_;
+  const Var& v_;
+  int varid_;
+  nc_type mem_;
+  std::size_t ndim_;
+  bool record_ = false;
+};
+
+}  // namespace
+
+int access(const Access& a) {
+  File* f = find_file(a.ncid);
+  if (a.varid < 0 || static_cast<std::size_t>(a.varid) >= f->schema.vars.size()) return NC_ENOTVAR;
+  const Var& v = f->schema.vars[static_cast<std::size_t>(a.varid)];
+  if (f->define_mode) return NC_EINDEFINE;
+  if (a.nonblocking == 0) {
+    if (a.all && f->independent) return NC_EINDEP;
+    if (!a.all && !f->independent) return NC_ENOTINDEP;
+  }
+  if (a.put && !f->writer) return NC_EPERM;
+  if (v.dims.size() > static_cast<std::size_t>(kMaxDims)) {
+    return report(NC_EMAXDIMS, fmt::format("{}: {} in {} has {} dimensions; Cove couples at most {}", a.name, v.name,
+                                           f->path, v.dims.size(), kMaxDims));
+  }
+  nc_type mem = a.mem;
+  if (mem == NC_NAT) {
+    mem = a.buftype == MPI_DATATYPE_NULL ? v.type : memory_type(a.buftype);
+    if (mem == NC_NAT) {
+      return report(NC_EUNSPTETYPE, fmt::format("{} on the coupled file {}: only predefined MPI datatypes are "
+                                                "supported as buftype", a.name, f->path));
+    }
+  }
+  if ((mem == NC_CHAR) != (v.type == NC_CHAR)) return NC_ECHAR;
+  Call call(a, *f, v, a.varid, mem);
+  call.set_record();
+  std::vector<Region> regions;
+  if (const int rc = call.regions(regions); rc != NC_NOERR) return rc;
+  int status = NC_NOERR;
+  char* buf = static_cast<char*>(a.buf);
+  for (const auto& r : regions) {
+    if (r.elements > 0 && buf == nullptr) return NC_EINVAL;
+    const int rc = call.move(r, buf);
+    if (rc != NC_NOERR && rc != NC_ERANGE) return rc;
+    if (rc == NC_ERANGE) status = NC_ERANGE;
+    // A varm call's memory is described by imap alone.
+    if (a.kind != 'm') buf += r.elements * type_size(mem);
+  }
+  if (a.nonblocking != 0) {
+    if (a.req != nullptr) {
+      *a.req = f->next_request++;
+      f->requests[*a.req] = status;
+    }
+    return NC_NOERR;
+  }
+  return status;
+}
+
+}  // namespace cove::pnetcdf

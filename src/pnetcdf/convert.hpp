@@ -1,0 +1,18 @@
+// netCDF type conversion as PnetCDF 1.12 does it: values out of the
+// target type's range become the target's fill value and the call returns
+// NC_ERANGE, the others are converted (floating to integer truncates).
+#pragma once
+
+#include <pnetcdf.h>
+
+#include <cstddef>
+
+namespace cove::pnetcdf {
+
+// Bytes of one element of an external or memory type; 0 for an unknown one.
+std::size_t type_size(nc_type t);
+// NC_NOERR, NC_ERANGE, or NC_ECHAR (text with a number type). `raw_byte`:
+// NC_BYTE <-> unsigned char without a range check, as CDF-1 and CDF-2 files do.
+int convert(const void* src, nc_type from, void* dst, nc_type to, std::size_t n, bool raw_byte);
+
+}  // namespace cove::pnetcdf

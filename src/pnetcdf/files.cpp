@@ -1,0 +1,717 @@
+// The hand-written entry points: create/open/close, define mode, inquiry,
+// attributes and request completion for coupled files.
+#include "files.hpp"
+
+#include "convert.hpp"
+
+#include <cove/error.hpp>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace cove::pnetcdf {
+namespace {
+
+constexpr int kFirstNcid = 1 << 24;  // far above the real library's ids
+
+struct State {
+  std::mutex mu;
+  std::map<int, std::unique_ptr<File>> files;
+  int next_ncid = kFirstNcid;
+  bool loaded = false;
+  std::optional<Config> config;
+  std::string config_error;
+  std::optional<Client> client;
+  std::map<std::string, std::uint64_t> seen;  // path -> newest version opened
+  std::vector<SharedBuffer> shallow;          // put_local bytes of closed files
+};
+
+// Never destroyed: wrappers may run from other libraries' destructors.
+State& state() {
+  static State* s = new State;
+  return *s;
+}
+
+std::string meta_name(const std::string& path) { return "pnetcdf:" + path; }
+
+// The configuration, read on the first create or open; nullptr with no
+// COVE_PNETCDF_CONFIG. Throws the configuration's error every time.
+const Config* config() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  if (!s.loaded) {
+    s.loaded = true;
+    if (const char* p = std::getenv("COVE_PNETCDF_CONFIG"); p != nullptr && *p != '\0') {
+      try {
+        s.config = load_config(p);
+      } catch (const std::exception& e) {
+        s.config_error = e.what();
+      }
+    }
+  }
+  if (!s.config_error.empty()) throw std::runtime_error(s.config_error);
+  return s.config ? &*s.config : nullptr;
+}
+
+int add_file(std::unique_ptr<File> f, int ncid) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  if (ncid < 0) ncid = s.next_ncid++;
+  s.files[ncid] = std::move(f);
+  return ncid;
+}
+
+void remove_file(int ncid) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  auto it = s.files.find(ncid);
+  if (it == s.files.end()) return;
+  for (auto& b : it->second->shallow) s.shallow.push_back(std::move(b));
+  if (it->second->comm != MPI_COMM_NULL) MPI_Comm_free(&it->second->comm);
+  s.files.erase(it);
+}
+
+int rank_of(MPI_Comm comm) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+
+// Runs `fn` on rank 0 of `comm` and gives its status and text to every rank.
+int on_root(MPI_Comm comm, std::string& text, const std::function<int(std::string&)>& fn) {
+  int status = NC_NOERR;
+  if (rank_of(comm) == 0) status = fn(text);
+  long long len = static_cast<long long>(text.size());
+  long long head[2] = {status, len};
+  MPI_Bcast(head, 2, MPI_LONG_LONG, 0, comm);
+  text.resize(static_cast<std::size_t>(head[1]));
+  MPI_Bcast(text.data(), static_cast<int>(head[1]), MPI_CHAR, 0, comm);
+  return static_cast<int>(head[0]);
+}
+
+const Var* var_of(const File& f, int varid) {
+  if (varid < 0 || static_cast<std::size_t>(varid) >= f.schema.vars.size()) return nullptr;
+  return &f.schema.vars[static_cast<std::size_t>(varid)];
+}
+
+// The attribute list of a variable or of the file (NC_GLOBAL); nullptr for a bad varid.
+std::vector<Att>* atts_of(File& f, int varid) {
+  if (varid == NC_GLOBAL) return &f.schema.atts;
+  if (varid < 0 || static_cast<std::size_t>(varid) >= f.schema.vars.size()) return nullptr;
+  return &f.schema.vars[static_cast<std::size_t>(varid)].atts;
+}
+
+const Att* find_att(File& f, int varid, const char* name, int* status) {
+  auto* atts = atts_of(f, varid);
+  if (atts == nullptr) {
+    *status = NC_ENOTVAR;
+    return nullptr;
+  }
+  for (const auto& a : *atts) {
+    if (name != nullptr && a.name == name) return &a;
+  }
+  *status = NC_ENOTATT;
+  return nullptr;
+}
+
+int name_in_use(const File& f, const char* name, bool dim) {
+  if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  if (dim) {
+    for (const auto& d : f.schema.dims) if (d.name == name) return NC_ENAMEINUSE;
+  } else {
+    for (const auto& v : f.schema.vars) if (v.name == name) return NC_ENAMEINUSE;
+  }
+  return NC_NOERR;
+}
+
+void copy_name(char* out, const std::string& name) {
+  if (out != nullptr) std::memcpy(out, name.c_str(), name.size() + 1);
+}
+
+}  // namespace
+
+File* find_file(int ncid) {
+  if (ncid < 0) return nullptr;
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  auto it = s.files.find(ncid);
+  return it == s.files.end() ? nullptr : it->second.get();
+}
+
+Route route(int ncid) {
+  const File* f = find_file(ncid);
+  if (f == nullptr) return Route::real;
+  return f->real_too ? Route::both : Route::cove;
+}
+
+Client& client() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  if (!s.client) s.client = Client::connect();
+  return *s.client;
+}
+
+std::string cove_name(const File& f, int varid) {
+  const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
+  std::string name = fmt::format("pnetcdf:{}:{}:{}:{}", f.path, v.name, v.type, v.dims.size());
+  if (name.size() > 255) {
+    name = fmt::format("pnetcdf:{:016x}:{}:{}:{}", std::hash<std::string>{}(f.path), v.name, v.type, v.dims.size());
+  }
+  return name;
+}
+
+int report(int code, const std::string& what) {
+  std::fprintf(stderr, "cove-pnetcdf: %s\n", what.c_str());
+  return code;
+}
+
+int from_exception(const char* call, const File& f) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    const int code = e.code() == Code::Timeout || e.code() == Code::NotFound ? NC_ENOENT : NC_EFILE;
+    return report(code, fmt::format("{} on {}: {}", call, f.path, e.what()));
+  } catch (const std::exception& e) {
+    return report(NC_EFILE, fmt::format("{} on {}: {}", call, f.path, e.what()));
+  }
+}
+
+File* find_file(const std::string& path) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  for (auto& [ncid, f] : s.files) {
+    if (f->path == path) return f.get();
+  }
+  return nullptr;
+}
+
+int publish(File& f) {
+  long long mine = f.schema.numrecs, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_MAX, f.comm);
+  f.schema.numrecs = all;
+  // Every rank's puts have returned (they are stored) before rank 0 publishes.
+  MPI_Barrier(f.comm);
+  std::string unused;
+  f.published = true;
+  return on_root(f.comm, unused, [&](std::string&) {
+    try {
+      const std::string s = f.schema.serialize();
+      client().put_meta(meta_name(f.path), f.version, std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()));
+      return NC_NOERR;
+    } catch (...) {
+      return from_exception("publishing", f);
+    }
+  });
+}
+
+int unsupported(int ncid, const char* name) {
+  const File* f = find_file(ncid);
+  return report(NC_ENOTSUPPORT, fmt::format("{} is not supported on the coupled file {}", name, f ? f->path : "?"));
+}
+
+int put_att(int ncid, int varid, const char* name, nc_type xtype, MPI_Offset len, const void* buf, nc_type mem) {
+  File* f = find_file(ncid);
+  if (!f->writer) return NC_EPERM;
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  auto* atts = atts_of(*f, varid);
+  if (atts == nullptr) return NC_ENOTVAR;
+  if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  if (type_size(xtype) == 0) return NC_EBADTYPE;
+  if (len < 0) return NC_EINVAL;
+  if (len > 0 && buf == nullptr) return NC_EINVAL;
+  Att a{name, xtype, len, std::vector<char>(static_cast<std::size_t>(len) * type_size(xtype))};
+  int status = NC_NOERR;
+  if (len > 0) status = convert(buf, mem, a.data.data(), xtype, static_cast<std::size_t>(len), !(f->schema.cmode & NC_64BIT_DATA));
+  if (status != NC_NOERR && status != NC_ERANGE) return status;
+  bool replaced = false;
+  for (auto& old : *atts) {
+    if (old.name == name) {
+      old = a;
+      replaced = true;
+    }
+  }
+  if (!replaced) atts->push_back(std::move(a));
+  return status;
+}
+
+int get_att(int ncid, int varid, const char* name, void* buf, nc_type mem) {
+  File* f = find_file(ncid);
+  int status = NC_NOERR;
+  const Att* a = find_att(*f, varid, name, &status);
+  if (a == nullptr) return status;
+  if (mem == NC_NAT) mem = a->type;
+  if (a->len == 0) return NC_NOERR;
+  if (buf == nullptr) return NC_EINVAL;
+  return convert(a->data.data(), a->type, buf, mem, static_cast<std::size_t>(a->len), !(f->schema.cmode & NC_64BIT_DATA));
+}
+
+}  // namespace cove::pnetcdf
+
+using namespace cove::pnetcdf;
+
+// A coupled file's call goes to Cove; in `both` mode the real library runs it first.
+#define COUPLED(fn, ...)                                                 \
+  File* f = find_file(ncid);                                             \
+  if (f == nullptr) return real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);   \
+  if (f->real_too) {                                                     \
+    const int rc_ = real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);          \
+    if (rc_ != NC_NOERR) return rc_;                                     \
+  }
+
+extern "C" {
+
+COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MPI_Info info, int* ncidp) {
+  static const auto real = real_fn<decltype(&::ncmpi_create)>("ncmpi_create");
+  const FileRule* rule = nullptr;
+  try {
+    const Config* c = config();
+    if (c != nullptr && path != nullptr) rule = rule_for(*c, path, true);
+  } catch (const std::exception& e) {
+    return report(NC_EINVAL, fmt::format("ncmpi_create: bad COVE_PNETCDF_CONFIG: {}", e.what()));
+  }
+  if (rule == nullptr || rule->mode == Mode::file) return real(comm, path, cmode, info, ncidp);
+  if (ncidp == nullptr) return NC_EINVAL;
+  int ncid = -1;
+  if (rule->mode == Mode::both) {
+    const int rc = real(comm, path, cmode, info, &ncid);
+    if (rc != NC_NOERR) return rc;
+  }
+  auto file = std::make_unique<File>();
+  file->path = path;
+  file->writer = true;
+  file->real_too = rule->mode == Mode::both;
+  file->transfer = rule->transfer;
+  file->define_mode = true;
+  file->schema.cmode = cmode;
+  MPI_Comm_dup(comm, &file->comm);
+  std::string text;
+  const int status = on_root(file->comm, text, [&](std::string& out) {
+    try {
+      std::uint64_t v = 1;
+      try {
+        v = client().get_meta_latest(meta_name(path), 0).version + 1;
+      } catch (const cove::Error& e) {
+        if (e.code() != cove::Code::NotFound) throw;
+      }
+      out = std::to_string(v);
+      return NC_NOERR;
+    } catch (...) {
+      return from_exception("ncmpi_create", *file);
+    }
+  });
+  if (status != NC_NOERR) {
+    MPI_Comm_free(&file->comm);
+    return status;
+  }
+  file->version = std::stoull(text);
+  *ncidp = add_file(std::move(file), ncid);
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_Info info, int* ncidp) {
+  static const auto real = real_fn<decltype(&::ncmpi_open)>("ncmpi_open");
+  const FileRule* rule = nullptr;
+  double timeout_s = 0;
+  try {
+    const Config* c = config();
+    if (c != nullptr && path != nullptr) rule = rule_for(*c, path, false);
+    if (c != nullptr) timeout_s = c->timeout_s;
+  } catch (const std::exception& e) {
+    return report(NC_EINVAL, fmt::format("ncmpi_open: bad COVE_PNETCDF_CONFIG: {}", e.what()));
+  }
+  if (rule == nullptr || rule->mode == Mode::file) return real(comm, path, omode, info, ncidp);
+  if (ncidp == nullptr) return NC_EINVAL;
+  auto file = std::make_unique<File>();
+  file->path = path;
+  file->transfer = rule->transfer;
+  file->schema.cmode = omode;
+  MPI_Comm_dup(comm, &file->comm);
+  std::string text;
+  const int status = on_root(file->comm, text, [&](std::string& out) {
+    std::uint64_t after = 0;
+    {
+      std::lock_guard lock(state().mu);
+      after = state().seen[path];
+    }
+    try {
+      const auto meta = client().get_meta_next(meta_name(path), after, static_cast<std::int64_t>(timeout_s * 1000));
+      out = std::to_string(meta.version) + " " +
+            std::string(reinterpret_cast<const char*>(meta.data.data()), meta.data.size());
+      return NC_NOERR;
+    } catch (const cove::Error& e) {
+      if (e.code() == cove::Code::Timeout || e.code() == cove::Code::NotFound) {
+        return report(NC_ENOENT, fmt::format("ncmpi_open: no writer published the coupled file {} (version > {}) "
+                                             "within {} s",
+                                             path, after, timeout_s));
+      }
+      return from_exception("ncmpi_open", *file);
+    } catch (...) {
+      return from_exception("ncmpi_open", *file);
+    }
+  });
+  if (status != NC_NOERR) {
+    MPI_Comm_free(&file->comm);
+    return status;
+  }
+  const auto space = text.find(' ');
+  file->version = std::stoull(text.substr(0, space));
+  try {
+    file->schema = Schema::parse(text.substr(space + 1));
+  } catch (const std::exception& e) {
+    MPI_Comm_free(&file->comm);
+    return report(NC_ENOTNC, fmt::format("ncmpi_open: the schema published for {} is not readable: {}", path, e.what()));
+  }
+  {
+    std::lock_guard lock(state().mu);
+    auto& seen = state().seen[path];
+    seen = std::max(seen, file->version);
+  }
+  *ncidp = add_file(std::move(file), -1);
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_close(int ncid) {
+  COUPLED(ncmpi_close, ncid)
+  const int status = f->writer && !f->published ? publish(*f) : NC_NOERR;
+  remove_file(ncid);
+  return status;
+}
+
+COVE_PNETCDF_API int ncmpi_abort(int ncid) {
+  COUPLED(ncmpi_abort, ncid)
+  remove_file(ncid);
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_def_dim(int ncid, const char* name, MPI_Offset len, int* idp) {
+  COUPLED(ncmpi_def_dim, ncid, name, len, idp)
+  if (!f->writer) return NC_EPERM;
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  if (const int rc = name_in_use(*f, name, true); rc != NC_NOERR) return rc;
+  if (len < 0) return NC_EDIMSIZE;
+  if (len == NC_UNLIMITED) {
+    if (f->schema.unlimdim >= 0) return NC_EUNLIMIT;
+    f->schema.unlimdim = static_cast<int>(f->schema.dims.size());
+  }
+  f->schema.dims.push_back({name, len});
+  if (idp != nullptr) *idp = static_cast<int>(f->schema.dims.size()) - 1;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_def_var(int ncid, const char* name, nc_type xtype, int ndims, const int* dimidsp,
+                                   int* varidp) {
+  COUPLED(ncmpi_def_var, ncid, name, xtype, ndims, dimidsp, varidp)
+  if (!f->writer) return NC_EPERM;
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  if (const int rc = name_in_use(*f, name, false); rc != NC_NOERR) return rc;
+  if (type_size(xtype) == 0) return NC_EBADTYPE;
+  if (ndims < 0 || ndims > NC_MAX_VAR_DIMS) return NC_EINVAL;
+  if (ndims > 0 && dimidsp == nullptr) return NC_EINVAL;
+  Var v{name, xtype, {}, {}};
+  for (int i = 0; i < ndims; ++i) {
+    if (dimidsp[i] < 0 || static_cast<std::size_t>(dimidsp[i]) >= f->schema.dims.size()) return NC_EBADDIM;
+    if (i > 0 && dimidsp[i] == f->schema.unlimdim) return NC_EUNLIMPOS;
+    v.dims.push_back(dimidsp[i]);
+  }
+  f->schema.vars.push_back(std::move(v));
+  if (varidp != nullptr) *varidp = static_cast<int>(f->schema.vars.size()) - 1;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_put_att(int ncid, int varid, const char* name, nc_type xtype, MPI_Offset nelems,
+                                   const void* buf) {
+  COUPLED(ncmpi_put_att, ncid, varid, name, xtype, nelems, buf)
+  (void)f;
+  return put_att(ncid, varid, name, xtype, nelems, buf, xtype);
+}
+
+COVE_PNETCDF_API int ncmpi_put_att_text(int ncid, int varid, const char* name, MPI_Offset len, const char* op) {
+  COUPLED(ncmpi_put_att_text, ncid, varid, name, len, op)
+  (void)f;
+  return put_att(ncid, varid, name, NC_CHAR, len, op, NC_CHAR);
+}
+
+COVE_PNETCDF_API int ncmpi_get_att(int ncid, int varid, const char* name, void* buf) {
+  COUPLED(ncmpi_get_att, ncid, varid, name, buf)
+  (void)f;
+  return get_att(ncid, varid, name, buf, NC_NAT);
+}
+
+COVE_PNETCDF_API int ncmpi_get_att_text(int ncid, int varid, const char* name, char* buf) {
+  COUPLED(ncmpi_get_att_text, ncid, varid, name, buf)
+  (void)f;
+  return get_att(ncid, varid, name, buf, NC_CHAR);
+}
+
+COVE_PNETCDF_API int ncmpi_enddef(int ncid) {
+  COUPLED(ncmpi_enddef, ncid)
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  f->define_mode = false;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
+                                   MPI_Offset r_align) {
+  COUPLED(ncmpi__enddef, ncid, h_minfree, v_align, v_minfree, r_align)
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  f->define_mode = false;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_redef(int ncid) {
+  COUPLED(ncmpi_redef, ncid)
+  if (!f->writer) return NC_EPERM;
+  if (f->define_mode) return NC_EINDEFINE;
+  f->define_mode = true;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_sync(int ncid) {
+  COUPLED(ncmpi_sync, ncid)
+  return f->define_mode ? NC_EINDEFINE : NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_flush(int ncid) {
+  COUPLED(ncmpi_flush, ncid)
+  return f->define_mode ? NC_EINDEFINE : NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_sync_numrecs(int ncid) {
+  COUPLED(ncmpi_sync_numrecs, ncid)
+  long long mine = f->schema.numrecs, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_MAX, f->comm);
+  f->schema.numrecs = all;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_begin_indep_data(int ncid) {
+  COUPLED(ncmpi_begin_indep_data, ncid)
+  if (f->define_mode) return NC_EINDEFINE;
+  if (f->independent) return NC_EINDEP;
+  f->independent = true;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_end_indep_data(int ncid) {
+  COUPLED(ncmpi_end_indep_data, ncid)
+  if (!f->independent) return NC_ENOTINDEP;
+  f->independent = false;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_set_fill(int ncid, int fillmode, int* old_modep) {
+  COUPLED(ncmpi_set_fill, ncid, fillmode, old_modep)
+  (void)f;
+  if (old_modep != nullptr && !f->real_too) *old_modep = NC_NOFILL;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq(int ncid, int* ndimsp, int* nvarsp, int* nattsp, int* xtendimp) {
+  COUPLED(ncmpi_inq, ncid, ndimsp, nvarsp, nattsp, xtendimp)
+  if (ndimsp) *ndimsp = static_cast<int>(f->schema.dims.size());
+  if (nvarsp) *nvarsp = static_cast<int>(f->schema.vars.size());
+  if (nattsp) *nattsp = static_cast<int>(f->schema.atts.size());
+  if (xtendimp) *xtendimp = f->schema.unlimdim;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_ndims(int ncid, int* ndimsp) { return ncmpi_inq(ncid, ndimsp, nullptr, nullptr, nullptr); }
+COVE_PNETCDF_API int ncmpi_inq_nvars(int ncid, int* nvarsp) { return ncmpi_inq(ncid, nullptr, nvarsp, nullptr, nullptr); }
+COVE_PNETCDF_API int ncmpi_inq_natts(int ncid, int* nattsp) { return ncmpi_inq(ncid, nullptr, nullptr, nattsp, nullptr); }
+COVE_PNETCDF_API int ncmpi_inq_unlimdim(int ncid, int* unlimdimp) { return ncmpi_inq(ncid, nullptr, nullptr, nullptr, unlimdimp); }
+
+COVE_PNETCDF_API int ncmpi_inq_format(int ncid, int* formatp) {
+  COUPLED(ncmpi_inq_format, ncid, formatp)
+  if (formatp) {
+    const int cmode = f->schema.cmode;
+    *formatp = cmode & NC_64BIT_DATA ? NC_FORMAT_CDF5 : cmode & NC_64BIT_OFFSET ? NC_FORMAT_CDF2 : NC_FORMAT_CLASSIC;
+  }
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_path(int ncid, int* pathlen, char* path) {
+  COUPLED(ncmpi_inq_path, ncid, pathlen, path)
+  if (pathlen) *pathlen = static_cast<int>(f->path.size());
+  copy_name(path, f->path);
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_dimid(int ncid, const char* name, int* idp) {
+  COUPLED(ncmpi_inq_dimid, ncid, name, idp)
+  for (std::size_t i = 0; i < f->schema.dims.size(); ++i) {
+    if (name != nullptr && f->schema.dims[i].name == name) {
+      if (idp) *idp = static_cast<int>(i);
+      return NC_NOERR;
+    }
+  }
+  return NC_EBADDIM;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_dim(int ncid, int dimid, char* name, MPI_Offset* lenp) {
+  COUPLED(ncmpi_inq_dim, ncid, dimid, name, lenp)
+  if (dimid < 0 || static_cast<std::size_t>(dimid) >= f->schema.dims.size()) return NC_EBADDIM;
+  const Dim& d = f->schema.dims[static_cast<std::size_t>(dimid)];
+  copy_name(name, d.name);
+  if (lenp) *lenp = dimid == f->schema.unlimdim ? f->schema.numrecs : d.len;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_dimname(int ncid, int dimid, char* name) { return ncmpi_inq_dim(ncid, dimid, name, nullptr); }
+COVE_PNETCDF_API int ncmpi_inq_dimlen(int ncid, int dimid, MPI_Offset* lenp) { return ncmpi_inq_dim(ncid, dimid, nullptr, lenp); }
+
+COVE_PNETCDF_API int ncmpi_inq_varid(int ncid, const char* name, int* varidp) {
+  COUPLED(ncmpi_inq_varid, ncid, name, varidp)
+  for (std::size_t i = 0; i < f->schema.vars.size(); ++i) {
+    if (name != nullptr && f->schema.vars[i].name == name) {
+      if (varidp) *varidp = static_cast<int>(i);
+      return NC_NOERR;
+    }
+  }
+  return NC_ENOTVAR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_var(int ncid, int varid, char* name, nc_type* xtypep, int* ndimsp, int* dimidsp,
+                                   int* nattsp) {
+  COUPLED(ncmpi_inq_var, ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp)
+  const Var* v = var_of(*f, varid);
+  if (v == nullptr) return NC_ENOTVAR;
+  copy_name(name, v->name);
+  if (xtypep) *xtypep = v->type;
+  if (ndimsp) *ndimsp = static_cast<int>(v->dims.size());
+  if (dimidsp) std::copy(v->dims.begin(), v->dims.end(), dimidsp);
+  if (nattsp) *nattsp = static_cast<int>(v->atts.size());
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_varname(int ncid, int varid, char* name) {
+  return ncmpi_inq_var(ncid, varid, name, nullptr, nullptr, nullptr, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_vartype(int ncid, int varid, nc_type* xtypep) {
+  return ncmpi_inq_var(ncid, varid, nullptr, xtypep, nullptr, nullptr, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_varndims(int ncid, int varid, int* ndimsp) {
+  return ncmpi_inq_var(ncid, varid, nullptr, nullptr, ndimsp, nullptr, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_vardimid(int ncid, int varid, int* dimidsp) {
+  return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, dimidsp, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_varnatts(int ncid, int varid, int* nattsp) {
+  return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, nullptr, nattsp);
+}
+
+COVE_PNETCDF_API int ncmpi_inq_num_rec_vars(int ncid, int* nump) {
+  COUPLED(ncmpi_inq_num_rec_vars, ncid, nump)
+  int n = 0;
+  for (const auto& v : f->schema.vars) n += !v.dims.empty() && v.dims[0] == f->schema.unlimdim;
+  if (nump) *nump = n;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_num_fix_vars(int ncid, int* nump) {
+  COUPLED(ncmpi_inq_num_fix_vars, ncid, nump)
+  int n = 0;
+  for (const auto& v : f->schema.vars) n += v.dims.empty() || v.dims[0] != f->schema.unlimdim;
+  if (nump) *nump = n;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_att(int ncid, int varid, const char* name, nc_type* xtypep, MPI_Offset* lenp) {
+  COUPLED(ncmpi_inq_att, ncid, varid, name, xtypep, lenp)
+  int status = NC_NOERR;
+  const Att* a = find_att(*f, varid, name, &status);
+  if (a == nullptr) return status;
+  if (xtypep) *xtypep = a->type;
+  if (lenp) *lenp = a->len;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_atttype(int ncid, int varid, const char* name, nc_type* xtypep) {
+  return ncmpi_inq_att(ncid, varid, name, xtypep, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_attlen(int ncid, int varid, const char* name, MPI_Offset* lenp) {
+  return ncmpi_inq_att(ncid, varid, name, nullptr, lenp);
+}
+
+COVE_PNETCDF_API int ncmpi_inq_attid(int ncid, int varid, const char* name, int* idp) {
+  COUPLED(ncmpi_inq_attid, ncid, varid, name, idp)
+  auto* atts = atts_of(*f, varid);
+  if (atts == nullptr) return NC_ENOTVAR;
+  for (std::size_t i = 0; i < atts->size(); ++i) {
+    if (name != nullptr && (*atts)[i].name == name) {
+      if (idp) *idp = static_cast<int>(i);
+      return NC_NOERR;
+    }
+  }
+  return NC_ENOTATT;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_attname(int ncid, int varid, int attnum, char* name) {
+  COUPLED(ncmpi_inq_attname, ncid, varid, attnum, name)
+  auto* atts = atts_of(*f, varid);
+  if (atts == nullptr) return NC_ENOTVAR;
+  if (attnum < 0 || static_cast<std::size_t>(attnum) >= atts->size()) return NC_ENOTATT;
+  copy_name(name, (*atts)[static_cast<std::size_t>(attnum)].name);
+  return NC_NOERR;
+}
+
+// Nonblocking calls on coupled files complete when they are posted; wait
+// hands back their statuses.
+COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses) {
+  COUPLED(ncmpi_wait_all, ncid, num, reqs, statuses)
+  if (f->real_too) return NC_NOERR;
+  if (num == NC_REQ_ALL || num == NC_GET_REQ_ALL || num == NC_PUT_REQ_ALL) {
+    f->requests.clear();
+    return NC_NOERR;
+  }
+  if (num < 0) return NC_EINVAL;
+  for (int i = 0; i < num; ++i) {
+    int status = NC_NOERR;
+    if (reqs[i] != NC_REQ_NULL) {
+      auto it = f->requests.find(reqs[i]);
+      status = it == f->requests.end() ? NC_EINVAL_REQUEST : it->second;
+      if (it != f->requests.end()) f->requests.erase(it);
+      reqs[i] = NC_REQ_NULL;
+    }
+    if (statuses != nullptr) statuses[i] = status;
+  }
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_wait(int ncid, int num, int* reqs, int* statuses) {
+  return ncmpi_wait_all(ncid, num, reqs, statuses);
+}
+
+COVE_PNETCDF_API int ncmpi_cancel(int ncid, int num, int* reqs, int* statuses) {
+  return ncmpi_wait_all(ncid, num, reqs, statuses);
+}
+
+COVE_PNETCDF_API int ncmpi_inq_nreqs(int ncid, int* nreqs) {
+  COUPLED(ncmpi_inq_nreqs, ncid, nreqs)
+  if (nreqs && !f->real_too) *nreqs = static_cast<int>(f->requests.size());
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_buffer_attach(int ncid, MPI_Offset bufsize) {
+  COUPLED(ncmpi_buffer_attach, ncid, bufsize)
+  (void)f;
+  return bufsize <= 0 ? NC_ENULLBUF : NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_buffer_detach(int ncid) {
+  COUPLED(ncmpi_buffer_detach, ncid)
+  (void)f;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_buffer_usage(int ncid, MPI_Offset* usage) {
+  COUPLED(ncmpi_inq_buffer_usage, ncid, usage)
+  if (usage && !f->real_too) *usage = 0;
+  return NC_NOERR;
+}
+
+}  // extern "C"

@@ -1,0 +1,79 @@
+// The coupled files of this process: their schema (what define mode built,
+// or what the writer published), their version, and the Cove client they
+// use.
+#pragma once
+
+#include "config.hpp"
+#include "interpose.hpp"
+
+#include <cove/client.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cove::pnetcdf {
+
+struct Att {
+  std::string name;
+  nc_type type = NC_NAT;
+  MPI_Offset len = 0;
+  std::vector<char> data;  // len elements of `type`, in memory order
+};
+
+struct Dim {
+  std::string name;
+  MPI_Offset len = 0;  // NC_UNLIMITED for the record dimension
+};
+
+struct Var {
+  std::string name;
+  nc_type type = NC_NAT;
+  std::vector<int> dims;
+  std::vector<Att> atts;
+};
+
+struct Schema {
+  int cmode = 0;
+  std::vector<Dim> dims;
+  std::vector<Var> vars;
+  std::vector<Att> atts;
+  int unlimdim = -1;
+  MPI_Offset numrecs = 0;
+
+  std::string serialize() const;
+  static Schema parse(const std::string& text);
+};
+
+struct File {
+  std::string path;
+  bool writer = false;
+  bool real_too = false;  // `both` mode: the real file is written as well
+  Transfer transfer = Transfer::deep;
+  bool define_mode = false;
+  bool published = false;  // the writer has published this version (close, or dtf_transfer)
+  bool independent = false;
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::uint64_t version = 0;
+  Schema schema;
+  std::map<int, int> requests;  // nonblocking request id -> its status
+  int next_request = 0;
+  std::vector<SharedBuffer> shallow;  // put_local copies, kept until the process ends
+  std::vector<bool> defined;          // per variable: defined in Cove by this process
+};
+
+// The coupled file behind `ncid`, or nullptr.
+File* find_file(int ncid);
+File* find_file(const std::string& path);
+// Writer: makes the data put so far readers' next version (collective over the file's communicator).
+int publish(File& f);
+Client& client();
+// The Cove variable holding a netCDF variable of a file.
+std::string cove_name(const File& f, int varid);
+// Prints "cove-pnetcdf: what" on stderr and returns code.
+int report(int code, const std::string& what);
+// Cove's error as a netCDF code (printed).
+int from_exception(const char* call, const File& f);
+
+}  // namespace cove::pnetcdf

@@ -1,0 +1,63 @@
+#include "files.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace cove::pnetcdf {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kHex[] = "0123456789abcdef";
+
+json att_json(const Att& a) {
+  std::string hex;
+  hex.reserve(a.data.size() * 2);
+  for (char c : a.data) {
+    hex += kHex[(static_cast<unsigned char>(c) >> 4) & 15];
+    hex += kHex[static_cast<unsigned char>(c) & 15];
+  }
+  return {{"name", a.name}, {"type", a.type}, {"len", a.len}, {"data", hex}};
+}
+
+Att att_of(const json& j) {
+  Att a{j.at("name").get<std::string>(), j.at("type").get<nc_type>(), j.at("len").get<MPI_Offset>(), {}};
+  const auto hex = j.at("data").get<std::string>();
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) a.data.push_back(static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  return a;
+}
+
+}  // namespace
+
+std::string Schema::serialize() const {
+  json j{{"cmode", cmode}, {"unlimdim", unlimdim}, {"numrecs", numrecs}};
+  j["dims"] = json::array();
+  for (const auto& d : dims) j["dims"].push_back({{"name", d.name}, {"len", d.len}});
+  j["atts"] = json::array();
+  for (const auto& a : atts) j["atts"].push_back(att_json(a));
+  j["vars"] = json::array();
+  for (const auto& v : vars) {
+    json jv{{"name", v.name}, {"type", v.type}, {"dims", v.dims}, {"atts", json::array()}};
+    for (const auto& a : v.atts) jv["atts"].push_back(att_json(a));
+    j["vars"].push_back(std::move(jv));
+  }
+  return j.dump();
+}
+
+Schema Schema::parse(const std::string& text) {
+  const json j = json::parse(text);
+  Schema s;
+  s.cmode = j.at("cmode").get<int>();
+  s.unlimdim = j.at("unlimdim").get<int>();
+  s.numrecs = j.at("numrecs").get<MPI_Offset>();
+  for (const auto& d : j.at("dims")) s.dims.push_back({d.at("name").get<std::string>(), d.at("len").get<MPI_Offset>()});
+  for (const auto& a : j.at("atts")) s.atts.push_back(att_of(a));
+  for (const auto& v : j.at("vars")) {
+    Var var{v.at("name").get<std::string>(), v.at("type").get<nc_type>(), v.at("dims").get<std::vector<int>>(), {}};
+    for (const auto& a : v.at("atts")) var.atts.push_back(att_of(a));
+    s.vars.push_back(std::move(var));
+  }
+  return s;
+}
+
+}  // namespace cove::pnetcdf

@@ -1,0 +1,21 @@
+/* The values the PnetCDF test writer puts and the reader checks: every
+ * element's value names its variable, step and global position. */
+#ifndef COVE_TEST_PNETCDF_VALUES_H
+#define COVE_TEST_PNETCDF_VALUES_H
+
+#include <mpi.h>
+
+enum { NT3 = 3, NT4 = 2, NZ = 6, NY = 8, NX = 10 };
+
+static inline double value_of(int var, int step, long long index) {
+  return step * 100000.0 + var * 10000.0 + (double)index;
+}
+
+/* Block `rank` of `parts` of n elements. */
+static inline void block(MPI_Offset n, int parts, int rank, MPI_Offset* start, MPI_Offset* count) {
+  MPI_Offset base = n / parts, extra = n % parts;
+  *start = rank * base + (rank < extra ? rank : extra);
+  *count = base + (rank < extra ? 1 : 0);
+}
+
+#endif
