@@ -12,6 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef COVE_TEST_DTF
+/* DTF's API (Martsinkevich et al.), as a program written for DTF calls it. */
+int dtf_init(const char* config_file, const char* component_name);
+int dtf_transfer(const char* filename);
+int dtf_finalize(void);
+#endif
+
 static int failures = 0;
 
 #define EXPECT(call, code)                                                                   \
@@ -38,6 +45,9 @@ int main(int argc, char** argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+#ifdef COVE_TEST_DTF
+  if (dtf_init(getenv("DTF_CONFIG"), "rdr") != 0) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
   int steps = argc > 1 ? atoi(argv[1]) : 1;
   int first = argc > 2 ? atoi(argv[2]) : 1;
   const char* dir = argc > 3 ? argv[3] : ".";
@@ -179,11 +189,17 @@ int main(int argc, char** argv) {
     bad_s = 0, bad_c = 2;
     EXPECT(ncmpi_get_vars_double_all(nc, v1, &bad_s, &bad_c, &zs, d), NC_ESTRIDE);
     EXPECT(ncmpi_get_vara_double(nc, v1, &x0, &nx, d), NC_ENOTINDEP);
+#ifdef COVE_TEST_DTF
+    CHECK(dtf_transfer(path));
+#endif
     CHECK(ncmpi_close(nc));
   }
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("reader: %d rank(s), %d step(s): %s\n", size, steps, all == 0 ? "OK" : "FAILED");
+#ifdef COVE_TEST_DTF
+  dtf_finalize();
+#endif
   MPI_Finalize();
   return all == 0 ? 0 : 1;
 }

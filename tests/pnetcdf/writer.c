@@ -11,6 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef COVE_TEST_DTF
+/* DTF's API (Martsinkevich et al.), as a program written for DTF calls it. */
+int dtf_init(const char* config_file, const char* component_name);
+int dtf_transfer(const char* filename);
+int dtf_finalize(void);
+#endif
+
 #define CHECK(call)                                                              \
   do {                                                                           \
     int err_ = (call);                                                           \
@@ -41,6 +48,9 @@ int main(int argc, char** argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+#ifdef COVE_TEST_DTF
+  if (dtf_init(getenv("DTF_CONFIG"), "wrt") != 0) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
   int steps = argc > 1 ? atoi(argv[1]) : 1;
   const char* dir = argc > 2 ? argv[2] : ".";
   char path[4096];
@@ -130,10 +140,16 @@ int main(int argc, char** argv) {
     CHECK(ncmpi_begin_indep_data(nc));
     if (rank == 0) CHECK(ncmpi_put_var_text(nc, vname, "abcdefghij"));
     CHECK(ncmpi_end_indep_data(nc));
+#ifdef COVE_TEST_DTF
+    CHECK(dtf_transfer(path));
+#endif
     CHECK(ncmpi_close(nc));
   }
   write_plain(dir, rank, size);
   if (rank == 0) printf("writer: wrote %d step(s) of %s from %d ranks\n", steps, path, size);
+#ifdef COVE_TEST_DTF
+  dtf_finalize();
+#endif
   MPI_Finalize();
   return 0;
 }

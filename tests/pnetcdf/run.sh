@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Unmodified PnetCDF programs (tests/pnetcdf/*.c, linked with -lpnetcdf
+# only) coupled through a real cove-server by LD_PRELOAD=libcove-pnetcdf.so,
+# as separate mpiexec jobs.
+#   run.sh DIR CASE [ARGS]
+#     exchange NW NR   writer on NW ranks, 2 versions, then reader on NR ranks; the
+#                      coupled file never reaches the disk, the uncoupled one does
+#     two_readers      one writer, two reader jobs at once on the same version
+#     both             `both` mode: the real file too (ncmpidiff against one written
+#                      without Cove), which the same reader then reads without Cove
+#     file             `file` mode: pass-through, the real file (ncmpidiff)
+#     dtf              writer and reader that call dtf_init/dtf_transfer/dtf_finalize,
+#                      linked against libcove-pnetcdf ahead of -lpnetcdf
+#     missing          a reader of a file nobody writes fails after the timeout, naming it
+#     bad_config       a malformed config fails the first call, naming the key and line
+# Needs COVE_BIN (cove-server), COVE_PNETCDF_LIB (the library), COVE_TEST_BIN (the programs).
+set -euo pipefail
+dir=$1 case=$2
+shift 2
+here=$(dirname "$0")/../integration
+export COVE_CONNECT=$dir/cove.conn
+. "$here"/harness.sh
+"$here"/server.sh start "$dir"
+data=$dir/data
+mkdir -p "$data"
+mpi=(mpiexec --allow-run-as-root --oversubscribe)
+pre=(-x LD_PRELOAD="$COVE_PNETCDF_LIB" -x COVE_CONNECT -x COVE_PNETCDF_CONFIG)
+w=$COVE_TEST_BIN/cove-test-pnetcdf-writer
+r=$COVE_TEST_BIN/cove-test-pnetcdf-reader
+export COVE_PNETCDF_CONFIG=$dir/cove-pnetcdf.toml
+
+config() {  # config MODE
+  cat > "$COVE_PNETCDF_CONFIG" << EOT
+# written by tests/pnetcdf/run.sh
+timeout = 20
+transfer = "${TRANSFER:-deep}"
+[[file]]
+name = "coupled.nc"
+mode = "$1"
+EOT
+}
+
+check_plain() {  # the uncoupled file went to disk, unchanged
+  ncmpidump "$data/plain.nc" | tr -d ' \n' | grep -q 'plain=0,7,14,21,28,35,42,49,56,63;' ||
+    { echo "plain.nc is not what the writer wrote:"; ncmpidump "$data/plain.nc"; exit 1; }
+}
+
+reference() {  # the file the writer writes without Cove
+  mkdir -p "$dir/ref"
+  "${mpi[@]}" -n "$1" "$w" 1 "$dir/ref" > /dev/null
+}
+
+case "$case" in
+  exchange)
+    config memory
+    "${mpi[@]}" "${pre[@]}" -n "$1" "$w" 2 "$data"
+    [ ! -e "$data/coupled.nc" ] || { echo "memory mode wrote coupled.nc to disk"; exit 1; }
+    check_plain
+    "${mpi[@]}" "${pre[@]}" -n "$2" "$r" 2 1 "$data" ;;
+  two_readers)
+    config memory
+    "${mpi[@]}" "${pre[@]}" -n 2 "$w" 1 "$data"
+    start_bg "$dir/r1.out" "${mpi[@]}" "${pre[@]}" -n 2 "$r" 1 1 "$data"
+    r1=$last
+    start_bg "$dir/r2.out" "${mpi[@]}" "${pre[@]}" -n 1 "$r" 1 1 "$data"
+    r2=$last
+    status=0
+    wait "$r1" || status=1
+    wait "$r2" || status=1
+    cat "$dir/r1.out" "$dir/r2.out"
+    exit $status ;;
+  both)
+    config both
+    "${mpi[@]}" "${pre[@]}" -n 2 "$w" 1 "$data"
+    check_plain
+    reference 3
+    ncmpidiff "$dir/ref/coupled.nc" "$data/coupled.nc"
+    "${mpi[@]}" "${pre[@]}" -n 4 "$r" 1 1 "$data"
+    # The real file holds the same: the reader passes on it without Cove.
+    "${mpi[@]}" -n 2 "$r" 1 1 "$data" ;;
+  file)
+    config file
+    "${mpi[@]}" "${pre[@]}" -n 2 "$w" 1 "$data"
+    check_plain
+    reference 1
+    ncmpidiff "$dir/ref/coupled.nc" "$data/coupled.nc"
+    ncmpidump -h "$data/coupled.nc" | grep -q 'time = UNLIMITED ; // (3 currently)'
+    "${mpi[@]}" "${pre[@]}" -n 3 "$r" 1 1 "$data" ;;
+  dtf)
+    # dtf_init names the config and the component; the file is coupled for
+    # these two components only.
+    config memory
+    printf 'writer = "wrt"\nreaders = ["rdr"]\n' >> "$COVE_PNETCDF_CONFIG"
+    export DTF_CONFIG=$COVE_PNETCDF_CONFIG
+    unset COVE_PNETCDF_CONFIG
+    "${mpi[@]}" -x COVE_CONNECT -x DTF_CONFIG -n 2 "$COVE_TEST_BIN"/cove-test-pnetcdf-dtf-writer 1 "$data"
+    [ ! -e "$data/coupled.nc" ] || { echo "memory mode wrote coupled.nc to disk"; exit 1; }
+    "${mpi[@]}" -x COVE_CONNECT -x DTF_CONFIG -n 3 "$COVE_TEST_BIN"/cove-test-pnetcdf-dtf-reader 1 1 "$data" ;;
+  missing)
+    config memory
+    sed -i 's/^timeout = .*/timeout = 1/' "$COVE_PNETCDF_CONFIG"
+    if "${mpi[@]}" "${pre[@]}" -n 2 "$r" 1 1 "$data" > "$dir/out" 2>&1; then
+      echo "the reader opened a file nobody wrote"; cat "$dir/out"; exit 1
+    fi
+    cat "$dir/out"
+    grep -q "no writer published the coupled file $data/coupled.nc" "$dir/out"
+    grep -q "Specified netCDF file does not exist" "$dir/out"  # ncmpi_strerror(NC_ENOENT), as the program printed it
+    ;;
+  bad_config)
+    printf 'timeout = 5\nmode = "fast"\n' > "$COVE_PNETCDF_CONFIG"
+    if "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data" > "$dir/out" 2>&1; then
+      echo "the writer ran with a malformed config"; cat "$dir/out"; exit 1
+    fi
+    cat "$dir/out"
+    grep -q "cove-pnetcdf.toml: line 2: key 'mode': 'fast' is not one of memory, file, both" "$dir/out"
+    printf '[[file]]\nname = "coupled.nc"\nwriters = "a"\n' > "$COVE_PNETCDF_CONFIG"
+    if "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data" > "$dir/out" 2>&1; then exit 1; fi
+    grep -q "line 3: key 'file.writers': unknown key" "$dir/out" || { cat "$dir/out"; exit 1; } ;;
+  *) echo "unknown case $case" >&2; exit 2 ;;
+esac
