@@ -63,6 +63,9 @@ bench-compare: setup
 	@$(MAKE) --no-print-directory build
 	@py=$(BUILD)/bench-venv/bin/python; [ -x $$py ] || py=python3; \
 	  $$py bench/compare.py --build $(BUILD) $(BENCH_ARGS)
+	@if [ -x $(BUILD)/bench/cove-pnetcdf-s3d ]; then \
+	  python3 bench/pnetcdf_compare.py --build $(BUILD) $(if $(findstring --quick,$(BENCH_ARGS)),--quick); \
+	else echo "PnetCDF exchange skipped: $(BUILD)/bench/cove-pnetcdf-s3d not built (COVE_ENABLE_PNETCDF)"; fi
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench-compare BENCH_ARGS="--quick $(BENCH_ARGS)"

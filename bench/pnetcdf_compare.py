@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The S3D-IO shaped PnetCDF exchange (bench/pnetcdf_s3d.cpp) four ways,
+with the same binary: real PnetCDF files read from the page cache, real
+files fsynced and dropped from the cache before the reader opens them,
+through libcove-pnetcdf (LD_PRELOAD, memory mode, deep), and Cove's native
+put/get doing the same exchange. Then a slow reader: the writer's time in
+ncmpi_close while a reader sleeps between steps, against the same with no
+reader running (DTF's writer waits for its reader; Cove's should not).
+
+Writer and reader are separate mpiexec jobs, the reader after the writer;
+readers check every element. Prints a table of per-step medians and the
+issue's targets; exits 1 if a run failed or delivered a wrong element.
+
+  pnetcdf_compare.py [--build DIR] [--writers W] [--readers R] [--edge N] [--steps S] [--quick]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MPI = ["mpiexec", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+
+
+def parse(out, role):
+    for line in out.splitlines():
+        if line.startswith("RESULT role=" + role):
+            return {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.e+-]+)", line)}
+    raise RuntimeError(f"no RESULT line from the {role}:\n{out}")
+
+
+class Runner:
+    def __init__(self, args):
+        self.args = args
+        self.build = os.path.abspath(args.build)
+        self.bin = os.path.join(self.build, "bench", "cove-pnetcdf-s3d")
+        self.lib = os.path.join(self.build, "src", "pnetcdf", "libcove-pnetcdf.so")
+        self.server_sh = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "integration", "server.sh")
+        self.work = tempfile.mkdtemp(prefix="cove-pnetcdf-compare.", dir=args.out)
+        self.env = dict(os.environ, COVE_BIN=os.path.join(self.build, "tools"))
+        self.env.setdefault("UCX_NET_DEVICES", "lo")
+        self.failed = False
+
+    def job(self, role, n, extra, env=None, background=False):
+        cmd = MPI + ["-n", str(n)]
+        for k in ("LD_PRELOAD", "COVE_CONNECT", "COVE_PNETCDF_CONFIG", "UCX_NET_DEVICES"):
+            if env and k in env:
+                cmd += ["-x", k]
+        a = self.args
+        cmd += [self.bin, "--role", role, "--edge", str(a.edge), "--writers", str(a.writers), "--steps", str(a.steps)]
+        cmd += extra
+        if background:
+            return subprocess.Popen(cmd, env=env or self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        p = subprocess.run(cmd, env=env or self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=600)
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}")
+        return parse(p.stdout, role)
+
+    def server(self, name):
+        d = os.path.join(self.work, name)
+        subprocess.run(["bash", self.server_sh, "start", d], env=self.env, check=True)
+        env = dict(self.env, COVE_CONNECT=os.path.join(d, "cove.conn"))
+        return d, env
+
+    def stop(self, d):
+        subprocess.run(["bash", self.server_sh, "stop", d], env=self.env, check=False)
+
+    def files(self, cold):
+        path = os.path.join(self.work, "cold" if cold else "warm", "s3d.nc")
+        os.makedirs(os.path.dirname(path))
+        w = self.job("writer", self.args.writers, ["--file", path] + (["--sync"] if cold else []))
+        r = self.job("reader", self.args.readers, ["--file", path] + (["--drop"] if cold else []))
+        return w, r
+
+    def cove(self, api, name, slow_reader_ms=0):
+        d, env = self.server(name)
+        try:
+            path = os.path.join(self.work, name, "s3d.nc")
+            extra = ["--file", path, "--api", "cove" if api == "native" else "pnetcdf"]
+            if api == "pnetcdf":
+                config = os.path.join(d, "cove-pnetcdf.toml")
+                with open(config, "w") as f:
+                    f.write(f'timeout = 120\n[[file]]\nname = "{path}"\nmode = "memory"\ntransfer = "deep"\n')
+                env = dict(env, LD_PRELOAD=self.lib, COVE_PNETCDF_CONFIG=config)
+            if slow_reader_ms:
+                reader = self.job("reader", self.args.readers, extra + ["--sleep-ms", str(slow_reader_ms)], env,
+                                  background=True)
+                w = self.job("writer", self.args.writers, extra, env)
+                out, _ = reader.communicate(timeout=600)
+                if reader.returncode != 0:
+                    raise RuntimeError(f"slow reader failed:\n{out}")
+                return w, parse(out, "reader")
+            w = self.job("writer", self.args.writers, extra, env)
+            r = self.job("reader", self.args.readers, extra, env)
+            if api == "pnetcdf" and os.path.exists(path):
+                raise RuntimeError(f"memory mode wrote {path} to disk")
+            return w, r
+        finally:
+            self.stop(d)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--writers", type=int, default=4)
+    ap.add_argument("--readers", type=int, default=2)
+    ap.add_argument("--edge", type=int, default=48)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--slow-ms", type=int, default=1000, help="the slow reader's sleep before each step")
+    ap.add_argument("--quick", action="store_true", help="small: edge 24, 3 steps")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    if args.quick:
+        args.edge, args.steps, args.slow_ms = 24, 3, 300
+    args.out = os.path.abspath(args.out or os.path.join(args.build, "bench-compare"))
+    os.makedirs(args.out, exist_ok=True)
+    run = Runner(args)
+    rows = {}
+    methods = [("PnetCDF files, cached", lambda: run.files(False)),
+               ("PnetCDF files, fsync+dropped", lambda: run.files(True)),
+               ("through libcove-pnetcdf", lambda: run.cove("pnetcdf", "preload")),
+               ("Cove native put/get", lambda: run.cove("native", "native"))]
+    status = 0
+    for label, fn in methods:
+        print(f"running: {label} ...", flush=True)
+        try:
+            rows[label] = fn()
+        except Exception as e:  # noqa: BLE001 - reported, and the exit status says so
+            print(f"  FAILED: {e}")
+            status = 1
+    slow = None
+    print(f"running: libcove-pnetcdf with a reader sleeping {args.slow_ms} ms per step ...", flush=True)
+    try:
+        slow = run.cove("pnetcdf", "slow", args.slow_ms)
+    except Exception as e:  # noqa: BLE001
+        print(f"  FAILED: {e}")
+        status = 1
+
+    gib = None
+    print(f"\nS3D-IO exchange: {args.writers} writers -> {args.readers} readers, {args.edge}^3 cells per writer, "
+          f"4 variables (2 x 3-D, 4-D x3, 4-D x11) of float64, {args.steps} steps (per-step medians)")
+    print(f"{'method':<32} {'write (s)':>10} {'close (s)':>10} {'read (s)':>10} {'total (s)':>10} {'GB/s':>8} {'wrong':>6}")
+    for label, (w, r) in rows.items():
+        gib = w["bytes"]
+        total = w["write_s"] + r["read_s"]
+        print(f"{label:<32} {w['write_s']:>10.4f} {w['close_s']:>10.4f} {r['read_s']:>10.4f} {total:>10.4f} "
+              f"{w['bytes'] / total / 1e9:>8.2f} {int(r['wrong']):>6}")
+        if r["wrong"]:
+            status = 1
+    total = {k: w["write_s"] + r["read_s"] for k, (w, r) in rows.items()}
+    print(f"\nbytes per step: {gib:.0f}" if gib else "")
+    pre, nat, cold = (total.get("through libcove-pnetcdf"), total.get("Cove native put/get"),
+                      total.get("PnetCDF files, fsync+dropped"))
+    if pre and nat:
+        print(f"target: libcove-pnetcdf / Cove native = {pre / nat:.2f}x (target <= 1.15x)")
+    if pre and cold:
+        print(f"target: PnetCDF files dropped / libcove-pnetcdf = {cold / pre:.1f}x faster (target >= 5x)")
+    if slow and "through libcove-pnetcdf" in rows:
+        fast_close = rows["through libcove-pnetcdf"][0]["close_s"]
+        print(f"target: writer's ncmpi_close with a reader sleeping {args.slow_ms} ms per step: {slow[0]['close_s']:.4f} s, "
+              f"with no reader running: {fast_close:.4f} s (independent of the reader; DTF's writer waits)")
+        if slow[1]["wrong"]:
+            status = 1
+    shutil.rmtree(run.work, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
