@@ -174,8 +174,7 @@ int from_exception(const char* call, const File& f) {
   try {
     throw;
   } catch (const Error& e) {
-    const int code = e.code() == Code::Timeout || e.code() == Code::NotFound ? NC_ENOENT : NC_EFILE;
-    return report(code, fmt::format("{} on {}: {}", call, f.path, e.what()));
+    return report(NC_EFILE, fmt::format("{} on {}: {}", call, f.path, e.what()));
   } catch (const std::exception& e) {
     return report(NC_EFILE, fmt::format("{} on {}: {}", call, f.path, e.what()));
   }
@@ -254,13 +253,14 @@ int get_att(int ncid, int varid, const char* name, void* buf, nc_type mem) {
 
 using namespace cove::pnetcdf;
 
-// A coupled file's call goes to Cove; in `both` mode the real library runs it first.
+// A coupled file's call goes to Cove; in `both` mode the real library runs
+// it first (NC_ERANGE still wrote the rest, so Cove goes on too).
 #define COUPLED(fn, ...)                                                 \
   File* f = find_file(ncid);                                             \
   if (f == nullptr) return real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);   \
   if (f->real_too) {                                                     \
     const int rc_ = real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);          \
-    if (rc_ != NC_NOERR) return rc_;                                     \
+    if (rc_ != NC_NOERR && rc_ != NC_ERANGE) return rc_;                 \
   }
 
 extern "C" {

@@ -62,10 +62,10 @@ int main(int argc, char** argv) {
       fprintf(stderr, "reader: ncmpi_open(%s): %s\n", path, ncmpi_strerror(err));
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    int ndims, nvars, natts, unlim, v1, v2, v3, v4, vbig, vstep, vname;
+    int ndims, nvars, natts, unlim, v1, v2, v3, v4, vbig, vstep, vname, vnarrow;
     CHECK(ncmpi_inq(nc, &ndims, &nvars, &natts, &unlim));
     SAME("ndims", ndims, 4);
-    SAME("nvars", nvars, 7);
+    SAME("nvars", nvars, 8);
     SAME("natts", natts, 2);
     SAME("unlimdim", unlim, 0);
     MPI_Offset nrec;
@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
     CHECK(ncmpi_inq_varid(nc, "big", &vbig));
     CHECK(ncmpi_inq_varid(nc, "step", &vstep));
     CHECK(ncmpi_inq_varid(nc, "name", &vname));
+    CHECK(ncmpi_inq_varid(nc, "narrow", &vnarrow));
     EXPECT(ncmpi_inq_varid(nc, "nothere", &v1), NC_ENOTVAR);
     nc_type type;
     int vndims, dimids[4];
@@ -169,6 +170,13 @@ int main(int argc, char** argv) {
     int bi[NX];
     EXPECT(ncmpi_get_var_int_all(nc, vbig, bi), NC_ERANGE);
     for (int i = 0; i < NX; ++i) SAME("big as int", bi[i], i * 1e9 <= 2147483647.0 ? i * 1e9 : NC_FILL_INT);
+
+    /* narrow: what the writer's out-of-range puts left */
+    CHECK(ncmpi_get_var_int_all(nc, vnarrow, bi));
+    for (int i = 0; i < NX; ++i) SAME("narrow", bi[i], i * 10000 <= 32767 ? i * 10000 : NC_FILL_SHORT);
+    signed char narrow_sc[NX];
+    EXPECT(ncmpi_get_var_schar_all(nc, vnarrow, narrow_sc), NC_ERANGE);
+    for (int i = 0; i < NX; ++i) SAME("narrow as schar", narrow_sc[i], i == 0 ? 0 : NC_FILL_BYTE);
 
     int sv = 0;
     CHECK(ncmpi_get_var_int_all(nc, vstep, &sv));

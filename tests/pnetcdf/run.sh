@@ -6,6 +6,8 @@
 #     exchange NW NR   writer on NW ranks, 2 versions, then reader on NR ranks; the
 #                      coupled file never reaches the disk, the uncoupled one does
 #     two_readers      one writer, two reader jobs at once on the same version
+#     shallow          transfer = "shallow": the bytes stay in the writer (put_local),
+#                      which stays up until the reader is done
 #     both             `both` mode: the real file too (ncmpidiff against one written
 #                      without Cove), which the same reader then reads without Cove
 #     file             `file` mode: pass-through, the real file (ncmpidiff)
@@ -68,6 +70,17 @@ case "$case" in
     wait "$r1" || status=1
     wait "$r2" || status=1
     cat "$dir/r1.out" "$dir/r2.out"
+    exit $status ;;
+  shallow)
+    TRANSFER=shallow config memory
+    start_bg "$dir/writer.out" "${mpi[@]}" "${pre[@]}" -n 2 "$w" 2 "$data" "$dir/reader-done"
+    writer=$last
+    wait_for "$dir/writer.out" "waiting for"
+    status=0
+    "${mpi[@]}" "${pre[@]}" -n 3 "$r" 2 1 "$data" || status=$?
+    touch "$dir/reader-done"
+    wait "$writer" || status=$?
+    cat "$dir/writer.out"
     exit $status ;;
   both)
     config both

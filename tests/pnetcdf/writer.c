@@ -2,7 +2,8 @@
  * (1-D to 4-D variables, a record dimension, vara/vars/varm/varn, iput with
  * wait_all, attributes, text, a scalar) `steps` times, split along y, and
  * an uncoupled plain.nc.
- *   writer STEPS [DIR]   files go to DIR (default .) */
+ *   writer STEPS [DIR [LINGER]]   files go to DIR (default .); with LINGER,
+ *   the writer stays until that file exists */
 #include "values.h"
 
 #include <pnetcdf.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef COVE_TEST_DTF
 /* DTF's API (Martsinkevich et al.), as a program written for DTF calls it. */
@@ -59,7 +61,7 @@ int main(int argc, char** argv) {
   block(NY, size, rank, &y0, &ny);
   block(NX, size, rank, &x0, &nx);
   for (int step = 1; step <= steps; ++step) {
-    int nc, dt, dz, dy, dx, v1, v2, v3, v4, vbig, vstep, vname;
+    int nc, dt, dz, dy, dx, v1, v2, v3, v4, vbig, vstep, vname, vnarrow;
     CHECK(ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER | NC_64BIT_DATA, MPI_INFO_NULL, &nc));
     CHECK(ncmpi_def_dim(nc, "time", NC_UNLIMITED, &dt));
     CHECK(ncmpi_def_dim(nc, "z", NZ, &dz));
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
     CHECK(ncmpi_def_var(nc, "big", NC_DOUBLE, 1, &dx, &vbig));
     CHECK(ncmpi_def_var(nc, "step", NC_INT, 0, NULL, &vstep));
     CHECK(ncmpi_def_var(nc, "name", NC_CHAR, 1, &dx, &vname));
+    CHECK(ncmpi_def_var(nc, "narrow", NC_SHORT, 1, &dx, &vnarrow));
     CHECK(ncmpi_put_att_text(nc, NC_GLOBAL, "title", 17, "cove pnetcdf test"));
     int answers[3] = {1, 2, step};
     CHECK(ncmpi_put_att_int(nc, NC_GLOBAL, "answers", NC_INT, 3, answers));
@@ -89,6 +92,17 @@ int main(int argc, char** argv) {
     }
     CHECK(ncmpi_put_vara_double_all(nc, v1, &x0, &nx, b1));
     CHECK(ncmpi_put_vara_double_all(nc, vbig, &x0, &nx, bb));
+    /* narrow: ints put into shorts; the out-of-range ones are NC_ERANGE and stored as NC_FILL_SHORT */
+    int bn[NX], out_of_range = 0;
+    for (MPI_Offset i = 0; i < nx; ++i) {
+      bn[i] = (int)(x0 + i) * 10000;
+      out_of_range |= bn[i] > 32767;
+    }
+    int rc = ncmpi_put_vara_int_all(nc, vnarrow, &x0, &nx, bn);
+    if (rc != (out_of_range ? NC_ERANGE : NC_NOERR)) {
+      fprintf(stderr, "writer: put_vara_int_all into a short returned %d (%s)\n", rc, ncmpi_strerror(rc));
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
 
     /* v2: rows y0..y0+ny; even columns with vars, odd ones with varm from a column-major buffer. */
     float even[NY * NX], odd[NY * NX];
@@ -146,6 +160,20 @@ int main(int argc, char** argv) {
     CHECK(ncmpi_close(nc));
   }
   write_plain(dir, rank, size);
+  if (argc > 3) { /* stay until the file argv[3] exists (a shallow writer's data lives here) */
+    if (rank == 0) printf("writer: waiting for %s\n", argv[3]);
+    fflush(stdout);
+    int present = 0;
+    while (!present) {
+      if (rank == 0) {
+        FILE* f = fopen(argv[3], "r");
+        present = f != NULL;
+        if (f) fclose(f);
+      }
+      MPI_Bcast(&present, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      if (!present) usleep(20000);
+    }
+  }
   if (rank == 0) printf("writer: wrote %d step(s) of %s from %d ranks\n", steps, path, size);
 #ifdef COVE_TEST_DTF
   dtf_finalize();
