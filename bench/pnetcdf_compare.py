@@ -11,7 +11,7 @@ Writer and reader are separate mpiexec jobs, the reader after the writer;
 readers check every element. Prints a table of per-step medians and the
 issue's targets; exits 1 if a run failed or delivered a wrong element.
 
-  pnetcdf_compare.py [--build DIR] [--writers W] [--readers R] [--edge N] [--steps S] [--quick]
+  pnetcdf_compare.py [--build DIR] [--writers W] [--readers R] [--edge N] [--steps S] [--rounds N] [--quick]
 """
 import argparse
 import os
@@ -29,6 +29,18 @@ def parse(out, role):
         if line.startswith("RESULT role=" + role):
             return {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.e+-]+)", line)}
     raise RuntimeError(f"no RESULT line from the {role}:\n{out}")
+
+
+def combine(results):
+    """The median of each figure over rounds; wrong elements are summed."""
+    out = []
+    for i in range(2):
+        d = {}
+        for k in results[0][i]:
+            vals = sorted(r[i][k] for r in results)
+            d[k] = sum(vals) if k == "wrong" else vals[len(vals) // 2]
+        out.append(d)
+    return out
 
 
 class Runner:
@@ -110,38 +122,46 @@ def main():
     ap.add_argument("--edge", type=int, default=48)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--slow-ms", type=int, default=1000, help="the slow reader's sleep before each step")
-    ap.add_argument("--quick", action="store_true", help="small: edge 24, 3 steps")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds over all methods (medians are reported)")
+    ap.add_argument("--quick", action="store_true", help="small: edge 24, 3 steps, 1 round")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     if args.quick:
-        args.edge, args.steps, args.slow_ms = 24, 3, 300
+        args.edge, args.steps, args.slow_ms, args.rounds = 24, 3, 300, 1
     args.out = os.path.abspath(args.out or os.path.join(args.build, "bench-compare"))
     os.makedirs(args.out, exist_ok=True)
     run = Runner(args)
-    rows = {}
     methods = [("PnetCDF files, cached", lambda: run.files(False)),
                ("PnetCDF files, fsync+dropped", lambda: run.files(True)),
                ("through libcove-pnetcdf", lambda: run.cove("pnetcdf", "preload")),
                ("Cove native put/get", lambda: run.cove("native", "native"))]
     status = 0
-    for label, fn in methods:
-        print(f"running: {label} ...", flush=True)
+    # Rounds interleave the methods, so that load from other work on the
+    # machine falls on all of them alike; each figure is the median over rounds.
+    runs = {label: [] for label, _ in methods}
+    slow_runs = []
+    for rnd in range(args.rounds):
+        for label, fn in methods:
+            print(f"round {rnd + 1}/{args.rounds}: {label} ...", flush=True)
+            try:
+                runs[label].append(fn())
+            except Exception as e:  # noqa: BLE001 - reported, and the exit status says so
+                print(f"  FAILED: {e}")
+                status = 1
+        print(f"round {rnd + 1}/{args.rounds}: libcove-pnetcdf with a reader sleeping {args.slow_ms} ms per step ...",
+              flush=True)
         try:
-            rows[label] = fn()
-        except Exception as e:  # noqa: BLE001 - reported, and the exit status says so
+            slow_runs.append(run.cove("pnetcdf", f"slow{rnd}", args.slow_ms))
+        except Exception as e:  # noqa: BLE001
             print(f"  FAILED: {e}")
             status = 1
-    slow = None
-    print(f"running: libcove-pnetcdf with a reader sleeping {args.slow_ms} ms per step ...", flush=True)
-    try:
-        slow = run.cove("pnetcdf", "slow", args.slow_ms)
-    except Exception as e:  # noqa: BLE001
-        print(f"  FAILED: {e}")
-        status = 1
+    rows = {label: combine(r) for label, r in runs.items() if r}
+    slow = combine(slow_runs) if slow_runs else None
 
     gib = None
     print(f"\nS3D-IO exchange: {args.writers} writers -> {args.readers} readers, {args.edge}^3 cells per writer, "
-          f"4 variables (2 x 3-D, 4-D x3, 4-D x11) of float64, {args.steps} steps (per-step medians)")
+          f"4 variables (2 x 3-D, 4-D x3, 4-D x11) of float64, {args.steps} steps, {args.rounds} round(s) "
+          f"(medians per step, then over rounds)")
     print(f"{'method':<32} {'write (s)':>10} {'close (s)':>10} {'read (s)':>10} {'total (s)':>10} {'GB/s':>8} {'wrong':>6}")
     for label, (w, r) in rows.items():
         gib = w["bytes"]
