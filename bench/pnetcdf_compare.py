@@ -53,7 +53,7 @@ class Runner:
         self.work = tempfile.mkdtemp(prefix="cove-pnetcdf-compare.", dir=args.out)
         self.env = dict(os.environ, COVE_BIN=os.path.join(self.build, "tools"))
         self.env.setdefault("UCX_NET_DEVICES", "lo")
-        self.failed = False
+        self.runs = 0
 
     def job(self, role, n, extra, env=None, background=False):
         cmd = MPI + ["-n", str(n)]
@@ -81,13 +81,16 @@ class Runner:
         subprocess.run(["bash", self.server_sh, "stop", d], env=self.env, check=False)
 
     def files(self, cold):
-        path = os.path.join(self.work, "cold" if cold else "warm", "s3d.nc")
+        self.runs += 1
+        path = os.path.join(self.work, f"{'cold' if cold else 'warm'}{self.runs}", "s3d.nc")
         os.makedirs(os.path.dirname(path))
         w = self.job("writer", self.args.writers, ["--file", path] + (["--sync"] if cold else []))
         r = self.job("reader", self.args.readers, ["--file", path] + (["--drop"] if cold else []))
         return w, r
 
     def cove(self, api, name, slow_reader_ms=0):
+        self.runs += 1
+        name = f"{name}{self.runs}"
         d, env = self.server(name)
         try:
             path = os.path.join(self.work, name, "s3d.nc")
@@ -151,7 +154,7 @@ def main():
         print(f"round {rnd + 1}/{args.rounds}: libcove-pnetcdf with a reader sleeping {args.slow_ms} ms per step ...",
               flush=True)
         try:
-            slow_runs.append(run.cove("pnetcdf", f"slow{rnd}", args.slow_ms))
+            slow_runs.append(run.cove("pnetcdf", "slow", args.slow_ms))
         except Exception as e:  # noqa: BLE001
             print(f"  FAILED: {e}")
             status = 1

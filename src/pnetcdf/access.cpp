@@ -275,6 +275,60 @@ class Call {
   bool record_ = false;
 };
 
+// The one predefined type a derived datatype is built of; NC_NAT if it
+// mixes types or uses one netCDF has no type for.
+nc_type base_type(MPI_Datatype t) {
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+  if (combiner == MPI_COMBINER_NAMED) return memory_type(t);
+  std::vector<int> ints(static_cast<std::size_t>(ni));
+  std::vector<MPI_Aint> addrs(static_cast<std::size_t>(na));
+  std::vector<MPI_Datatype> types(static_cast<std::size_t>(nd));
+  MPI_Type_get_contents(t, ni, na, nd, ints.data(), addrs.data(), types.data());
+  nc_type base = NC_NAT;
+  bool mixed = types.empty();
+  for (MPI_Datatype sub : types) {
+    const nc_type b = base_type(sub);
+    int sub_combiner = 0;
+    MPI_Type_get_envelope(sub, &ni, &na, &nd, &sub_combiner);
+    if (sub_combiner != MPI_COMBINER_NAMED) MPI_Type_free(&sub);
+    if (b == NC_NAT || (base != NC_NAT && b != base)) mixed = true;
+    base = b;
+  }
+  return mixed ? NC_NAT : base;
+}
+
+// A flexible-API call with a derived buftype: packed into (put) or unpacked
+// from (get) a contiguous buffer of its base type, as the call with that
+// type would move it.
+int derived(const Access& a, const std::string& path) {
+  const nc_type base = base_type(a.buftype);
+  int type_bytes = 0;
+  MPI_Type_size(a.buftype, &type_bytes);
+  if (base == NC_NAT || a.bufcount < 0) {
+    return report(NC_EUNSPTETYPE, fmt::format("{} on the coupled file {}: the buftype is not built of one "
+                                              "predefined type netCDF knows", a.name, path));
+  }
+  const auto bytes = static_cast<std::size_t>(a.bufcount) * static_cast<std::size_t>(type_bytes);
+  std::vector<char> packed(bytes);
+  Access inner = a;
+  inner.mem = base;
+  inner.buftype = MPI_DATATYPE_NULL;
+  inner.buf_elements = static_cast<MPI_Offset>(bytes / type_size(base));
+  inner.buf = packed.data();
+  int position = 0;
+  if (a.put) {
+    MPI_Pack(a.buf, static_cast<int>(a.bufcount), a.buftype, packed.data(), static_cast<int>(bytes), &position,
+             MPI_COMM_SELF);
+    return access(inner);
+  }
+  const int status = access(inner);
+  if (status != NC_NOERR && status != NC_ERANGE) return status;
+  MPI_Unpack(packed.data(), static_cast<int>(bytes), &position, a.buf, static_cast<int>(a.bufcount), a.buftype,
+             MPI_COMM_SELF);
+  return status;
+}
+
 }  // namespace
 
 int access(const Access& a) {
@@ -294,16 +348,21 @@ int access(const Access& a) {
   nc_type mem = a.mem;
   if (mem == NC_NAT) {
     mem = a.buftype == MPI_DATATYPE_NULL ? v.type : memory_type(a.buftype);
-    if (mem == NC_NAT) {
-      return report(NC_EUNSPTETYPE, fmt::format("{} on the coupled file {}: only predefined MPI datatypes are "
-                                                "supported as buftype", a.name, f->path));
-    }
+    if (mem == NC_NAT) return derived(a, f->path);
   }
   if ((mem == NC_CHAR) != (v.type == NC_CHAR)) return NC_ECHAR;
   Call call(a, *f, v, a.varid, mem);
   call.set_record();
   std::vector<Region> regions;
   if (const int rc = call.regions(regions); rc != NC_NOERR) return rc;
+  // The flexible API says how many elements the buffer holds.
+  MPI_Offset limit = a.buf_elements;
+  if (limit < 0 && a.mem == NC_NAT && a.buftype != MPI_DATATYPE_NULL) limit = a.bufcount;
+  if (limit >= 0 && a.kind != 'm') {
+    std::size_t total = 0;
+    for (const auto& r : regions) total += r.elements;
+    if (total > static_cast<std::size_t>(limit)) return NC_EIOMISMATCH;
+  }
   int status = NC_NOERR;
   char* buf = static_cast<char*>(a.buf);
   for (const auto& r : regions) {

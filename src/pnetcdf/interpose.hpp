@@ -56,6 +56,7 @@ struct Access {
   MPI_Offset bufcount = -1;
   MPI_Datatype buftype = MPI_DATATYPE_NULL;
   int* req = nullptr;
+  MPI_Offset buf_elements = -1;  // elements the buffer holds, where known (a packed derived buftype)
 };
 int access(const Access& a);
 

@@ -117,6 +117,23 @@ int main(int argc, char** argv) {
       SAME("v1 as float", fl[i], (float)value_of(1, step, x0 + i));
     }
 
+    /* v1 through the flexible API: a predefined buftype, and a derived one
+     * (every other element of the buffer) of another type */
+    double flex[2 * NX];
+    CHECK(ncmpi_get_vara_all(nc, v1, &x0, &nx, flex, nx, MPI_DOUBLE));
+    for (MPI_Offset i = 0; i < nx; ++i) SAME("v1 flexible", flex[i], value_of(1, step, x0 + i));
+    MPI_Datatype every_other;
+    MPI_Type_vector((int)nx, 1, 2, MPI_FLOAT, &every_other);
+    MPI_Type_commit(&every_other);
+    float strided[2 * NX];
+    for (int i = 0; i < 2 * NX; ++i) strided[i] = -1;
+    CHECK(ncmpi_get_vara_all(nc, v1, &x0, &nx, strided, 1, every_other));
+    for (MPI_Offset i = 0; i < nx; ++i) {
+      SAME("v1 derived buftype", strided[2 * i], (float)value_of(1, step, x0 + i));
+      SAME("v1 derived buftype gap", strided[2 * i + 1], -1);
+    }
+    MPI_Type_free(&every_other);
+
     /* v2: all rows of my columns, with vara, and transposed with varm */
     float b2[NY * NX], t2[NY * NX];
     MPI_Offset s2[2] = {0, x0}, c2[2] = {NY, nx}, im2[2] = {1, NY};
