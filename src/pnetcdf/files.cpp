@@ -27,7 +27,8 @@ struct State {
   std::optional<Config> config;
   std::string config_error;
   std::optional<Client> client;
-  std::map<std::string, std::uint64_t> seen;  // path -> newest version opened
+  std::map<std::string, std::uint64_t> seen;     // path -> newest version opened
+  std::map<std::string, std::uint64_t> created;  // path -> newest version created
   std::vector<SharedBuffer> shallow;          // put_local bytes of closed files
 };
 
@@ -38,6 +39,50 @@ State& state() {
 }
 
 std::string meta_name(const std::string& path) { return "pnetcdf:" + path; }
+
+// Our duplicate of a program's communicator, made once per communicator
+// (MPI_Comm_dup is a collective that costs milliseconds on a busy node) and
+// kept as an attribute of it. It is freed when the program frees its
+// communicator and no coupled file still uses it.
+struct SharedComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int files = 0;
+  bool orphan = false;
+};
+
+int drop_shared_comm(MPI_Comm, int, void* attr, void*) {
+  auto* shared = static_cast<SharedComm*>(attr);
+  if (shared->files > 0) {
+    shared->orphan = true;
+  } else {
+    MPI_Comm_free(&shared->comm);
+    delete shared;
+  }
+  return MPI_SUCCESS;
+}
+
+SharedComm* shared_comm(MPI_Comm comm) {
+  static int key = [] {
+    int k = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, drop_shared_comm, &k, nullptr);
+    return k;
+  }();
+  void* value = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm, key, &value, &found);
+  if (found) return static_cast<SharedComm*>(value);
+  auto* shared = new SharedComm;
+  MPI_Comm_dup(comm, &shared->comm);
+  MPI_Comm_set_attr(comm, key, shared);
+  return shared;
+}
+
+void leave_shared_comm(SharedComm* shared) {
+  if (--shared->files == 0 && shared->orphan) {
+    MPI_Comm_free(&shared->comm);
+    delete shared;
+  }
+}
 
 // The configuration, read on the first create or open; nullptr with no
 // COVE_PNETCDF_CONFIG. Throws the configuration's error every time.
@@ -72,7 +117,7 @@ void remove_file(int ncid) {
   auto it = s.files.find(ncid);
   if (it == s.files.end()) return;
   for (auto& b : it->second->shallow) s.shallow.push_back(std::move(b));
-  if (it->second->comm != MPI_COMM_NULL) MPI_Comm_free(&it->second->comm);
+  if (it->second->shared_comm != nullptr) leave_shared_comm(static_cast<SharedComm*>(it->second->shared_comm));
   s.files.erase(it);
 }
 
@@ -90,7 +135,7 @@ int on_root(MPI_Comm comm, std::string& text, const std::function<int(std::strin
   long long head[2] = {status, len};
   MPI_Bcast(head, 2, MPI_LONG_LONG, 0, comm);
   text.resize(static_cast<std::size_t>(head[1]));
-  MPI_Bcast(text.data(), static_cast<int>(head[1]), MPI_CHAR, 0, comm);
+  if (head[1] > 0) MPI_Bcast(text.data(), static_cast<int>(head[1]), MPI_CHAR, 0, comm);
   return static_cast<int>(head[0]);
 }
 
@@ -193,8 +238,8 @@ int publish(File& f) {
   long long mine = f.schema.numrecs, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_MAX, f.comm);
   f.schema.numrecs = all;
-  // Every rank's puts have returned (they are stored) before rank 0 publishes.
-  MPI_Barrier(f.comm);
+  // Rank 0 leaves the reduction only after every rank entered it, that is
+  // after every rank's puts returned (they are stored): now it may publish.
   std::string unused;
   f.published = true;
   return on_root(f.comm, unused, [&](std::string&) {
@@ -288,27 +333,33 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   file->transfer = rule->transfer;
   file->define_mode = true;
   file->schema.cmode = cmode;
-  MPI_Comm_dup(comm, &file->comm);
-  std::string text;
-  const int status = on_root(file->comm, text, [&](std::string& out) {
+  // The next version of the file: one more than this process last created,
+  // or than the newest any writer published. Every rank finds the same
+  // without a collective: nothing is published before all ranks are in close.
+  std::uint64_t version = 0;
+  {
+    std::lock_guard lock(state().mu);
+    if (auto it = state().created.find(path); it != state().created.end()) version = it->second + 1;
+  }
+  if (version == 0) {
     try {
-      std::uint64_t v = 1;
-      try {
-        v = client().get_meta_latest(meta_name(path), 0).version + 1;
-      } catch (const cove::Error& e) {
-        if (e.code() != cove::Code::NotFound) throw;
-      }
-      out = std::to_string(v);
-      return NC_NOERR;
+      version = client().get_meta_latest(meta_name(path), 0).version + 1;
+    } catch (const cove::Error& e) {
+      if (e.code() != cove::Code::NotFound) return from_exception("ncmpi_create", *file);
+      version = 1;
     } catch (...) {
       return from_exception("ncmpi_create", *file);
     }
-  });
-  if (status != NC_NOERR) {
-    MPI_Comm_free(&file->comm);
-    return status;
   }
-  file->version = std::stoull(text);
+  {
+    std::lock_guard lock(state().mu);
+    state().created[path] = version;
+  }
+  auto* shared = shared_comm(comm);
+  ++shared->files;
+  file->shared_comm = shared;
+  file->comm = shared->comm;
+  file->version = version;
   *ncidp = add_file(std::move(file), ncid);
   return NC_NOERR;
 }
@@ -330,7 +381,8 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   file->path = path;
   file->transfer = rule->transfer;
   file->schema.cmode = omode;
-  MPI_Comm_dup(comm, &file->comm);
+  auto* shared = shared_comm(comm);
+  file->comm = shared->comm;
   std::string text;
   const int status = on_root(file->comm, text, [&](std::string& out) {
     std::uint64_t after = 0;
@@ -354,16 +406,12 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
       return from_exception("ncmpi_open", *file);
     }
   });
-  if (status != NC_NOERR) {
-    MPI_Comm_free(&file->comm);
-    return status;
-  }
+  if (status != NC_NOERR) return status;
   const auto space = text.find(' ');
   file->version = std::stoull(text.substr(0, space));
   try {
     file->schema = Schema::parse(text.substr(space + 1));
   } catch (const std::exception& e) {
-    MPI_Comm_free(&file->comm);
     return report(NC_ENOTNC, fmt::format("ncmpi_open: the schema published for {} is not readable: {}", path, e.what()));
   }
   {
@@ -371,6 +419,8 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
     auto& seen = state().seen[path];
     seen = std::max(seen, file->version);
   }
+  ++shared->files;
+  file->shared_comm = shared;
   *ncidp = add_file(std::move(file), -1);
   return NC_NOERR;
 }

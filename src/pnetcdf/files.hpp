@@ -54,7 +54,8 @@ struct File {
   bool define_mode = false;
   bool published = false;  // the writer has published this version (close, or dtf_transfer)
   bool independent = false;
-  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;  // ours, shared by the files of one program communicator
+  void* shared_comm = nullptr;
   std::uint64_t version = 0;
   Schema schema;
   std::map<int, int> requests;  // nonblocking request id -> its status
