@@ -42,7 +42,7 @@ nc_type memory_type(MPI_Datatype t) {
   if (t == MPI_UNSIGNED_SHORT) return NC_USHORT;
   if (t == MPI_INT) return NC_INT;
   if (t == MPI_UNSIGNED) return NC_UINT;
-  if (t == MPI_LONG) return sizeof(long) == 8 ? NC_INT64 : NC_INT;
+  if (t == MPI_LONG) return kMemLong;
   if (t == MPI_FLOAT) return NC_FLOAT;
   if (t == MPI_DOUBLE) return NC_DOUBLE;
   if (t == MPI_LONG_LONG_INT || t == MPI_INT64_T) return NC_INT64;

@@ -50,8 +50,9 @@ D nan_to() {
   }
 }
 
-template <class S, class D>
+template <class S, class D, bool kLongFill = false>
 int convert_n(const void* src, void* dst, std::size_t n) {
+  const D fill = kLongFill ? static_cast<D>(NC_FILL_INT) : fill_of<D>();
   int status = NC_NOERR;
   for (std::size_t i = 0; i < n; ++i) {
     S x;
@@ -63,13 +64,13 @@ int convert_n(const void* src, void* dst, std::size_t n) {
       } else if (in_range<S, D>(x)) {
         y = static_cast<D>(x);
       } else {
-        y = fill_of<D>();
+        y = fill;
         status = NC_ERANGE;
       }
     } else if (in_range<S, D>(x)) {
       y = static_cast<D>(x);
     } else {
-      y = fill_of<D>();
+      y = fill;
       status = NC_ERANGE;
     }
     std::memcpy(static_cast<char*>(dst) + i * sizeof(D), &y, sizeof(D));
@@ -90,6 +91,7 @@ int convert_from(const void* src, void* dst, nc_type to, std::size_t n) {
     case NC_UINT: return convert_n<S, unsigned int>(src, dst, n);
     case NC_INT64: return convert_n<S, long long>(src, dst, n);
     case NC_UINT64: return convert_n<S, unsigned long long>(src, dst, n);
+    case kMemLong: return convert_n<S, long long, true>(src, dst, n);
     default: return NC_EBADTYPE;
   }
 }
@@ -101,7 +103,7 @@ std::size_t type_size(nc_type t) {
     case NC_BYTE: case NC_CHAR: case NC_UBYTE: return 1;
     case NC_SHORT: case NC_USHORT: return 2;
     case NC_INT: case NC_UINT: case NC_FLOAT: return 4;
-    case NC_DOUBLE: case NC_INT64: case NC_UINT64: return 8;
+    case NC_DOUBLE: case NC_INT64: case NC_UINT64: case kMemLong: return 8;
     default: return 0;
   }
 }
@@ -109,7 +111,7 @@ std::size_t type_size(nc_type t) {
 int convert(const void* src, nc_type from, void* dst, nc_type to, std::size_t n, bool raw_byte) {
   if ((from == NC_CHAR) != (to == NC_CHAR)) return NC_ECHAR;
   if (type_size(from) == 0 || type_size(to) == 0) return NC_EBADTYPE;
-  if (from == to || (raw_byte && ((from == NC_BYTE && to == NC_UBYTE) || (from == NC_UBYTE && to == NC_BYTE)))) {
+  if (from == to || (from == kMemLong && to == NC_INT64) || (from == NC_INT64 && to == kMemLong) || (raw_byte && ((from == NC_BYTE && to == NC_UBYTE) || (from == NC_UBYTE && to == NC_BYTE)))) {
     if (src != dst) std::memmove(dst, src, n * type_size(from));
     return NC_NOERR;
   }
@@ -124,6 +126,7 @@ int convert(const void* src, nc_type from, void* dst, nc_type to, std::size_t n,
     case NC_UINT: return convert_from<unsigned int>(src, dst, to, n);
     case NC_INT64: return convert_from<long long>(src, dst, to, n);
     case NC_UINT64: return convert_from<unsigned long long>(src, dst, to, n);
+    case kMemLong: return convert_from<long long>(src, dst, to, n);
     default: return NC_EBADTYPE;
   }
 }

@@ -9,6 +9,10 @@
 
 namespace cove::pnetcdf {
 
+// The memory type of the `long` calls: 64-bit like NC_INT64, but PnetCDF
+// fills its out-of-range values with NC_FILL_INT, as for int.
+inline constexpr nc_type kMemLong = sizeof(long) == 8 ? 1000 : NC_INT;
+
 // Bytes of one element of an external or memory type; 0 for an unknown one.
 std::size_t type_size(nc_type t);
 // NC_NOERR, NC_ERANGE, or NC_ECHAR (text with a number type). `raw_byte`:

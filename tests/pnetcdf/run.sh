@@ -13,6 +13,8 @@
 #     file             `file` mode: pass-through, the real file (ncmpidiff)
 #     dtf              writer and reader that call dtf_init/dtf_transfer/dtf_finalize,
 #                      linked against libcove-pnetcdf ahead of -lpnetcdf
+#     types            every external type put from and got as every memory type (in range or
+#                      NC_ERANGE), through Cove and on real files: the outputs must be identical
 #     missing          a reader of a file nobody writes fails after the timeout, naming it
 #     bad_config       a malformed config fails the first call, naming the key and line
 # Needs COVE_BIN (cove-server), COVE_PNETCDF_LIB (the library), COVE_TEST_BIN (the programs).
@@ -109,6 +111,17 @@ case "$case" in
     "${mpi[@]}" -x COVE_CONNECT -x DTF_CONFIG -n 2 "$COVE_TEST_BIN"/cove-test-pnetcdf-dtf-writer 1 "$data"
     [ ! -e "$data/coupled.nc" ] || { echo "memory mode wrote coupled.nc to disk"; exit 1; }
     "${mpi[@]}" -x COVE_CONNECT -x DTF_CONFIG -n 3 "$COVE_TEST_BIN"/cove-test-pnetcdf-dtf-reader 1 1 "$data" ;;
+  types)
+    t=$COVE_TEST_BIN/cove-test-pnetcdf-types
+    mkdir -p "$dir/real"
+    "${mpi[@]}" -n 1 "$t" write "$dir/real" > "$dir/real.out"
+    "${mpi[@]}" -n 1 "$t" read "$dir/real" >> "$dir/real.out"
+    printf 'timeout = 20\n[[file]]\nname = "types*.nc"\n' > "$COVE_PNETCDF_CONFIG"
+    "${mpi[@]}" "${pre[@]}" -n 1 "$t" write "$data" > "$dir/cove.out"
+    [ ! -e "$data/types5.nc" ] || { echo "memory mode wrote types5.nc to disk"; exit 1; }
+    "${mpi[@]}" "${pre[@]}" -n 1 "$t" read "$data" >> "$dir/cove.out"
+    [ "$(grep -c ': -60' "$dir/real.out")" -gt 50 ] || { echo "too few NC_ERANGE cases"; exit 1; }
+    diff "$dir/real.out" "$dir/cove.out" && echo "types: $(wc -l < "$dir/cove.out") lines identical" ;;
   missing)
     config memory
     sed -i 's/^timeout = .*/timeout = 1/' "$COVE_PNETCDF_CONFIG"
