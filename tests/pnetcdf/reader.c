@@ -3,7 +3,7 @@
  * (the writer split along y) with vara/vars/varm/varn/iget and a
  * double->float read, and checks every element, the attributes, NC_ERANGE
  * and the coordinate errors.
- *   reader STEPS FIRST [DIR] */
+ *   reader STEPS FIRST [DIR...]   reads DIR/coupled.nc of each DIR (default .) */
 #include "values.h"
 
 #include <pnetcdf.h>
@@ -50,12 +50,12 @@ int main(int argc, char** argv) {
 #endif
   int steps = argc > 1 ? atoi(argv[1]) : 1;
   int first = argc > 2 ? atoi(argv[2]) : 1;
-  const char* dir = argc > 3 ? argv[3] : ".";
   char path[4096];
-  snprintf(path, sizeof path, "%s/coupled.nc", dir);
   MPI_Offset x0, nx;
   block(NX, size, rank, &x0, &nx);
-  for (int step = first; step < first + steps; ++step) {
+  for (int step = first; step < first + steps; ++step)
+  for (int d = 3; d < (argc > 3 ? argc : 4); ++d) { /* each DIR's file, from its own writer */
+    snprintf(path, sizeof path, "%s/coupled.nc", argc > d ? argv[d] : ".");
     int nc;
     int err = ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc);
     if (err != NC_NOERR) {
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     CHECK(ncmpi_inq(nc, &ndims, &nvars, &natts, &unlim));
     SAME("ndims", ndims, 4);
     SAME("nvars", nvars, 8);
-    SAME("natts", natts, 2);
+    SAME("natts", natts, 3);
     SAME("unlimdim", unlim, 0);
     MPI_Offset nrec;
     CHECK(ncmpi_inq_dimlen(nc, unlim, &nrec));
@@ -94,6 +94,12 @@ int main(int argc, char** argv) {
     SAME("title length", len, 17);
     CHECK(ncmpi_get_att_text(nc, NC_GLOBAL, "title", title));
     if (strcmp(title, "cove pnetcdf test") != 0) ++failures, fprintf(stderr, "reader: title '%s'\n", title);
+    /* the file of this DIR's writer, not another's */
+    char written_in[4096] = {0};
+    const char* dir = argc > d ? argv[d] : ".";
+    CHECK(ncmpi_inq_attlen(nc, NC_GLOBAL, "dir", &len));
+    if (len < (MPI_Offset)sizeof written_in) CHECK(ncmpi_get_att_text(nc, NC_GLOBAL, "dir", written_in));
+    if (strcmp(written_in, dir) != 0) ++failures, fprintf(stderr, "reader: %s was written in '%s'\n", path, written_in);
     int answers[3];
     CHECK(ncmpi_get_att_int(nc, NC_GLOBAL, "answers", answers));
     SAME("answers[2]", answers[2], step);

@@ -6,6 +6,7 @@
 #     exchange NW NR   writer on NW ranks, 2 versions, then reader on NR ranks; the
 #                      coupled file never reaches the disk, the uncoupled one does
 #     two_readers      one writer, two reader jobs at once on the same version
+#     two_writers      two writer jobs (2 and 1 ranks) write one file each; one reader job reads both
 #     shallow          transfer = "shallow": the bytes stay in the writer (put_local),
 #                      which stays up until the reader is done
 #     both             `both` mode: the real file too (ncmpidiff against one written
@@ -49,9 +50,9 @@ check_plain() {  # the uncoupled file went to disk, unchanged
     { echo "plain.nc is not what the writer wrote:"; ncmpidump "$data/plain.nc"; exit 1; }
 }
 
-reference() {  # the file the writer writes without Cove
-  mkdir -p "$dir/ref"
-  "${mpi[@]}" -n "$1" "$w" 1 "$dir/ref" > /dev/null
+reference() {  # the file the writer writes without Cove (in the same folder: its name is an attribute)
+  "${mpi[@]}" -n "$1" "$w" 1 "$data" > /dev/null
+  mv "$data/coupled.nc" "$dir/reference.nc"
 }
 
 case "$case" in
@@ -73,6 +74,13 @@ case "$case" in
     wait "$r2" || status=1
     cat "$dir/r1.out" "$dir/r2.out"
     exit $status ;;
+  two_writers)
+    config memory
+    sed -i 's/^name = .*/name = "*\/coupled.nc"/' "$COVE_PNETCDF_CONFIG"
+    mkdir -p "$data/a" "$data/b"
+    "${mpi[@]}" "${pre[@]}" -n 2 "$w" 1 "$data/a"
+    "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data/b"
+    "${mpi[@]}" "${pre[@]}" -n 3 "$r" 1 1 "$data/a" "$data/b" ;;
   shallow)
     TRANSFER=shallow config memory
     start_bg "$dir/writer.out" "${mpi[@]}" "${pre[@]}" -n 2 "$w" 2 "$data" "$dir/reader-done"
@@ -86,19 +94,19 @@ case "$case" in
     exit $status ;;
   both)
     config both
+    reference 3
     "${mpi[@]}" "${pre[@]}" -n 2 "$w" 1 "$data"
     check_plain
-    reference 3
-    ncmpidiff "$dir/ref/coupled.nc" "$data/coupled.nc"
+    ncmpidiff "$dir/reference.nc" "$data/coupled.nc"
     "${mpi[@]}" "${pre[@]}" -n 4 "$r" 1 1 "$data"
     # The real file holds the same: the reader passes on it without Cove.
     "${mpi[@]}" -n 2 "$r" 1 1 "$data" ;;
   file)
     config file
+    reference 1
     "${mpi[@]}" "${pre[@]}" -n 2 "$w" 1 "$data"
     check_plain
-    reference 1
-    ncmpidiff "$dir/ref/coupled.nc" "$data/coupled.nc"
+    ncmpidiff "$dir/reference.nc" "$data/coupled.nc"
     ncmpidump -h "$data/coupled.nc" | grep -q 'time = UNLIMITED ; // (3 currently)'
     "${mpi[@]}" "${pre[@]}" -n 3 "$r" 1 1 "$data" ;;
   dtf)

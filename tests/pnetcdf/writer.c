@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
     CHECK(ncmpi_put_att_text(nc, NC_GLOBAL, "title", 17, "cove pnetcdf test"));
     int answers[3] = {1, 2, step};
     CHECK(ncmpi_put_att_int(nc, NC_GLOBAL, "answers", NC_INT, 3, answers));
+    CHECK(ncmpi_put_att_text(nc, NC_GLOBAL, "dir", (MPI_Offset)strlen(dir), dir));
     CHECK(ncmpi_put_att_text(nc, v1, "units", 3, "m/s"));
     double scale = 0.5;
     CHECK(ncmpi_put_att_double(nc, v1, "scale", NC_FLOAT, 1, &scale));
