@@ -149,6 +149,14 @@ case "$case" in
     grep -q "cove-pnetcdf.toml: line 2: key 'mode': 'fast' is not one of memory, file, both" "$dir/out"
     printf '[[file]]\nname = "coupled.nc"\nwriters = "a"\n' > "$COVE_PNETCDF_CONFIG"
     if "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data" > "$dir/out" 2>&1; then exit 1; fi
-    grep -q "line 3: key 'file.writers': unknown key" "$dir/out" || { cat "$dir/out"; exit 1; } ;;
+    grep -q "line 3: key 'file.writers': unknown key" "$dir/out" || { cat "$dir/out"; exit 1; }
+    printf 'mode = "memory"\ntimeout = \n' > "$COVE_PNETCDF_CONFIG"
+    if "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data" > "$dir/out" 2>&1; then exit 1; fi
+    grep -q "cove-pnetcdf.toml: line 2: " "$dir/out" || { cat "$dir/out"; exit 1; }
+    # Without a config nothing is coupled: the same program writes real files.
+    unset COVE_PNETCDF_CONFIG
+    "${mpi[@]}" -x LD_PRELOAD="$COVE_PNETCDF_LIB" -n 2 "$w" 1 "$data"
+    check_plain
+    "${mpi[@]}" -n 2 "$r" 1 1 "$data" ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
