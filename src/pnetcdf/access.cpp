@@ -260,7 +260,7 @@ class Call {
       SharedBuffer b = client().allocate(bytes);
       std::memcpy(b.data(), data, bytes);
       client().put_local(var, f_.version, box, b.data(), bytes);
-      f_.shallow.push_back(std::move(b));
+      f_.shallow.push_back({var, box, std::move(b)});
     } else {
       client().put(var, f_.version, box, data, bytes);
     }

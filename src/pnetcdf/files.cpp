@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -29,7 +30,8 @@ struct State {
   std::optional<Client> client;
   std::map<std::string, std::uint64_t> seen;     // path -> newest version opened
   std::map<std::string, std::uint64_t> created;  // path -> newest version created
-  std::vector<SharedBuffer> shallow;          // put_local bytes of closed files
+  // Per path, the put_local pieces of the newest closed versions.
+  std::map<std::string, std::deque<std::pair<std::uint64_t, std::vector<ShallowPiece>>>> shallow;
 };
 
 // Never destroyed: wrappers may run from other libraries' destructors.
@@ -111,14 +113,40 @@ int add_file(std::unique_ptr<File> f, int ncid) {
   return ncid;
 }
 
+// A shallow writer keeps the bytes of this many versions of each file (the
+// newest), so that a reader of the previous version can still finish.
+constexpr std::size_t kShallowVersions = 2;
+
 void remove_file(int ncid) {
   State& s = state();
-  std::lock_guard lock(s.mu);
-  auto it = s.files.find(ncid);
-  if (it == s.files.end()) return;
-  for (auto& b : it->second->shallow) s.shallow.push_back(std::move(b));
-  if (it->second->shared_comm != nullptr) leave_shared_comm(static_cast<SharedComm*>(it->second->shared_comm));
-  s.files.erase(it);
+  std::vector<std::pair<std::uint64_t, std::vector<ShallowPiece>>> retired;
+  {
+    std::lock_guard lock(s.mu);
+    auto it = s.files.find(ncid);
+    if (it == s.files.end()) return;
+    File& f = *it->second;
+    if (!f.shallow.empty()) {
+      auto& kept = s.shallow[f.path];
+      kept.emplace_back(f.version, std::move(f.shallow));
+      while (kept.size() > kShallowVersions) {
+        retired.push_back(std::move(kept.front()));
+        kept.pop_front();
+      }
+    }
+    if (f.shared_comm != nullptr) leave_shared_comm(static_cast<SharedComm*>(f.shared_comm));
+    s.files.erase(it);
+  }
+  // release() waits for readers still copying out of the pieces; only then
+  // may their memory go.
+  for (auto& [version, pieces] : retired) {
+    for (auto& piece : pieces) {
+      try {
+        client().release(piece.var, version, piece.box);
+      } catch (const std::exception& e) {
+        report(NC_NOERR, fmt::format("releasing {} version {}: {}", piece.var, version, e.what()));
+      }
+    }
+  }
 }
 
 int rank_of(MPI_Comm comm) {

@@ -46,6 +46,14 @@ struct Schema {
   static Schema parse(const std::string& text);
 };
 
+// A shallow put's bytes: a copy in this process's shared memory that
+// readers map, indexed by put_local.
+struct ShallowPiece {
+  std::string var;
+  Box box;
+  SharedBuffer bytes;
+};
+
 struct File {
   std::string path;
   bool writer = false;
@@ -60,7 +68,7 @@ struct File {
   Schema schema;
   std::map<int, int> requests;  // nonblocking request id -> its status
   int next_request = 0;
-  std::vector<SharedBuffer> shallow;  // put_local copies, kept until the process ends
+  std::vector<ShallowPiece> shallow;  // this version's, while it is open
   std::vector<bool> defined;          // per variable: defined in Cove by this process
 };
 
