@@ -167,6 +167,23 @@ TEST(PlacementPlacer, HybridTakesAffinityOnlyWithinTheFactor) {
   }
 }
 
+TEST(PlacementPlacer, HybridCountsTheFactorFromTheDataArrival) {
+  // Data at 100, EET 1: least ECT 101 on node 0. Node 1, busy until 101.3,
+  // gives ECT 102.3: 2.3 s after the data against 1.2 x 1 s, not a
+  // candidate (although 102.3 <= 1.2 x 101). Busy until 100.1 it is one.
+  TaskMonitor m;
+  m.record(5, 1.0);
+  Affinity a(2);
+  a.assign(5, 1);
+  for (double busy : {101.3, 100.1}) {
+    Placer p({0, 1}, PlacerOptions{Policy::hybrid});
+    p.set_affinity(a);
+    p.set_available(1, busy);
+    const Decision d = p.place({5, 100.0}, m);
+    EXPECT_EQ(d.resource, busy > 101 ? 0 : 1) << busy;
+  }
+}
+
 TEST(PlacementPlacer, RoundRobinIsStaticWhateverTheLoad) {
   TaskMonitor m;
   for (Policy policy : {Policy::rr_blocking, Policy::rr_nonblocking}) {

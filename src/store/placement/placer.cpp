@@ -89,10 +89,15 @@ void Placer::set_available(int resource, double at) {
   move(resource, at);
 }
 
+namespace {
+constexpr int kHome = 1 << 24;
+}  // namespace
+
 int Placer::score(int group, int node) const {
   if (group < 0) return 0;
   const int members = placed_[static_cast<std::size_t>(group * nodes_ + node)];
-  return 2 * members + (group % nodes_ == node ? 1 : 0);
+  // The part's own node first; elsewhere, where most of the group already is.
+  return members + (group % nodes_ == node ? kHome : 0);
 }
 
 Decision Placer::place(const Request& request, const TaskMonitor& monitor) {
@@ -128,7 +133,10 @@ Decision Placer::place(const Request& request, const TaskMonitor& monitor) {
     case Policy::hybrid: {
       // Per node, its least-EAT resource is its best; among nodes with a
       // candidate, the highest score wins, ties by least ECT, then node.
-      const double limit = options_.hybrid_factor * d.min_ect;
+      // ECTs are counted from the data's arrival: a task then completes at
+      // most hybrid_factor times later than it could, whenever it arrives
+      // (counted from 0, the factor would grow loose as the clock runs on).
+      const double limit = d.dat + options_.hybrid_factor * (d.min_ect - d.dat);
       int best_score = -1;
       double best_ect = std::numeric_limits<double>::infinity();
       for (int n = 0; n < nodes_; ++n) {

@@ -10,10 +10,15 @@
 //   rr-blocking, rr-nonblocking  static: object id modulo the resources (the
 //                                two differ in how consumers read, not here)
 //   time     least ECT (ties: least EAT, then lowest resource)
-//   data     the node holding the most of d's affinity group this step (its
-//            METIS part's node counts one more), then least ECT there
+//   data     the node of d's affinity group (its METIS part), then least
+//            ECT there; a node other than the group's own (hybrid, when the
+//            own is not within the factor) by the most of the group placed
+//            there this step
 //   hybrid   the resources whose ECT is within hybrid_factor x the least
-//            ECT, then as data among them
+//            ECT, then as data among them; ECTs are counted from DAT(d)
+//            (ECT - DAT <= factor x (least ECT - DAT)): d's task completes
+//            at most factor times later than it could, counted from its
+//            data's arrival, early or late in a run
 // data and hybrid without affinity (before the first step is partitioned,
 // for an object outside the partitioned graph, or after METIS failed) place
 // as time, and the decision says so.
@@ -58,7 +63,7 @@ struct Decision {
   double ect = 0;                // ECT on the chosen resource
   double min_ect = 0;            // least ECT over all resources
   int group = -1;                // affinity group (METIS part), -1 without
-  int affinity = 0;              // affinity score of the chosen resource
+  int affinity = 0;              // affinity score of the chosen node: 2^24 on the group's own node, + members there
   int candidates = 0;            // data, hybrid: nodes considered (hybrid: with a resource within the factor)
   std::uint64_t bytes = 0;
 };
