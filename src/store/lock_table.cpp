@@ -136,7 +136,11 @@ LockOutcome LockTable::release_holder(std::uint64_t holder) {
   for (auto it = objects_.begin(); it != objects_.end();) {
     Object& o = it->second;
     std::erase_if(o.holders, [&](const LockRequest& h) { return h.holder == holder; });
-    std::erase_if(o.queue, [&](const LockRequest& w) { return w.holder == holder; });
+    std::erase_if(o.queue, [&](const LockRequest& w) {
+      if (w.holder != holder) return false;
+      out.dropped.push_back(w.id);
+      return true;
+    });
     grant_waiting(o, out);
     it = (o.holders.empty() && o.queue.empty()) ? objects_.erase(it) : std::next(it);
   }
@@ -156,6 +160,19 @@ LockOutcome LockTable::expire(double now) {
     it = (o.holders.empty() && o.queue.empty()) ? objects_.erase(it) : std::next(it);
   }
   return out;
+}
+
+bool LockTable::cancel(std::uint64_t id, LockOutcome& out) {
+  for (auto it = objects_.begin(); it != objects_.end(); ++it) {
+    Object& o = it->second;
+    auto w = std::find_if(o.queue.begin(), o.queue.end(), [&](const LockRequest& r) { return r.id == id; });
+    if (w == o.queue.end()) continue;
+    o.queue.erase(w);
+    grant_waiting(o, out);
+    if (o.holders.empty() && o.queue.empty()) objects_.erase(it);
+    return true;
+  }
+  return false;
 }
 
 std::size_t LockTable::held(const std::string& name) const {

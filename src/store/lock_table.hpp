@@ -47,6 +47,7 @@ struct LockRequest {
 struct LockOutcome {
   std::vector<std::uint64_t> granted;    // request ids now holding their lock
   std::vector<std::uint64_t> timed_out;  // request ids whose wait ended unanswered
+  std::vector<std::uint64_t> dropped;    // waits of a holder that went away
 };
 
 class LockTable {
@@ -74,6 +75,10 @@ class LockTable {
   // Waits whose deadline is <= now end (timed_out); others may be granted
   // behind them.
   LockOutcome expire(double now);
+
+  // The waiting request `id` ends (its caller stopped waiting); false when
+  // it is not waiting (granted, or never seen). Others may be granted behind it.
+  bool cancel(std::uint64_t id, LockOutcome& out);
 
   std::size_t held(const std::string& name) const;
   std::size_t waiting(const std::string& name) const;
