@@ -1,10 +1,11 @@
 // The lock manager through a real cove-server (locks.sh): FIFO order,
 // exclusion (no reader under a read lock sees a half-written version),
 // errors naming the object, and a holder that is killed.
-//   cove-test-locks fifo | exclusion | errors       exit 0 when every check passes
+//   cove-test-locks fifo | exclusion | errors | capi   exit 0 when every check passes
 //   cove-test-locks hold NAME                       takes a write lock, says "locked", sleeps
 //   cove-test-locks wait NAME                       takes a write lock (20 s at most), says "acquired"
 // The server is the one COVE_CONNECT names.
+#include <cove.h>
 #include <cove/cove.hpp>
 
 #include <algorithm>
@@ -147,6 +148,27 @@ int errors() {
   return failures;
 }
 
+// The same through the C API: a write lock on a region, a second C client
+// timing out on an overlapping one, errors as status codes.
+int capi() {
+  cove_client_t *a = nullptr, *b = nullptr;
+  check(cove_connect(nullptr, 5000, &a) == COVE_OK && cove_connect(nullptr, 5000, &b) == COVE_OK, "C clients connect");
+  const std::int64_t s0[2] = {0, 0}, c0[2] = {4, 4}, s1[2] = {2, 2}, c1[2] = {4, 4}, s2[2] = {4, 4};
+  check(cove_lock_write(a, "c", 2, s0, c0, 1000) == COVE_OK, "C write lock on a region");
+  check(cove_lock_read(b, "c", 2, s1, c1, 100) == COVE_TIMEOUT, "an overlapping C read lock times out");
+  check(std::strstr(cove_last_error(), "'c'[start=(2,2) count=(4,4)]") != nullptr,
+        std::string("the timeout names the region: ") + cove_last_error());
+  check(cove_lock_read(b, "c", 2, s2, c0, 100) == COVE_OK, "a disjoint C read lock is granted");
+  check(cove_unlock(b, "c", 2, s0, c0) == COVE_PERMISSION_DENIED, "a C unlock of another's lock is refused");
+  check(cove_unlock(a, "c", 2, s0, c0) == COVE_OK && cove_unlock(b, "c", 2, s2, c0) == COVE_OK, "C unlocks");
+  check(cove_unlock(a, "c", 0, nullptr, nullptr) == COVE_NOT_FOUND, "a C unlock without a lock is NotFound");
+  check(cove_lock_write(a, "c", 0, nullptr, nullptr, 0) == COVE_OK && cove_unlock(a, "c", 0, nullptr, nullptr) == COVE_OK,
+        "a C lock on the whole object");
+  cove_disconnect(a);
+  cove_disconnect(b);
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,6 +177,7 @@ int main(int argc, char** argv) {
     if (mode == "fifo") return fifo();
     if (mode == "exclusion") return exclusion();
     if (mode == "errors") return errors();
+    if (mode == "capi") return capi();
     if ((mode == "hold" || mode == "wait") && argc > 2) {
       cove::Client c = cove::Client::connect();
       c.lock_write(argv[2], kNone, kNone, 20000);
@@ -167,6 +190,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: %s\n", mode.c_str(), e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: %s fifo|exclusion|errors|hold NAME|wait NAME\n", argv[0]);
+  std::fprintf(stderr, "usage: %s fifo|exclusion|errors|capi|hold NAME|wait NAME\n", argv[0]);
   return 2;
 }

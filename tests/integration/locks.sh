@@ -12,6 +12,7 @@ bin=$COVE_TEST_BIN/cove-test-locks
 "$bin" fifo
 "$bin" exclusion
 "$bin" errors
+"$bin" capi
 
 # A holder killed: the waiter behind it gets the lock.
 start_bg "$dir/hold.out" "$bin" hold victim
