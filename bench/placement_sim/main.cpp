@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   std::string out = "placement-sim";
   int steps = 100;
   std::string only;
-  double analysis_cost = 0;
+  double analysis_cost = 0, latency_us = 0, bandwidth_gbs = 0;
   app.add_flag("--quick", quick, "fewer core counts and depth ranges, 30 steps");
   app.add_flag("--small", small, "a small deterministic configuration (the test)");
   app.add_option("--out", out, "folder for the CSV files");
@@ -48,6 +48,10 @@ int main(int argc, char** argv) {
   app.add_option("--only", only, "run only the tight (Figures 8, 9) or the loose (10, 11) experiments")
       ->check(CLI::IsMember({"tight", "loose"}));
   app.add_option("--analysis-cost", analysis_cost, "seconds of an analysis task on a block at the minimum depth");
+  app.add_option("--latency-us", latency_us, "network latency per message in microseconds (default 20), e.g. measured")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--bandwidth-gbs", bandwidth_gbs, "bytes per second between nodes, in GB/s (default 2), e.g. measured")
+      ->check(CLI::PositiveNumber);
   if (auto rc = cove::bench::parse_args(app, argc, argv)) return *rc;
   if (quick) steps = std::min(steps, 30);
   std::filesystem::create_directories(out);
@@ -55,6 +59,10 @@ int main(int argc, char** argv) {
   Params base;
   base.steps = steps;
   if (analysis_cost > 0) base.analysis_cost = analysis_cost;
+  if (latency_us > 0) base.latency = latency_us * 1e-6;
+  if (bandwidth_gbs > 0) base.bandwidth = bandwidth_gbs * 1e9;
+  fmt::print("model: latency {} us, bandwidth {} GB/s, block {} bytes, producer cost {} s, analysis cost {} s\n",
+             base.latency * 1e6, base.bandwidth / 1e9, base.block_bytes, base.producer_cost, base.analysis_cost);
   std::vector<int> fig8_cores = {256, 512, 1024, 2048, 4096, 8192};
   std::vector<int> fig9_max = {6, 7, 8, 9};
   int fig9_cores = 8192, loose_producers = 2048;
