@@ -14,7 +14,10 @@ bool overlap(const LockRegion& a, const LockRegion& b) {
   if (a.start.empty() || b.start.empty()) return true;
   if (a.start.size() != b.start.size()) return true;  // different ranks of one name: be safe
   for (std::size_t i = 0; i < a.start.size(); ++i) {
-    if (a.start[i] >= b.start[i] + b.count[i] || b.start[i] >= a.start[i] + a.count[i]) return false;
+    // Differences, not sums: start + count may not fit 64 bits.
+    const bool apart = a.start[i] >= b.start[i] ? a.start[i] - b.start[i] >= b.count[i]
+                                                : b.start[i] - a.start[i] >= a.count[i];
+    if (apart) return false;
   }
   return true;
 }

@@ -61,6 +61,14 @@ TEST(LockTable, DisjointRegionsDoNotConflict) {
   EXPECT_EQ(t.lock(req(5, 5, LockMode::write, {}, 100, "other")).granted, Ids{5});  // another object
 }
 
+TEST(LockTable, HugeRegionsStillConflict) {
+  LockTable t;  // no domain: any region; start + count beyond 64 bits must not wrap
+  const std::uint64_t top = ~std::uint64_t{0};
+  EXPECT_EQ(t.lock(req(1, 1, LockMode::write, {{top - 4}, {top}})).granted, Ids{1});
+  EXPECT_TRUE(t.lock(req(2, 2, LockMode::write, {{top - 1}, {1}})).granted.empty());
+  EXPECT_EQ(t.lock(req(3, 3, LockMode::write, {{0}, {top - 4}})).granted, Ids{3});  // ends where 1 starts
+}
+
 TEST(LockTable, WaitsEndAtTheirDeadline) {
   LockTable t;
   t.lock(req(1, 1, LockMode::write));

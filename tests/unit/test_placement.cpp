@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -213,6 +214,26 @@ TEST(PlacementPlacer, DataAndHybridWithoutAffinityPlaceAsTimeAndSaySo) {
     EXPECT_EQ(log.total(Policy::time), 1u);
     EXPECT_NE(format_decision(d).find(std::string(policy_name(policy)) + "->time"), std::string::npos);
   }
+}
+
+TEST(PlacementPlacer, HybridWithFactorOneStillPlaces) {
+  // Factor 1: only resources at exactly the least ECT qualify; rounding in
+  // the limit must never leave none (0.1 + 0.2 style sums).
+  TaskMonitor m;
+  m.record(1, 0.2);
+  Affinity a(3);
+  a.assign(1, 2);
+  Placer p({0, 1, 2}, PlacerOptions{Policy::hybrid, 1.0});
+  p.set_affinity(a);
+  p.set_available(0, 0.1);
+  p.set_available(1, 0.3);
+  p.set_available(2, 0.7);
+  for (double dat : {0.1, 0.30000000000000004, 1e9 + 0.1}) {
+    const Decision d = p.place({1, dat}, m);
+    EXPECT_GE(d.resource, 0);
+    EXPECT_LE(d.ect, d.min_ect * (1 + 1e-12) + 1e-12);
+  }
+  EXPECT_NE(error_of([&] { p.place({1, std::nan("")}, m); }).find("object 1"), std::string::npos);
 }
 
 TEST(PlacementPlacer, RejectsBadConfiguration) {

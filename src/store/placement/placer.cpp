@@ -101,6 +101,10 @@ int Placer::score(int group, int node) const {
 }
 
 Decision Placer::place(const Request& request, const TaskMonitor& monitor) {
+  if (!std::isfinite(request.dat)) {
+    throw Error(Code::InvalidArgument, "placer: object " + std::to_string(request.object) + " has data available time " +
+                                           std::to_string(request.dat));
+  }
   Decision d;
   d.sequence = sequence_++;
   d.object = request.object;
@@ -153,6 +157,8 @@ Decision Placer::place(const Request& request, const TaskMonitor& monitor) {
         }
       }
       d.affinity = best_score;
+      // The least-ECT node always qualifies; rounding in `limit` must not leave none.
+      if (chosen < 0) chosen = all_.begin()->second;
       break;
     }
   }
