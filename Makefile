@@ -22,7 +22,7 @@ SOAK_SECONDS ?= 600
 BENCH_ARGS ?=
 WORKFLOW_ARGS ?=
 
-.PHONY: run-python soak all setup build run bench bench-workflow bench-compare bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
+.PHONY: run-python soak all setup build run bench bench-workflow bench-compare bench-placement bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
 
 all: build
 
@@ -54,6 +54,16 @@ bench: build
 	PYTHONPATH=$(BUILD)/python $(BUILD)/venv/bin/python bench/python_bench.py --build $(BUILD) --csv $(BUILD)/python_bench.csv
 	@$(MAKE) --no-print-directory bench-workflow
 	@$(MAKE) --no-print-directory bench-compare
+	@$(MAKE) --no-print-directory bench-placement
+
+# The in-staging placement paper's Figures 8-11 by simulation with the
+# servers' placement code (docs/placement.md): CSV and PNG files in
+# $(BUILD)/placement-sim, the issue's targets as same-run ratios.
+PLACEMENT_ARGS ?=
+bench-placement: build
+	$(BUILD)/bench/cove-placement-sim --out $(BUILD)/placement-sim $(PLACEMENT_ARGS)
+	@py=$(BUILD)/bench-venv/bin/python; [ -x $$py ] || py=/usr/bin/python3; \
+	  $$py bench/placement_plots.py $(BUILD)/placement-sim
 
 # The optional baselines (parallel HDF5, ADIOS2 and matplotlib in
 # $(BUILD)/bench-venv) are installed first; a method that still cannot run

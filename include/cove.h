@@ -121,6 +121,20 @@ COVE_EXPORT cove_status cove_get_meta(cove_client_t* client, const char* name, c
                                       int64_t timeout_ms, void* data, size_t capacity, size_t* size,
                                       uint64_t* found_version);
 
+/* Locks on an object or a region of it (ndim 0: the whole object, start
+ * and count may be NULL). See cove::Client::lock_read: readers share, a
+ * writer is alone, waiting requests go in arrival order, a lock lasts until
+ * cove_unlock or until the client's connection closes; COVE_TIMEOUT after
+ * timeout_ms (0: only if free now). Blocking; thread-safe as every call on
+ * a client. */
+COVE_EXPORT cove_status cove_lock_read(cove_client_t* client, const char* name, int ndim, const int64_t* start,
+                                       const int64_t* count, int64_t timeout_ms);
+COVE_EXPORT cove_status cove_lock_write(cove_client_t* client, const char* name, int ndim, const int64_t* start,
+                                        const int64_t* count, int64_t timeout_ms);
+/* COVE_NOT_FOUND when nobody holds that region, COVE_PERMISSION_DENIED when another client does. */
+COVE_EXPORT cove_status cove_unlock(cove_client_t* client, const char* name, int ndim, const int64_t* start,
+                                    const int64_t* count);
+
 typedef struct cove_stats {
   uint64_t variables, versions, pieces;
   uint64_t owned_bytes, local_bytes, memory_budget;

@@ -265,6 +265,29 @@ class COVE_EXPORT Client {
   Metadata get_meta_next(const std::string& name, std::uint64_t after, std::int64_t timeout_ms);
   Metadata get_meta_latest(const std::string& name, std::int64_t timeout_ms);
 
+  // Locks on a named object, or on a region of it (start and count, as in
+  // get; both empty: the whole object), kept by one server of the group
+  // (the hash of the name). Readers share a lock; a writer holds it alone.
+  // Waiting requests are served in arrival order, so a writer is not
+  // starved by readers coming after it. A lock belongs to this client's
+  // connection: it lasts until unlock(), or until the connection closes
+  // (the process exits or is killed), whatever happens to the data. Locks
+  // only coordinate clients that take them: put and get do not look at
+  // them.
+  // Blocks until granted, or fails with Timeout (naming the object) after
+  // timeout_ms (0: only if free now; negative values are InvalidArgument).
+  // InvalidArgument names the object for a region outside the variable's
+  // defined domain or of mismatched ranks; AlreadyExists when this client
+  // already holds or waits for that very region.
+  void lock_read(const std::string& name, std::span<const Index> start, std::span<const Index> count,
+                 std::int64_t timeout_ms);
+  void lock_write(const std::string& name, std::span<const Index> start, std::span<const Index> count,
+                  std::int64_t timeout_ms);
+  // Releases this client's lock on exactly that region of `name`. NotFound
+  // when nobody holds it; PermissionDenied (naming the holder's connection
+  // only as "another client") when another client does.
+  void unlock(const std::string& name, std::span<const Index> start, std::span<const Index> count);
+
   // The definition of `var`: asked of a server the first time (one request,
   // blocking), then remembered by this client, as put and get do. NotFound
   // if it is not defined.

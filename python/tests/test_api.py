@@ -287,3 +287,35 @@ def test_close_while_another_thread_waits(server):
     assert outcome == [cove.Timeout]
     with pytest.raises(cove.InvalidArgument, match="closed"):
         c.get("t", 1, (0,), (4,))
+
+
+def test_locks(server):
+    import threading
+
+    with cove.connect(server.address) as a, cove.connect(server.address) as b:
+        a.lock_write("obj", (0,), (4,))
+        with pytest.raises(cove.Timeout) as e:
+            b.lock_read("obj", (2,), (4,), timeout=0.05)
+        assert "'obj'[start=(2) count=(4)]" in str(e.value)
+        b.lock_read("obj", (4,), (4,), timeout=0)  # disjoint: granted
+        with pytest.raises(cove.PermissionDenied):
+            b.unlock("obj", (0,), (4,))
+        a.unlock("obj", (0,), (4,))
+        b.unlock("obj", (4,), (4,))
+        with pytest.raises(cove.NotFound):
+            a.unlock("obj")
+        # A client that closes releases its locks; the waiter behind it goes on.
+        a.lock_write("w")
+        granted = threading.Event()
+
+        def wait_for_lock():
+            b.lock_write("w", timeout=10)
+            granted.set()
+
+        t = threading.Thread(target=wait_for_lock)
+        t.start()
+        assert not granted.wait(0.2)
+        a.close()
+        assert granted.wait(10)
+        t.join()
+        b.unlock("w")

@@ -271,6 +271,46 @@ cove_status cove_put_meta(cove_client_t* c, const char* name, uint64_t version, 
   });
 }
 
+namespace {
+
+std::pair<std::span<const int64_t>, std::span<const int64_t>> lock_region(int ndim, const int64_t* start,
+                                                                          const int64_t* count) {
+  if (ndim < 0 || ndim > cove::kMaxDims)
+    throw cove::Error(cove::Code::InvalidArgument, "ndim = " + std::to_string(ndim) + " is outside 0..10");
+  if (ndim == 0) return {};
+  require(start, "start");
+  require(count, "count");
+  return {{start, static_cast<std::size_t>(ndim)}, {count, static_cast<std::size_t>(ndim)}};
+}
+
+}  // namespace
+
+cove_status cove_lock_read(cove_client_t* c, const char* name, int ndim, const int64_t* start, const int64_t* count,
+                           int64_t timeout_ms) {
+  return on_client(c, [&](cove::Client& client) {
+    require(name, "name");
+    auto [s, n] = lock_region(ndim, start, count);
+    client.lock_read(name, s, n, timeout_ms);
+  });
+}
+
+cove_status cove_lock_write(cove_client_t* c, const char* name, int ndim, const int64_t* start, const int64_t* count,
+                            int64_t timeout_ms) {
+  return on_client(c, [&](cove::Client& client) {
+    require(name, "name");
+    auto [s, n] = lock_region(ndim, start, count);
+    client.lock_write(name, s, n, timeout_ms);
+  });
+}
+
+cove_status cove_unlock(cove_client_t* c, const char* name, int ndim, const int64_t* start, const int64_t* count) {
+  return on_client(c, [&](cove::Client& client) {
+    require(name, "name");
+    auto [s, n] = lock_region(ndim, start, count);
+    client.unlock(name, s, n);
+  });
+}
+
 cove_status cove_get_meta(cove_client_t* c, const char* name, cove_meta_mode mode, uint64_t version,
                           int64_t timeout_ms, void* data, size_t capacity, size_t* size, uint64_t* found_version) {
   return on_client(c, [&](cove::Client& client) {

@@ -573,4 +573,45 @@ Metadata Client::get_meta_latest(const std::string& name, std::int64_t timeout_m
   return impl_->meta_get(name, net::MetaMode::Latest, 0, timeout_ms);
 }
 
+// ---- locks ----
+
+namespace {
+
+// A template so that it can take the private Impl a member passes it.
+template <typename Impl>
+void lock_call(Impl& impl, const std::string& name, bool write, std::span<const Index> start,
+               std::span<const Index> count, std::int64_t timeout_ms) {
+  if (timeout_ms < 0) fail(Code::InvalidArgument, "lock on '", name, "': timeout ", timeout_ms, " ms is negative");
+  if (start.size() != count.size() || start.size() > static_cast<std::size_t>(kMaxDims))
+    fail(Code::InvalidArgument, "lock on '", name, "': start has ", start.size(), " and count ", count.size(),
+         " dimensions");
+  for (std::size_t d = 0; d < start.size(); ++d) {
+    if (start[d] < 0 || count[d] < 1)
+      fail(Code::InvalidArgument, "lock on '", name, "': dimension ", d, " has start ", start[d], " and count ", count[d]);
+  }
+  const auto home = static_cast<std::size_t>(common::home_server(name, static_cast<int>(impl.server_count())));
+  impl.template call<Message<Op::Lock>>(home, {name, write, {start.begin(), start.end()}, {count.begin(), count.end()}, timeout_ms},
+                               Impl::wait_deadline(timeout_ms));
+}
+
+}  // namespace
+
+void Client::lock_read(const std::string& name, std::span<const Index> start, std::span<const Index> count,
+                       std::int64_t timeout_ms) {
+  lock_call(*impl_, name, false, start, count, timeout_ms);
+}
+
+void Client::lock_write(const std::string& name, std::span<const Index> start, std::span<const Index> count,
+                        std::int64_t timeout_ms) {
+  lock_call(*impl_, name, true, start, count, timeout_ms);
+}
+
+void Client::unlock(const std::string& name, std::span<const Index> start, std::span<const Index> count) {
+  if (start.size() != count.size())
+    fail(Code::InvalidArgument, "unlock of '", name, "': start has ", start.size(), " and count ", count.size(),
+         " dimensions");
+  const auto home = static_cast<std::size_t>(common::home_server(name, static_cast<int>(impl_->server_count())));
+  impl_->call<Message<Op::Unlock>>(home, {name, {start.begin(), start.end()}, {count.begin(), count.end()}});
+}
+
 }  // namespace cove

@@ -517,6 +517,57 @@ PatternRequest PatternRequest::decode(WireReader& in) {
   return m;
 }
 
+// ---- locks ----
+
+namespace {
+
+void write_u64s(WireWriter& out, const std::vector<std::uint64_t>& v) {
+  out.u32(static_cast<std::uint32_t>(v.size()));
+  for (std::uint64_t x : v) out.u64(x);
+}
+
+std::vector<std::uint64_t> read_u64s(WireReader& in, const char* what) {
+  std::vector<std::uint64_t> v(in.count(what, 8, static_cast<std::uint32_t>(kMaxDims)));
+  for (auto& x : v) x = in.u64();
+  return v;
+}
+
+void read_region(WireReader& in, std::vector<std::uint64_t>& start, std::vector<std::uint64_t>& count) {
+  start = read_u64s(in, "lock start");
+  count = read_u64s(in, "lock count");
+  if (start.size() != count.size())
+    fail(Code::Protocol, "lock region with a start of ", start.size(), " and a count of ", count.size(), " dimensions");
+}
+
+}  // namespace
+
+void LockRequest::encode(WireWriter& out) const {
+  out.str(name).u8(write ? 1 : 0);
+  write_u64s(out, start);
+  write_u64s(out, count);
+  out.i64(timeout_ms);
+}
+LockRequest LockRequest::decode(WireReader& in) {
+  LockRequest m;
+  m.name = in.str();
+  m.write = read_flag(in, "lock write");
+  read_region(in, m.start, m.count);
+  m.timeout_ms = in.i64();
+  return m;
+}
+
+void UnlockRequest::encode(WireWriter& out) const {
+  out.str(name);
+  write_u64s(out, start);
+  write_u64s(out, count);
+}
+UnlockRequest UnlockRequest::decode(WireReader& in) {
+  UnlockRequest m;
+  m.name = in.str();
+  read_region(in, m.start, m.count);
+  return m;
+}
+
 Bytes error_reply(std::uint16_t type, std::uint64_t request_id, Code code, const std::string& message) {
   WireWriter w(type, request_id, code);
   w.str(message.size() > kMaxStringBytes ? message.substr(0, kMaxStringBytes) : message);

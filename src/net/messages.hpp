@@ -368,6 +368,30 @@ struct LeaseEndRequest {
   bool operator==(const LeaseEndRequest&) const = default;
 };
 
+// ---- locks (docs/placement.md) ----
+
+// Lock: `name`, or the region (start, count) of it (empty: the whole
+// object), shared (write = false) or exclusive; waits at most timeout_ms
+// (0: only if free now). At most kMaxDims dimensions.
+struct LockRequest {
+  std::string name;
+  bool write = false;
+  std::vector<std::uint64_t> start;
+  std::vector<std::uint64_t> count;
+  std::int64_t timeout_ms = 0;
+  void encode(WireWriter& out) const;
+  static LockRequest decode(WireReader& in);
+  bool operator==(const LockRequest&) const = default;
+};
+struct UnlockRequest {
+  std::string name;
+  std::vector<std::uint64_t> start;
+  std::vector<std::uint64_t> count;
+  void encode(WireWriter& out) const;
+  static UnlockRequest decode(WireReader& in);
+  bool operator==(const UnlockRequest&) const = default;
+};
+
 // ---- the table: Op -> request and reply types ----
 
 template <Op>
@@ -403,6 +427,8 @@ COVE_MESSAGE(Lease, LeaseRequest, LeaseReply)
 COVE_MESSAGE(LeaseEnd, LeaseEndRequest, Empty)
 COVE_MESSAGE(Undefine, VarRequest, CountReply)  // the pieces this server dropped
 COVE_MESSAGE(Copy, CopyRequest, CopyReply)
+COVE_MESSAGE(Lock, LockRequest, Empty)
+COVE_MESSAGE(Unlock, UnlockRequest, Empty)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -418,7 +444,8 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(PutInline) COVE_VISIT(Release) COVE_VISIT(Query) COVE_VISIT(Latest) COVE_VISIT(Delete)
     COVE_VISIT(List) COVE_VISIT(Stat) COVE_VISIT(Disconnect) COVE_VISIT(Stop) COVE_VISIT(IndexAdd)
     COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern) COVE_VISIT(PutGrant) COVE_VISIT(PutPublish)
-    COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine) COVE_VISIT(Copy)
+    COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine) COVE_VISIT(Copy) COVE_VISIT(Lock)
+    COVE_VISIT(Unlock)
 #undef COVE_VISIT
   }
   return false;

@@ -54,6 +54,8 @@ enum class Op : std::uint16_t {
   LeaseEnd = 22,   // a reader done copying (sent as a notice: not answered)
   Undefine = 23,   // a variable and everything it holds go
   Copy = 24,       // server to server: keep a second copy of a piece (replicas = 2)
+  Lock = 25,       // a read or write lock on an object or region (waits until granted or its timeout)
+  Unlock = 26,
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -71,7 +73,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 24> kOps{{
+inline constexpr std::array<OpInfo, 26> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Greeted},
     {Op::Define, "define", Sender::Client},
@@ -96,6 +98,8 @@ inline constexpr std::array<OpInfo, 24> kOps{{
     {Op::LeaseEnd, "lease_end", Sender::Client},
     {Op::Undefine, "undefine", Sender::Client},
     {Op::Copy, "copy", Sender::Server},
+    {Op::Lock, "lock", Sender::Client},
+    {Op::Unlock, "unlock", Sender::Client},
 }};
 
 // The entry of `type`, or null for a type no Op has.

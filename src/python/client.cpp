@@ -428,6 +428,33 @@ void bind_client(nb::module_& m) {
           },
           "name"_a, "mode"_a, "version"_a, "timeout"_a.none())
       .def(
+          "lock_read",
+          [](PyClient& c, const std::string& name, const std::vector<Index>& start, const std::vector<Index>& count,
+             double timeout) {
+            const std::int64_t ms = timeout_ms(timeout);
+            c.call([&](Client& cl) { cl.lock_read(name, start, count, ms); });
+          },
+          "name"_a, "start"_a = std::vector<Index>{}, "count"_a = std::vector<Index>{}, "timeout"_a = 30.0,
+          "Takes a shared lock on `name`, or on the region (start, count) of it; waits up to `timeout` seconds "
+          "(0: only if free now), then raises Timeout. The lock lasts until unlock() or until the client closes.")
+      .def(
+          "lock_write",
+          [](PyClient& c, const std::string& name, const std::vector<Index>& start, const std::vector<Index>& count,
+             double timeout) {
+            const std::int64_t ms = timeout_ms(timeout);
+            c.call([&](Client& cl) { cl.lock_write(name, start, count, ms); });
+          },
+          "name"_a, "start"_a = std::vector<Index>{}, "count"_a = std::vector<Index>{}, "timeout"_a = 30.0,
+          "Takes an exclusive lock, as lock_read() does a shared one.")
+      .def(
+          "unlock",
+          [](PyClient& c, const std::string& name, const std::vector<Index>& start, const std::vector<Index>& count) {
+            c.call([&](Client& cl) { cl.unlock(name, start, count); });
+          },
+          "name"_a, "start"_a = std::vector<Index>{}, "count"_a = std::vector<Index>{},
+          "Releases this client's lock on exactly that region. NotFound when nobody holds it, PermissionDenied "
+          "when another client does.")
+      .def(
           "definition",
           [](PyClient& c, const std::string& var) {
             const VariableDefinition d = c.definition(var);

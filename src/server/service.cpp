@@ -93,6 +93,10 @@ void Service::start() {
   d.on_async<Op::MetaGet>(D::always(), [this](Session&, net::MetaGetRequest&& r, Responder answer) {
     meta_get(std::move(r), std::move(answer));
   });
+  d.on_async<Op::Lock>(D::always(), [this](Session& s, net::LockRequest&& r, Responder answer) {
+    lock(s, std::move(r), std::move(answer));
+  });
+  d.on<Op::Unlock>(D::always(), [this](Session& s, net::UnlockRequest&& r) { return unlock(s, std::move(r)); });
   d.on<Op::List>(D::always(), [this](Session&, net::Empty&&) { return list(); });
   d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
   d.on_async<Op::Disconnect>(D::always(), [this](Session& s, net::DisconnectRequest&& r, Responder answer) {

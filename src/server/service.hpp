@@ -31,6 +31,7 @@
 #include "store/access_patterns.hpp"
 #include "store/buffer_pool.hpp"
 #include "store/metadata.hpp"
+#include "store/lock_table.hpp"
 #include "store/store.hpp"
 
 #include <atomic>
@@ -115,6 +116,13 @@ class Service : public std::enable_shared_from_this<Service> {
   net::Empty meta_put(net::MetaPutRequest&& r);
   void meta_get(net::MetaGetRequest&& r, Responder answer);
 
+  // Locks (handlers_lock.cpp); the holder is the connection.
+  class LockWait;
+  void lock(Session& s, net::LockRequest&& r, Responder answer);
+  net::Empty unlock(Session& s, net::UnlockRequest&& r);
+  void answer_locks(const store::LockOutcome& outcome);  // under mutex
+  void release_locks(Session& s);                        // the connection closed
+
   net::ListReply list();
 
   // Query support (handlers_query.cpp); callers hold `mutex`.
@@ -152,6 +160,9 @@ class Service : public std::enable_shared_from_this<Service> {
   store::Store store_;
   store::MetadataStore metadata_;
   store::AccessPatterns patterns_;
+  store::LockTable locks_;
+  std::map<std::uint64_t, Responder> lock_waiters_;  // waiting lock requests, by id
+  std::uint64_t next_lock_ = 1;
   std::map<std::string, common::ShardMap> shard_maps_;  // by variable, for the current group
   struct Grant {
     const Session* session = nullptr;  // the connection it belongs to

@@ -129,6 +129,10 @@ template <>
 net::LeaseEndRequest sample() { return {{88, 89}}; }
 template <>
 net::PatternRequest sample() { return {"v", Layout::f(), kBox, 3, 8}; }
+template <>
+net::LockRequest sample() { return {"rho", true, {1, 2}, {3, 4}, 2500}; }
+template <>
+net::UnlockRequest sample() { return {"rho", {1, 2}, {3, 4}}; }
 
 template <typename T>
 net::Bytes message_of(std::uint16_t type) {

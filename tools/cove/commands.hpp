@@ -31,6 +31,10 @@ int stat(Client& client, bool json);
 // interrupted). On a terminal the screen is cleared before each frame.
 int top(Client& client, double interval_s, int count);
 
+// `cove graph`: validates a dataflow graph file and prints its METIS
+// affinity groups for `nodes` staging nodes (docs/placement.md).
+int graph(const std::string& path, int nodes, int imbalance, bool json);
+
 // Names and messages for a terminal (common/printable.hpp).
 using common::printable;
 

@@ -6,6 +6,7 @@
 //   cove top   [--connect T] [--interval S] [--count N]   the same, live
 //   cove stop  [--connect T]      shut the service down
 //   cove undefine NAME [--connect T]   remove a variable and everything it holds
+//   cove graph FILE --nodes N [--json] check a dataflow graph, show its METIS affinity groups
 //
 // T is a connection file or an address; without --connect, COVE_CONNECT is
 // used. `--help` on any command lists its options. Exit status: 0 on
@@ -93,6 +94,13 @@ int run(int argc, char** argv) {
   CLI::App* undefine = app.add_subcommand("undefine", "remove a variable and everything it holds");
   std::string var;
   undefine->add_option("NAME", var, "the variable")->required();
+  CLI::App* graph = app.add_subcommand("graph", "check a dataflow graph (JSON or TOML) and show its affinity groups");
+  std::string graph_file;
+  int nodes = 1, imbalance = 30;
+  graph->add_option("FILE", graph_file, "the graph (.json or .toml)")->required();
+  graph->add_option("--nodes", nodes, "staging nodes: METIS parts")->required()->check(CLI::Range(1, 1 << 20));
+  graph->add_option("--imbalance", imbalance, "METIS ufactor: allowed imbalance in 1/1000 (default 30)");
+  graph->add_flag("--json", json, "print JSON for scripts");
   for (CLI::App* sub : {ls, stat, top, stop, undefine}) add_connect(sub);
   for (CLI::App* sub : {ls, stat}) sub->add_flag("--json", json, "print JSON for scripts");
   top->add_option("--interval", interval, "seconds between refreshes")->check(CLI::Range(0.05, 3600.0));
@@ -100,6 +108,7 @@ int run(int argc, char** argv) {
   if (auto done = parse(app, argc, argv)) return *done;
 
   if (serve->parsed()) return cove::tool::serve(serve_args);
+  if (graph->parsed()) return cove::tool::graph(graph_file, nodes, imbalance, json);
   cove::Client client = connect(target);
   if (ls->parsed()) return cove::tool::ls(client, json);
   if (stat->parsed()) return cove::tool::stat(client, json);
