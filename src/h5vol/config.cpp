@@ -1,0 +1,95 @@
+#include "h5vol/config.hpp"
+
+#include "h5vol/errors.hpp"
+
+#include <fnmatch.h>
+#include <toml++/toml.h>
+
+#include <cstdlib>
+
+namespace cove::h5vol {
+namespace {
+
+Mode parse_mode(const std::string& where, const std::string& s) {
+  if (s == "memory") return Mode::memory;
+  if (s == "file") return Mode::file;
+  if (s == "both") return Mode::both;
+  fail(where + ": mode \"" + s + "\" is not memory, file or both");
+}
+
+Policy parse_policy(const std::string& where, const std::string& s) {
+  if (s == "next") return Policy::next;
+  if (s == "latest") return Policy::latest;
+  if (s == "every") return Policy::every;
+  fail(where + ": policy \"" + s + "\" is not next, latest or every");
+}
+
+std::int64_t non_negative(const std::string& where, const char* key, std::int64_t v) {
+  if (v < 0) fail(where + ": " + key + " = " + std::to_string(v) + " is negative");
+  return v;
+}
+
+FileSettings read_settings(const std::string& where, const toml::table& t, FileSettings s) {
+  for (auto&& [k, v] : t) {
+    const std::string key(k.str());
+    if (key == "pattern") continue;
+    if (key == "mode") {
+      s.mode = parse_mode(where, v.value<std::string>().value_or("?"));
+    } else if (key == "policy") {
+      s.policy = parse_policy(where, v.value<std::string>().value_or("?"));
+    } else if (key == "every") {
+      const auto n = v.value<std::int64_t>().value_or(0);
+      if (n < 1) fail(where + ": every = " + std::to_string(n) + " must be at least 1");
+      s.every = static_cast<std::uint64_t>(n);
+    } else if (key == "open_timeout_ms") {
+      s.open_timeout_ms = non_negative(where, "open_timeout_ms", v.value<std::int64_t>().value_or(-1));
+    } else if (key == "read_timeout_ms") {
+      s.read_timeout_ms = non_negative(where, "read_timeout_ms", v.value<std::int64_t>().value_or(-1));
+    } else if (key != "connect" && key != "file") {
+      fail(where + ": unknown key \"" + key + "\"");
+    }
+  }
+  if (s.mode != Mode::memory)
+    fail(where + ": mode file and both are not implemented yet (only memory)");
+  return s;
+}
+
+}  // namespace
+
+const FileSettings& Config::settings_for(const std::string& file_name) const {
+  for (const auto& rule : files)
+    if (fnmatch(rule.pattern.c_str(), file_name.c_str(), 0) == 0) return rule.settings;
+  return defaults;
+}
+
+Config load_config(const std::string& given) {
+  std::string path = given;
+  if (path.empty()) {
+    const char* env = std::getenv("COVE_HDF5_CONFIG");
+    if (env) path = env;
+  }
+  Config config;
+  if (path.empty()) return config;
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    fail("config " + path + ": " + std::string(e.description()));
+  }
+  config.connect = root["connect"].value<std::string>().value_or("");
+  config.defaults = read_settings("config " + path, root, config.defaults);
+  if (auto* files = root["file"].as_array()) {
+    int i = 0;
+    for (auto& entry : *files) {
+      const std::string where = "config " + path + ": [[file]] " + std::to_string(i++);
+      auto* t = entry.as_table();
+      if (!t) fail(where + " is not a table");
+      auto pattern = (*t)["pattern"].value<std::string>();
+      if (!pattern) fail(where + " has no pattern");
+      config.files.push_back({*pattern, read_settings(where, *t, config.defaults)});
+    }
+  }
+  return config;
+}
+
+}  // namespace cove::h5vol

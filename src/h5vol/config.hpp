@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cove::h5vol {
+
+enum class Mode { memory, file, both };
+enum class Policy { next, latest, every };
+
+// What applies to one file (docs/hdf5.md).
+struct FileSettings {
+  Mode mode = Mode::memory;
+  Policy policy = Policy::next;
+  std::uint64_t every = 1;          // Policy::every: versions every, 2*every, ...
+  std::int64_t open_timeout_ms = 30000;  // a consumer's H5Fopen waits this long for a version
+  std::int64_t read_timeout_ms = 10000;  // an H5Dread waits this long for the data
+};
+
+struct FileRule {
+  std::string pattern;  // fnmatch(3) pattern on the name given to H5Fcreate / H5Fopen
+  FileSettings settings;
+};
+
+struct Config {
+  std::string connect;  // Client::connect target; empty: COVE_CONNECT
+  FileSettings defaults;
+  std::vector<FileRule> files;
+
+  const FileSettings& settings_for(const std::string& file_name) const;
+};
+
+// Reads the TOML file at `path` (empty: $COVE_HDF5_CONFIG, and with neither,
+// the defaults). Throws Failure naming the file and the bad key or value.
+Config load_config(const std::string& path);
+
+}  // namespace cove::h5vol

@@ -1,0 +1,158 @@
+#include "h5vol/session.hpp"
+
+#include "h5vol/errors.hpp"
+
+#include <cove/error.hpp>
+
+#include <cstdlib>
+
+namespace cove::h5vol {
+namespace {
+
+MPI_Comm comm_of(hid_t fapl) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized || fapl < 0 || H5Pget_driver(fapl) != H5FD_MPIO) return MPI_COMM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Info info = MPI_INFO_NULL;
+  if (H5Pget_fapl_mpio(fapl, &comm, &info) < 0) fail("H5Pget_fapl_mpio failed on the file access list");
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  return comm;
+}
+
+std::uint64_t broadcast(MPI_Comm comm, std::uint64_t v) {
+  if (comm != MPI_COMM_NULL) MPI_Bcast(&v, 1, MPI_UINT64_T, 0, comm);
+  return v;
+}
+
+}  // namespace
+
+FileState::~FileState() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
+}
+
+void FileState::index(const std::shared_ptr<Node>& node) {
+  by_id[node->id] = node;
+  for (auto& [link, child] : node->links) index(child);
+}
+
+std::shared_ptr<Node> FileState::find_id(std::uint64_t id) const {
+  auto it = by_id.find(id);
+  return it == by_id.end() ? nullptr : it->second.lock();
+}
+
+Session& Session::get() {
+  static Session session;
+  return session;
+}
+
+void Session::configure(const std::string& config_path) {
+  if (config_ && config_path == config_path_) return;
+  config_path_ = config_path;
+  config_ = std::make_unique<Config>(load_config(config_path));
+}
+
+void Session::shutdown() {
+  client_.reset();
+  config_.reset();
+  last_version_.clear();
+}
+
+const Config& Session::config() {
+  if (!config_) configure(config_path_);
+  return *config_;
+}
+
+Client& Session::client() {
+  if (!client_) client_ = std::make_unique<Client>(Client::connect(config().connect));
+  return *client_;
+}
+
+std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) {
+  auto f = std::make_shared<FileState>();
+  f->name = name;
+  f->writer = true;
+  f->settings = config().settings_for(name);
+  f->comm = comm_of(fapl);
+  if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
+  f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
+  f->fileno = next_fileno_++;
+  auto& last = last_version_[name];
+  if (last == 0 && f->rank == 0) {
+    // A producer run that follows another one under the same name goes on after its versions.
+    try {
+      last = client().get_meta_latest(f->meta_key(), 0).version;
+    } catch (const Error& e) {
+      if (e.code() != Code::NotFound) throw;
+    }
+  }
+  f->version = broadcast(f->comm, last + 1);
+  last = f->version;
+  f->root = std::make_shared<Node>();
+  f->root->path = "/";
+  f->root->id = f->next_id++;
+  f->index(f->root);
+  client();  // connect now, collectively, rather than inside the first H5Dwrite
+  return f;
+}
+
+std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
+  auto f = std::make_shared<FileState>();
+  f->name = name;
+  f->settings = config().settings_for(name);
+  f->comm = comm_of(fapl);
+  if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
+  f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
+  f->fileno = next_fileno_++;
+  auto& last = last_version_[name];
+  const auto& s = f->settings;
+  std::uint64_t version = 0;
+  std::string error;
+  if (f->rank == 0) {
+    try {
+      switch (s.policy) {
+        case Policy::next:
+          version = client().get_meta_next(f->meta_key(), last, s.open_timeout_ms).version;
+          break;
+        case Policy::latest: {
+          auto m = client().get_meta_latest(f->meta_key(), s.open_timeout_ms);
+          version = m.version > last ? m.version
+                                     : client().get_meta_next(f->meta_key(), last, s.open_timeout_ms).version;
+          break;
+        }
+        case Policy::every: {
+          const std::uint64_t want = (last / s.every + 1) * s.every;
+          version = client().get_meta(f->meta_key(), want, s.open_timeout_ms).version;
+          break;
+        }
+      }
+    } catch (const Error& e) {
+      if (e.code() != Code::Timeout && e.code() != Code::NotFound) throw;
+    }
+  }
+  version = broadcast(f->comm, version);
+  if (version == 0)
+    fail("no version of file \"" + name + "\" after " + std::to_string(last) + " appeared within " +
+         std::to_string(s.open_timeout_ms) + " ms (has a producer created it through the Cove connector?)");
+  auto meta = client().get_meta(f->meta_key(), version, s.open_timeout_ms);
+  f->version = version;
+  last = version;
+  f->root = deserialize(meta.data, f->next_id);
+  f->index(f->root);
+  return f;
+}
+
+void Session::close(FileState& file) {
+  if (!file.writer) return;
+  // Every rank's puts are done before any reader can see this version.
+  if (file.comm != MPI_COMM_NULL) MPI_Barrier(file.comm);
+  if (file.rank == 0) {
+    auto bytes = serialize(*file.root);
+    client().put_meta(file.meta_key(), file.version, bytes);
+  }
+}
+
+}  // namespace cove::h5vol
