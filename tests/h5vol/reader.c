@@ -4,7 +4,7 @@
  * with strided, point and type-converting reads, checks every value against
  * the step found in the file, and checks that bad reads fail. Rank 0 prints
  * the steps it saw: "steps: 1 2 3". Nothing here knows about Cove.
- *   reader FILE OPENS            normal
+ *   reader FILE[,FILE...] OPENS  normal (several files: fan-in)
  *   reader FILE --missing        H5Fopen must fail (no producer writes FILE) */
 #include "common.h"
 
@@ -234,13 +234,19 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 0;
   }
+  /* FILE may list several files, "a.h5,b.h5" (fan-in): each open reads every one of them. */
   const int opens = atoi(argv[2]);
-  char seen[512] = "steps:";
+  char seen[1024] = "steps:";
   for (int i = 0; i < opens; ++i) {
-    int step = read_once(argv[1]);
-    char one[16];
-    snprintf(one, sizeof one, " %d", step);
-    strcat(seen, one);
+    char files[512];
+    snprintf(files, sizeof files, "%s", argv[1]);
+    char* save = NULL; /* strtok_r: HDF5 itself calls strtok while opening */
+    for (char* f = strtok_r(files, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+      int step = read_once(f);
+      char one[16];
+      snprintf(one, sizeof one, " %d", step);
+      strcat(seen, one);
+    }
   }
   if (rank_ == 0) printf("%s\n", seen);
   MPI_Finalize();

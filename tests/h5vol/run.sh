@@ -8,7 +8,8 @@
 #   staged NW NR         the writer finishes before the reader starts
 #   readerfirst NW NR    the reader starts (and waits) before the writer
 #   missing              opening a file nobody writes fails, naming it, after the timeout
-#   policy POLICY ARGS   see below
+#   latest, every       the consumer's version policies (H5VOL_POLICY, H5VOL_EVERY set them)
+#   fanout, fanin       one producer and two consumers; two producers and one consumer
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
 # programs), COVE_H5VOL_DIR (the plugin's folder).
 set -euo pipefail
@@ -29,7 +30,8 @@ export HDF5_VOL_CONNECTOR="cove config=$dir/cove.toml"
 cat > "$dir/cove.toml" <<TOML
 open_timeout_ms = ${OPEN_TIMEOUT_MS:-60000}
 read_timeout_ms = 20000
-${EXTRA_TOML:-}
+policy = "${H5VOL_POLICY:-next}"
+every = ${H5VOL_EVERY:-1}
 TOML
 cd "$dir"
 file=data.h5
@@ -69,6 +71,37 @@ case "$case" in
     "${mpi[@]}" -n 1 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
     "${mpi[@]}" -n 1 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 1 > reader2.log 2>&1 || { cat reader2.log; exit 1; }
     expect_steps reader2.log "steps: 1" ;;
+  latest)  # 4 versions are there; the latest policy skips to the 4th
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 4 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 1 > reader.log 2>&1 || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 4" ;;
+  every)  # every 2nd of 6 versions, the reader started first
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 3 > reader.log 2>&1 &
+    rpid=$!
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 6 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    wait "$rpid" || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 2 4 6" ;;
+  fanout)  # one producer, two consumers, each gets every version
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 3 > reader1.log 2>&1 &
+    r1=$!
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 3 > reader2.log 2>&1 &
+    r2=$!
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 3 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    wait "$r1" || { cat reader1.log; exit 1; }
+    wait "$r2" || { cat reader2.log; exit 1; }
+    expect_steps reader1.log "steps: 1 2 3"
+    expect_steps reader2.log "steps: 1 2 3" ;;
+  fanin)  # two producers' files read by one consumer
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" a.h5,b.h5 2 > reader.log 2>&1 &
+    rpid=$!
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" a.h5 2 > writer_a.log 2>&1 &
+    wa=$!
+    "${mpi[@]}" -n 1 "$COVE_TEST_BIN/cove-h5vol-writer" b.h5 2 > writer_b.log 2>&1 || { cat writer_b.log; exit 1; }
+    wait "$wa" || { cat writer_a.log; exit 1; }
+    wait "$rpid" || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 1 1 2 2" ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
+# Memory mode: the data went through Cove, and no file was written.
+if ls ./*.h5 > /dev/null 2>&1; then echo "FAIL: memory mode wrote $(ls ./*.h5)"; exit 1; fi
 echo PASS
