@@ -49,8 +49,6 @@ FileSettings read_settings(const std::string& where, const toml::table& t, FileS
       fail(where + ": unknown key \"" + key + "\"");
     }
   }
-  if (s.mode != Mode::memory)
-    fail(where + ": mode file and both are not implemented yet (only memory)");
   return s;
 }
 

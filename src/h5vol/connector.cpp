@@ -1,5 +1,8 @@
 // The VOL class table: HDF5's callbacks mapped onto the in-memory tree
-// (objects.hpp, tree.hpp) and Cove transfers (transfer.hpp).
+// (objects.hpp, tree.hpp) and Cove transfers (transfer.hpp), and, for files
+// in mode file or both, passed on to the native connector underneath
+// (Object::under): mode file only there, mode both there as well as to
+// memory (a producer's queries are then answered from memory).
 #include "h5vol/errors.hpp"
 #include "h5vol/objects.hpp"
 #include "h5vol/transfer.hpp"
@@ -8,6 +11,7 @@
 #include <cove/h5vol.h>
 
 #include <H5PLextern.h>
+#include <H5VLnative.h>
 #include <H5VLconnector_passthru.h>
 
 #include <cstring>
@@ -24,6 +28,42 @@ struct Info {
 };
 
 Object& as(void* p) { return *static_cast<Object*>(p); }
+
+bool in_memory(const Object& o) { return o.node != nullptr; }
+hid_t nvol(const Object& o) { return o.file->under_vol; }
+
+// The native connector's result, or a Failure (its own error entry is on the stack).
+void* native(void* p, const char* what) {
+  if (!p) fail(std::string("the native connector failed in ") + what);
+  return p;
+}
+herr_t native(herr_t r, const char* what) {
+  if (r < 0) fail(std::string("the native connector failed in ") + what);
+  return r;
+}
+
+Object* child(const Object& parent, Object::Kind kind, std::shared_ptr<Node> node, void* under) {
+  auto* o = new_object(kind, parent.file, std::move(node));
+  o->under = under;
+  return o;
+}
+
+// A file access list that selects the native connector, for the file underneath.
+Hid native_fapl(hid_t fapl) {
+  Hid copy(check(H5Pcopy(fapl), "H5Pcopy"));
+  check(H5Pset_vol(copy.get(), H5VL_NATIVE, nullptr), "H5Pset_vol native");
+  return copy;
+}
+
+Object::Kind kind_of(H5I_type_t type) {
+  switch (type) {
+    case H5I_FILE: return Object::Kind::file;
+    case H5I_GROUP: return Object::Kind::group;
+    case H5I_DATASET: return Object::Kind::dataset;
+    case H5I_ATTR: return Object::Kind::attribute;
+    default: return Object::Kind::datatype;
+  }
+}
 
 void copy_name(const std::string& name, char* buf, std::size_t size, std::size_t* len) {
   if (len) *len = name.size();
@@ -104,24 +144,49 @@ void configure_from(hid_t fapl) {
 }
 
 // ---- files ----
-void* file_create(const char* name, unsigned, hid_t, hid_t fapl, hid_t, void**) {
+void* file_create(const char* name, unsigned flags, hid_t fcpl, hid_t fapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Fcreate", nullptr, [&]() -> void* {
     configure_from(fapl);
-    auto f = Session::get().create(name, fapl);
-    return new_object(Object::Kind::file, f, f->root);
+    auto& session = Session::get();
+    const auto mode = session.config().settings_for(name).mode;
+    void* under = nullptr;
+    if (mode != Mode::memory) {
+      Hid nfapl = native_fapl(fapl);
+      under = native(H5VLfile_create(name, flags, fcpl, nfapl.get(), dxpl, req), "H5Fcreate");
+    }
+    auto f = mode == Mode::file ? session.native(name, fapl, true) : session.create(name, fapl);
+    if (under) f->under_vol = H5VL_NATIVE;
+    auto* o = new_object(Object::Kind::file, f, f->memory ? f->root : nullptr);
+    o->under = under;
+    f->file_object = o;
+    return o;
   });
 }
-void* file_open(const char* name, unsigned flags, hid_t fapl, hid_t, void**) {
+void* file_open(const char* name, unsigned flags, hid_t fapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Fopen", nullptr, [&]() -> void* {
-    if (flags & H5F_ACC_RDWR) unsupported("opening a file read-write (\"" + std::string(name) + "\"); readers open read-only");
     configure_from(fapl);
-    auto f = Session::get().open(name, fapl);
-    return new_object(Object::Kind::file, f, f->root);
+    auto& session = Session::get();
+    std::shared_ptr<FileState> f;
+    void* under = nullptr;
+    if (session.config().settings_for(name).mode == Mode::file) {
+      Hid nfapl = native_fapl(fapl);
+      under = native(H5VLfile_open(name, flags, nfapl.get(), dxpl, req), "H5Fopen");
+      f = session.native(name, fapl, (flags & H5F_ACC_RDWR) != 0);
+      f->under_vol = H5VL_NATIVE;
+    } else {
+      if (flags & H5F_ACC_RDWR) unsupported("opening a file read-write (\"" + std::string(name) + "\"); readers open read-only");
+      f = session.open(name, fapl);
+    }
+    auto* o = new_object(Object::Kind::file, f, f->memory ? f->root : nullptr);
+    o->under = under;
+    f->file_object = o;
+    return o;
   });
 }
-herr_t file_get(void* obj, H5VL_file_get_args_t* a, hid_t, void**) {
+herr_t file_get(void* obj, H5VL_file_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Fget", -1, [&] {
     auto& o = as(obj);
+    if (!in_memory(o)) return H5VLfile_get(o.under, nvol(o), a, dxpl, req);
     auto& f = *o.file;
     switch (a->op_type) {
       case H5VL_FILE_GET_CONT_INFO:
@@ -156,8 +221,18 @@ herr_t file_get(void* obj, H5VL_file_get_args_t* a, hid_t, void**) {
     return herr_t{0};
   });
 }
-herr_t file_specific(void* obj, H5VL_file_specific_args_t* a, hid_t, void**) {
+herr_t file_specific(void* obj, H5VL_file_specific_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5F specific", -1, [&] {
+    if (obj && !in_memory(as(obj))) {
+      auto& o = as(obj);
+      if (a->op_type == H5VL_FILE_IS_EQUAL) {
+        H5VL_file_specific_args_t b = *a;
+        b.args.is_equal.obj2 = as(a->args.is_equal.obj2).under;
+        return H5VLfile_specific(o.under, nvol(o), &b, dxpl, req);
+      }
+      if (a->op_type == H5VL_FILE_REOPEN) unsupported("H5Freopen");
+      return H5VLfile_specific(o.under, nvol(o), a, dxpl, req);
+    }
     switch (a->op_type) {
       case H5VL_FILE_FLUSH:
         return herr_t{0};
@@ -183,15 +258,22 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* a, hid_t, void**) {
     unsupported("this file operation");
   });
 }
-herr_t file_optional(void*, H5VL_optional_args_t* a, hid_t, void**) {
+herr_t file_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5F optional", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLfile_optional(o.under, nvol(o), a, dxpl, req);
     unsupported("the native file operation " + std::to_string(a->op_type) + " (H5F*)");
   });
 }
-herr_t file_close(void* obj, hid_t, void**) {
+herr_t file_close(void* obj, hid_t dxpl, void** req) {
   auto* o = static_cast<Object*>(obj);
   const herr_t r = guarded<herr_t>("H5Fclose", -1, [&] {
-    Session::get().close(*o->file);
+    // The file on disk is complete before the version is published.
+    if (o->under) native(H5VLfile_close(o->under, nvol(*o), dxpl, req), "H5Fclose");
+    if (o->file->file_object == o) {
+      o->file->file_object = nullptr;
+      Session::get().close(*o->file);
+    }
     return herr_t{0};
   });
   delete o;
@@ -199,9 +281,13 @@ herr_t file_close(void* obj, hid_t, void**) {
 }
 
 // ---- groups ----
-void* group_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t, hid_t, hid_t, hid_t, void**) {
+void* group_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t lcpl, hid_t gcpl, hid_t gapl,
+                   hid_t dxpl, void** req) {
   return guarded<void*>("H5Gcreate", nullptr, [&]() -> void* {
     auto& o = as(obj);
+    void* under = nullptr;
+    if (o.under) under = native(H5VLgroup_create(o.under, loc, nvol(o), name, lcpl, gcpl, gapl, dxpl, req), "H5Gcreate");
+    if (!in_memory(o)) return child(o, Object::Kind::group, nullptr, under);
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     auto [parent, leaf] = parent_for_create(o, loc, name);
     auto g = std::make_shared<Node>();
@@ -209,22 +295,26 @@ void* group_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hi
     g->id = o.file->next_id++;
     parent->links[leaf] = g;
     o.file->index(g);
-    return new_object(Object::Kind::group, o.file, g);
+    return child(o, Object::Kind::group, g, under);
   });
 }
-void* group_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t, hid_t, void**) {
+void* group_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t gapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Gopen", nullptr, [&]() -> void* {
     auto& o = as(obj);
+    void* under = nullptr;
+    if (o.under) under = native(H5VLgroup_open(o.under, loc, nvol(o), name, gapl, dxpl, req), "H5Gopen");
+    if (!in_memory(o)) return child(o, Object::Kind::group, nullptr, under);
     auto base = resolve(o, loc);
     auto g = lookup(*o.file, base, name);
     if (!g) fail("no group \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
     if (g->kind != Node::Kind::group) fail(g->path + " is not a group");
-    return new_object(Object::Kind::group, o.file, g);
+    return child(o, Object::Kind::group, g, under);
   });
 }
-herr_t group_get(void* obj, H5VL_group_get_args_t* a, hid_t, void**) {
+herr_t group_get(void* obj, H5VL_group_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Gget", -1, [&] {
     auto& o = as(obj);
+    if (!in_memory(o)) return H5VLgroup_get(o.under, nvol(o), a, dxpl, req);
     if (a->op_type == H5VL_GROUP_GET_GCPL) {
       a->args.get_gcpl.gcpl_id = check(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate");
       return herr_t{0};
@@ -239,27 +329,46 @@ herr_t group_get(void* obj, H5VL_group_get_args_t* a, hid_t, void**) {
     return herr_t{0};
   });
 }
-herr_t group_specific(void*, H5VL_group_specific_args_t* a, hid_t, void**) {
+herr_t group_specific(void* obj, H5VL_group_specific_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5G specific", -1, [&] {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLgroup_specific(o.under, nvol(o), a, dxpl, req);
     if (a->op_type == H5VL_GROUP_FLUSH || a->op_type == H5VL_GROUP_REFRESH) return herr_t{0};
     unsupported("H5Fmount / H5Funmount");
   });
 }
-herr_t group_optional(void*, H5VL_optional_args_t* a, hid_t, void**) {
+herr_t group_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5G optional", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLgroup_optional(o.under, nvol(o), a, dxpl, req);
     unsupported("the native group operation " + std::to_string(a->op_type) + " (H5G*)");
   });
 }
-herr_t object_close(void* obj, hid_t, void**) {
-  delete static_cast<Object*>(obj);
-  return 0;
+herr_t object_close(void* obj, hid_t dxpl, void** req) {
+  auto* o = static_cast<Object*>(obj);
+  herr_t r = 0;
+  if (o->under) {
+    switch (o->kind) {
+      case Object::Kind::group: r = H5VLgroup_close(o->under, nvol(*o), dxpl, req); break;
+      case Object::Kind::dataset: r = H5VLdataset_close(o->under, nvol(*o), dxpl, req); break;
+      case Object::Kind::attribute: r = H5VLattr_close(o->under, nvol(*o), dxpl, req); break;
+      case Object::Kind::datatype: r = H5VLdatatype_close(o->under, nvol(*o), dxpl, req); break;
+      case Object::Kind::file: r = H5VLfile_close(o->under, nvol(*o), dxpl, req); break;
+    }
+  }
+  delete o;
+  return r;
 }
 
 // ---- datasets ----
-void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t, hid_t type, hid_t space,
-                     hid_t dcpl, hid_t, hid_t, void**) {
+void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t lcpl, hid_t type, hid_t space,
+                     hid_t dcpl, hid_t dapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Dcreate", nullptr, [&]() -> void* {
     auto& o = as(obj);
+    void* under = nullptr;
+    if (o.under)
+      under = native(H5VLdataset_create(o.under, loc, nvol(o), name, lcpl, type, space, dcpl, dapl, dxpl, req), "H5Dcreate");
+    if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     auto [parent, leaf] = parent_for_create(o, loc, name);
     auto d = std::make_shared<Node>();
@@ -278,40 +387,55 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     define_dataset(*o.file, *d);
     parent->links[leaf] = d;
     o.file->index(d);
-    return new_object(Object::Kind::dataset, o.file, d);
+    return child(o, Object::Kind::dataset, d, under);
   });
 }
-void* dataset_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t, hid_t, void**) {
+void* dataset_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t dapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Dopen", nullptr, [&]() -> void* {
     auto& o = as(obj);
+    void* under = nullptr;
+    if (o.under) under = native(H5VLdataset_open(o.under, loc, nvol(o), name, dapl, dxpl, req), "H5Dopen");
+    if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
     auto d = lookup(*o.file, resolve(o, loc), name);
     if (!d) fail("no dataset \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
     if (d->kind != Node::Kind::dataset) fail(d->path + " is not a dataset");
-    return new_object(Object::Kind::dataset, o.file, d);
+    return child(o, Object::Kind::dataset, d, under);
   });
 }
-herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[], hid_t,
-                    void* buf[], void**) {
+herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[], hid_t dxpl,
+                    void* buf[], void** req) {
   return guarded<herr_t>("H5Dread", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
-      read_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      if (in_memory(o)) {
+        read_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      } else {
+        void* under = o.under;
+        native(H5VLdataset_read(1, &under, nvol(o), &mem_type[i], &mem_space[i], &file_space[i], dxpl, &buf[i], req),
+               "H5Dread");
+      }
     }
     return herr_t{0};
   });
 }
-herr_t dataset_write(size_t count, void* dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[], hid_t,
-                     const void* buf[], void**) {
+herr_t dataset_write(size_t count, void* dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[], hid_t dxpl,
+                     const void* buf[], void** req) {
   return guarded<herr_t>("H5Dwrite", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
-      write_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      if (in_memory(o)) write_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      if (o.under) {
+        void* under = o.under;
+        native(H5VLdataset_write(1, &under, nvol(o), &mem_type[i], &mem_space[i], &file_space[i], dxpl, &buf[i], req),
+               "H5Dwrite");
+      }
     }
     return herr_t{0};
   });
 }
-herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* a, hid_t, void**) {
+herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Dget", -1, [&] {
+    if (!in_memory(as(obj))) return H5VLdataset_get(as(obj).under, nvol(as(obj)), a, dxpl, req);
     auto& d = *as(obj).node;
     switch (a->op_type) {
       case H5VL_DATASET_GET_DAPL:
@@ -341,9 +465,11 @@ herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* a, hid_t, void**) {
     return herr_t{0};
   });
 }
-herr_t dataset_specific(void* obj, H5VL_dataset_specific_args_t* a, hid_t, void**) {
+herr_t dataset_specific(void* obj, H5VL_dataset_specific_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5D specific", -1, [&] {
     auto& o = as(obj);
+    if (o.under) native(H5VLdataset_specific(o.under, nvol(o), a, dxpl, req), "H5Dset_extent / flush / refresh");
+    if (!in_memory(o)) return herr_t{0};
     auto& d = *o.node;
     if (a->op_type == H5VL_DATASET_FLUSH || a->op_type == H5VL_DATASET_REFRESH) return herr_t{0};
     if (!o.file->writer) fail("H5Dset_extent on dataset " + d.path + " of a file opened for reading");
@@ -357,17 +483,23 @@ herr_t dataset_specific(void* obj, H5VL_dataset_specific_args_t* a, hid_t, void*
     return herr_t{0};
   });
 }
-herr_t dataset_optional(void*, H5VL_optional_args_t* a, hid_t, void**) {
+herr_t dataset_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5D optional", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLdataset_optional(o.under, nvol(o), a, dxpl, req);
     unsupported("the native dataset operation " + std::to_string(a->op_type) + " (chunk / offset queries)");
   });
 }
 
 // ---- attributes ----
-void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t type, hid_t space, hid_t, hid_t,
-                  hid_t, void**) {
+void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t type, hid_t space, hid_t acpl,
+                  hid_t aapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Acreate", nullptr, [&]() -> void* {
     auto& o = as(obj);
+    void* under = nullptr;
+    if (o.under)
+      under = native(H5VLattr_create(o.under, loc, nvol(o), name, type, space, acpl, aapl, dxpl, req), "H5Acreate");
+    if (!in_memory(o)) return child(o, Object::Kind::attribute, nullptr, under);
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     auto owner = resolve(o, loc);
     if (owner->find_attribute(name)) fail("attribute \"" + std::string(name) + "\" of " + owner->path + " already exists");
@@ -381,33 +513,39 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     a->data.assign(n * H5Tget_size(type), std::byte{0});
     a->corder = owner->next_corder++;
     owner->attributes.push_back(a);
-    auto* r = new_object(Object::Kind::attribute, o.file, owner);
+    auto* r = child(o, Object::Kind::attribute, owner, under);
     r->attr = a;
     return r;
   });
 }
-void* attr_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t, hid_t, void**) {
+void* attr_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t aapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Aopen", nullptr, [&]() -> void* {
     auto& o = as(obj);
+    void* under = nullptr;
+    if (o.under) under = native(H5VLattr_open(o.under, loc, nvol(o), name, aapl, dxpl, req), "H5Aopen");
+    if (!in_memory(o)) return child(o, Object::Kind::attribute, nullptr, under);
     auto owner = resolve(o, loc);
     for (auto& a : owner->attributes)
       if (a->name == name) {
-        auto* r = new_object(Object::Kind::attribute, o.file, owner);
+        auto* r = child(o, Object::Kind::attribute, owner, under);
         r->attr = a;
         return r;
       }
     fail("no attribute \"" + std::string(name) + "\" on " + owner->path);
   });
 }
-herr_t attr_read(void* obj, hid_t mem_type, void* buf, hid_t, void**) {
+herr_t attr_read(void* obj, hid_t mem_type, void* buf, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Aread", -1, [&] {
+    if (!in_memory(as(obj))) return H5VLattr_read(as(obj).under, nvol(as(obj)), mem_type, buf, dxpl, req);
     read_attribute(*as(obj).attr, mem_type, buf);
     return herr_t{0};
   });
 }
-herr_t attr_write(void* obj, hid_t mem_type, const void* buf, hid_t, void**) {
+herr_t attr_write(void* obj, hid_t mem_type, const void* buf, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Awrite", -1, [&] {
     auto& o = as(obj);
+    if (o.under) native(H5VLattr_write(o.under, nvol(o), mem_type, buf, dxpl, req), "H5Awrite");
+    if (!in_memory(o)) return herr_t{0};
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     write_attribute(*o.attr, mem_type, buf);
     return herr_t{0};
@@ -421,9 +559,10 @@ std::shared_ptr<Attribute> attribute_at(const Object& o, const H5VL_loc_params_t
     if (by_name && a->name == by_name) return a;
   fail("no attribute \"" + std::string(by_name ? by_name : "") + "\" on " + owner->path);
 }
-herr_t attr_get(void* obj, H5VL_attr_get_args_t* a, hid_t, void**) {
+herr_t attr_get(void* obj, H5VL_attr_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Aget", -1, [&] {
     auto& o = as(obj);
+    if (!in_memory(o)) return H5VLattr_get(o.under, nvol(o), a, dxpl, req);
     switch (a->op_type) {
       case H5VL_ATTR_GET_ACPL:
         a->args.get_acpl.acpl_id = check(H5Pcreate(H5P_ATTRIBUTE_CREATE), "H5Pcreate");
@@ -470,9 +609,11 @@ herr_t attr_get(void* obj, H5VL_attr_get_args_t* a, hid_t, void**) {
     return herr_t{0};
   });
 }
-herr_t attr_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_attr_specific_args_t* a, hid_t, void**) {
+herr_t attr_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_attr_specific_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5A specific", -1, [&] {
     auto& o = as(obj);
+    if (!in_memory(o)) return H5VLattr_specific(o.under, loc, nvol(o), a, dxpl, req);
+    if (o.under && a->op_type == H5VL_ATTR_DELETE) native(H5VLattr_specific(o.under, loc, nvol(o), a, dxpl, req), "H5Adelete");
     auto owner = resolve(o, loc);
     switch (a->op_type) {
       case H5VL_ATTR_EXISTS:
@@ -515,15 +656,25 @@ herr_t attr_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_attr_specific
     }
   });
 }
-herr_t attr_optional(void*, H5VL_optional_args_t* a, hid_t, void**) {
+herr_t attr_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5A optional", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLattr_optional(o.under, nvol(o), a, dxpl, req);
     unsupported("the native attribute operation " + std::to_string(a->op_type));
   });
 }
 
 // ---- links ----
-herr_t link_create(H5VL_link_create_args_t* a, void*, const H5VL_loc_params_t*, hid_t, hid_t, hid_t, void**) {
+herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_t* loc, hid_t lcpl, hid_t lapl,
+                   hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Lcreate", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) {
+      H5VL_link_create_args_t b = *a;
+      if (b.op_type == H5VL_LINK_CREATE_HARD && b.args.hard.curr_obj)
+        b.args.hard.curr_obj = as(b.args.hard.curr_obj).under;
+      return H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req);
+    }
     unsupported(a->op_type == H5VL_LINK_CREATE_HARD   ? "H5Lcreate_hard"
                 : a->op_type == H5VL_LINK_CREATE_SOFT ? "H5Lcreate_soft"
                                                       : "H5Lcreate_external / user-defined links");
@@ -535,9 +686,10 @@ herr_t link_copy(void*, const H5VL_loc_params_t*, void*, const H5VL_loc_params_t
 herr_t link_move(void*, const H5VL_loc_params_t*, void*, const H5VL_loc_params_t*, hid_t, hid_t, hid_t, void**) {
   return guarded<herr_t>("H5Lmove", -1, []() -> herr_t { unsupported("H5Lmove"); });
 }
-herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a, hid_t, void**) {
+herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Lget", -1, [&] {
     auto& o = as(obj);
+    if (!in_memory(o)) return H5VLlink_get(o.under, loc, nvol(o), a, dxpl, req);
     if (a->op_type == H5VL_LINK_GET_INFO) {
       link_info(*resolve(o, loc), a->args.get_info.linfo);
     } else if (a->op_type == H5VL_LINK_GET_NAME) {
@@ -573,9 +725,10 @@ herr_t iterate_links(const Object& o, const std::shared_ptr<Node>& group, const 
   if (prefix.empty() && it.idx_p) *it.idx_p = i;
   return 0;
 }
-herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific_args_t* a, hid_t, void**) {
+herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5L specific", -1, [&] {
     auto& o = as(obj);
+    if (!in_memory(o)) return H5VLlink_specific(o.under, loc, nvol(o), a, dxpl, req);
     switch (a->op_type) {
       case H5VL_LINK_EXISTS: {
         if (loc->type != H5VL_OBJECT_BY_NAME) unsupported("H5Lexists other than by name");
@@ -598,16 +751,22 @@ herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific
     unsupported("this link operation");
   });
 }
-herr_t link_optional(void*, const H5VL_loc_params_t*, H5VL_optional_args_t* a, hid_t, void**) {
+herr_t link_optional(void* obj, const H5VL_loc_params_t* loc, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5L optional", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLlink_optional(o.under, loc, nvol(o), a, dxpl, req);
     unsupported("the native link operation " + std::to_string(a->op_type));
   });
 }
 
 // ---- objects ----
-void* object_open(void* obj, const H5VL_loc_params_t* loc, H5I_type_t* type, hid_t, void**) {
+void* object_open(void* obj, const H5VL_loc_params_t* loc, H5I_type_t* type, hid_t dxpl, void** req) {
   return guarded<void*>("H5Oopen", nullptr, [&]() -> void* {
     auto& o = as(obj);
+    if (!in_memory(o)) {
+      void* under = native(H5VLobject_open(o.under, loc, nvol(o), type, dxpl, req), "H5Oopen");
+      return child(o, kind_of(*type), nullptr, under);
+    }
     auto n = resolve(o, loc);
     *type = n->kind == Node::Kind::group ? H5I_GROUP : H5I_DATASET;
     return new_object(n->kind == Node::Kind::group ? Object::Kind::group : Object::Kind::dataset, o.file, n);
@@ -617,12 +776,29 @@ herr_t object_copy(void*, const H5VL_loc_params_t*, const char*, void*, const H5
                    hid_t, hid_t, void**) {
   return guarded<herr_t>("H5Ocopy", -1, []() -> herr_t { unsupported("H5Ocopy"); });
 }
-herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_t* a, hid_t, void**) {
+herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Oget", -1, [&] {
     auto& o = as(obj);
+    if (a->op_type == H5VL_OBJECT_GET_FILE) {
+      // The open file's own Object, so that HDF5 finds its identifier.
+      if (o.file->file_object) {
+        *a->args.get_file.file = o.file->file_object;
+        return herr_t{0};
+      }
+      void* under = nullptr;
+      if (o.under) {
+        native(H5VLobject_get(o.under, loc, nvol(o), a, dxpl, req), "H5Iget_file_id");
+        under = *a->args.get_file.file;
+      }
+      auto* f = new_object(Object::Kind::file, o.file, in_memory(o) ? o.file->root : nullptr);
+      f->under = under;
+      o.file->file_object = f;
+      *a->args.get_file.file = f;
+      return herr_t{0};
+    }
+    if (!in_memory(o)) return H5VLobject_get(o.under, loc, nvol(o), a, dxpl, req);
     switch (a->op_type) {
       case H5VL_OBJECT_GET_FILE:
-        *a->args.get_file.file = new_object(Object::Kind::file, o.file, o.file->root);
         break;
       case H5VL_OBJECT_GET_NAME: {
         auto n = resolve(o, loc);
@@ -647,9 +823,11 @@ herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_
     return herr_t{0};
   });
 }
-herr_t object_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_object_specific_args_t* a, hid_t, void**) {
+herr_t object_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_object_specific_args_t* a, hid_t dxpl,
+                       void** req) {
   return guarded<herr_t>("H5O specific", -1, [&] {
     auto& o = as(obj);
+    if (!in_memory(o)) return H5VLobject_specific(o.under, loc, nvol(o), a, dxpl, req);
     switch (a->op_type) {
       case H5VL_OBJECT_EXISTS: {
         if (loc->type == H5VL_OBJECT_BY_NAME)
@@ -671,23 +849,99 @@ herr_t object_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_object_spec
     unsupported("this object operation");
   });
 }
-herr_t object_optional(void*, const H5VL_loc_params_t*, H5VL_optional_args_t* a, hid_t, void**) {
+herr_t object_optional(void* obj, const H5VL_loc_params_t* loc, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5O optional", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLobject_optional(o.under, loc, nvol(o), a, dxpl, req);
     unsupported("the native object operation " + std::to_string(a->op_type) + " (comments, native info)");
   });
 }
 
 // ---- committed datatypes ----
-void* datatype_commit(void*, const H5VL_loc_params_t*, const char*, hid_t, hid_t, hid_t, hid_t, hid_t, void**) {
-  return guarded<void*>("H5Tcommit", nullptr, []() -> void* { unsupported("committed (named) datatypes"); });
+void* datatype_commit(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t type, hid_t lcpl, hid_t tcpl,
+                      hid_t tapl, hid_t dxpl, void** req) {
+  return guarded<void*>("H5Tcommit", nullptr, [&]() -> void* {
+    auto& o = as(obj);
+    if (in_memory(o)) unsupported("committed (named) datatypes in memory");
+    void* under = native(H5VLdatatype_commit(o.under, loc, nvol(o), name, type, lcpl, tcpl, tapl, dxpl, req), "H5Tcommit");
+    return child(o, Object::Kind::datatype, nullptr, under);
+  });
 }
-void* datatype_open(void*, const H5VL_loc_params_t*, const char*, hid_t, hid_t, void**) {
-  return guarded<void*>("H5Topen", nullptr, []() -> void* { unsupported("committed (named) datatypes"); });
+void* datatype_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t tapl, hid_t dxpl, void** req) {
+  return guarded<void*>("H5Topen", nullptr, [&]() -> void* {
+    auto& o = as(obj);
+    if (in_memory(o)) unsupported("committed (named) datatypes in memory");
+    void* under = native(H5VLdatatype_open(o.under, loc, nvol(o), name, tapl, dxpl, req), "H5Topen");
+    return child(o, Object::Kind::datatype, nullptr, under);
+  });
+}
+herr_t datatype_get(void* obj, H5VL_datatype_get_args_t* a, hid_t dxpl, void** req) {
+  return H5VLdatatype_get(as(obj).under, nvol(as(obj)), a, dxpl, req);
+}
+herr_t datatype_specific(void* obj, H5VL_datatype_specific_args_t* a, hid_t dxpl, void** req) {
+  return H5VLdatatype_specific(as(obj).under, nvol(as(obj)), a, dxpl, req);
+}
+herr_t datatype_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
+  return H5VLdatatype_optional(as(obj).under, nvol(as(obj)), a, dxpl, req);
+}
+
+// ---- wrapping (identifiers that HDF5 registers during a callback) ----
+struct WrapCtx {
+  std::shared_ptr<FileState> file;
+  bool memory;
+};
+void* get_object(const void* obj) {
+  auto* o = static_cast<const Object*>(obj);
+  return o->under ? H5VLget_object(o->under, nvol(*o)) : const_cast<void*>(obj);
+}
+herr_t get_wrap_ctx(const void* obj, void** ctx) {
+  auto* o = static_cast<const Object*>(obj);
+  *ctx = new WrapCtx{o->file, o->node != nullptr};
+  return 0;
+}
+// The connector's own (memory) objects are registered as they are; the
+// native connector's get an Object around them.
+void* wrap_object(void* obj, H5I_type_t type, void* ctx) {
+  auto* c = static_cast<WrapCtx*>(ctx);
+  if (c->memory) return obj;
+  auto* o = new_object(kind_of(type), c->file, nullptr);
+  o->under = obj;
+  return o;
+}
+void* unwrap_object(void* obj) {
+  auto* o = static_cast<Object*>(obj);
+  if (!o->under) return obj;
+  void* under = o->under;
+  delete o;
+  return under;
+}
+herr_t free_wrap_ctx(void* ctx) {
+  delete static_cast<WrapCtx*>(ctx);
+  return 0;
+}
+
+// ---- blobs (variable-length data of native files) ----
+herr_t blob_put(void* obj, const void* buf, size_t size, void* id, void* ctx) {
+  auto& o = as(obj);
+  if (!o.under) return -1;
+  return H5VLblob_put(o.under, nvol(o), buf, size, id, ctx);
+}
+herr_t blob_get(void* obj, const void* id, void* buf, size_t size, void* ctx) {
+  auto& o = as(obj);
+  if (!o.under) return -1;
+  return H5VLblob_get(o.under, nvol(o), id, buf, size, ctx);
+}
+herr_t blob_specific(void* obj, void* id, H5VL_blob_specific_args_t* a) {
+  auto& o = as(obj);
+  if (!o.under) return -1;
+  return H5VLblob_specific(o.under, nvol(o), id, a);
 }
 
 // ---- introspection and tokens ----
 H5VL_class_t& connector_class();
-herr_t get_conn_cls(void*, H5VL_get_conn_lvl_t, const H5VL_class_t** cls) {
+herr_t get_conn_cls(void* obj, H5VL_get_conn_lvl_t lvl, const H5VL_class_t** cls) {
+  if (lvl == H5VL_GET_CONN_LVL_TERM && obj && as(obj).under && !in_memory(as(obj)))
+    return H5VLintrospect_get_conn_cls(as(obj).under, nvol(as(obj)), lvl, cls);
   *cls = &connector_class();
   return 0;
 }
@@ -695,8 +949,9 @@ herr_t get_cap_flags(const void*, uint64_t* flags) {
   *flags = connector_class().cap_flags;
   return 0;
 }
-herr_t opt_query(void*, H5VL_subclass_t, int, uint64_t* flags) {
-  *flags = 0;  // no native optional operation is supported
+herr_t opt_query(void* obj, H5VL_subclass_t cls, int op, uint64_t* flags) {
+  if (obj && as(obj).under && !in_memory(as(obj))) return H5VLintrospect_opt_query(as(obj).under, nvol(as(obj)), cls, op, flags);
+  *flags = 0;  // in memory, no native optional operation is supported
   return 0;
 }
 herr_t token_cmp(void*, const H5O_token_t* a, const H5O_token_t* b, int* cmp) {
@@ -744,8 +999,9 @@ H5VL_class_t make_class() {
   c.attr_cls = {attr_create, attr_open, attr_read, attr_write, attr_get, attr_specific, attr_optional, object_close};
   c.dataset_cls = {dataset_create, dataset_open,     dataset_read,     dataset_write,
                    dataset_get,    dataset_specific, dataset_optional, object_close};
-  c.datatype_cls.commit = datatype_commit;
-  c.datatype_cls.open = datatype_open;
+  c.datatype_cls = {datatype_commit, datatype_open, datatype_get, datatype_specific, datatype_optional, object_close};
+  c.wrap_cls = {get_object, get_wrap_ctx, wrap_object, unwrap_object, free_wrap_ctx};
+  c.blob_cls = {blob_put, blob_get, blob_specific, nullptr};
   c.file_cls = {file_create, file_open, file_get, file_specific, file_optional, file_close};
   c.group_cls = {group_create, group_open, group_get, group_specific, group_optional, object_close};
   c.link_cls = {link_create, link_copy, link_move, link_get, link_specific, link_optional};

@@ -11,11 +11,12 @@ namespace cove::h5vol {
 
 // What HDF5 holds for each identifier the connector hands out.
 struct Object {
-  enum class Kind { file, group, dataset, attribute };
+  enum class Kind { file, group, dataset, attribute, datatype };
   Kind kind = Kind::group;
   std::shared_ptr<FileState> file;
   std::shared_ptr<Node> node;       // the object itself, or an attribute's owner
   std::shared_ptr<Attribute> attr;  // attributes
+  void* under = nullptr;            // modes file and both: the native connector's object
 };
 
 Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shared_ptr<Node> node);

@@ -145,8 +145,19 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   return f;
 }
 
+std::shared_ptr<FileState> Session::native(const std::string& name, hid_t fapl, bool writer) {
+  auto f = std::make_shared<FileState>();
+  f->name = name;
+  f->writer = writer;
+  f->memory = false;
+  f->settings = config().settings_for(name);
+  f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
+  f->fileno = next_fileno_++;
+  return f;
+}
+
 void Session::close(FileState& file) {
-  if (!file.writer) return;
+  if (!file.writer || !file.memory) return;
   // Every rank's puts are done before any reader can see this version.
   if (file.comm != MPI_COMM_NULL) MPI_Barrier(file.comm);
   if (file.rank == 0) {

@@ -30,6 +30,12 @@ struct FileState {
   unsigned long fileno = 0;
   std::set<std::string> defined;  // Cove variables this process has defined
   std::unordered_map<std::uint64_t, std::weak_ptr<Node>> by_id;
+  // Modes file and both: the native connector under this one (H5VL_NATIVE).
+  hid_t under_vol = H5I_INVALID_HID;
+  // Modes memory and both (a consumer of a `both` file reads from memory).
+  bool memory = true;
+  // The Object of the open file handle (H5Iget_file_id finds its identifier by it).
+  void* file_object = nullptr;
 
   ~FileState();
   std::string meta_key() const { return "h5:" + name; }
@@ -52,6 +58,9 @@ class Session {
   std::shared_ptr<FileState> create(const std::string& name, hid_t fapl);
   // H5Fopen: waits for a version as the file's policy says.
   std::shared_ptr<FileState> open(const std::string& name, hid_t fapl);
+  // Mode file (and the native half of both): the state of a file that
+  // lives in the native connector only.
+  std::shared_ptr<FileState> native(const std::string& name, hid_t fapl, bool writer);
   // H5Fclose: the producer publishes its version.
   void close(FileState& file);
 

@@ -10,8 +10,10 @@
 #   missing              opening a file nobody writes fails, naming it, after the timeout
 #   latest, every       the consumer's version policies (H5VOL_POLICY, H5VOL_EVERY set them)
 #   fanout, fanin       one producer and two consumers; two producers and one consumer
+#   file, both          modes file and both (H5VOL_MODE): h5dump reads back what plain HDF5 writes
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
-# programs), COVE_H5VOL_DIR (the plugin's folder).
+# programs), COVE_H5VOL_DIR (the plugin's folder), COVE_H5DUMP (h5dump of
+# the HDF5 build the connector uses).
 set -euo pipefail
 dir=$1 case=$2
 shift 2
@@ -30,11 +32,24 @@ export HDF5_VOL_CONNECTOR="cove config=$dir/cove.toml"
 cat > "$dir/cove.toml" <<TOML
 open_timeout_ms = ${OPEN_TIMEOUT_MS:-60000}
 read_timeout_ms = 20000
+mode = "${H5VOL_MODE:-memory}"
 policy = "${H5VOL_POLICY:-next}"
 every = ${H5VOL_EVERY:-1}
 TOML
 cd "$dir"
 file=data.h5
+
+# Writes ref.h5 (step $1) with plain HDF5, no connector, and checks that
+# h5dump (of that HDF5 build) prints data.h5 the same.
+native_reference() {
+  env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" ref.h5 1 "$1" \
+    > native.log 2>&1 || { cat native.log; exit 1; }
+  env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "$COVE_H5DUMP" data.h5 | tail -n +2 > data.dump
+  env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "$COVE_H5DUMP" ref.h5 | tail -n +2 > ref.dump
+  [ "$(wc -l < data.dump)" -gt 100 ] || { echo "FAIL: h5dump printed little of data.h5"; cat data.dump; exit 1; }
+  diff ref.dump data.dump > /dev/null || { echo "FAIL: h5dump differs:"; diff ref.dump data.dump | head -20; exit 1; }
+  rm -f ./*.h5
+}
 
 expect_steps() {  # expect_steps LOG "steps: ..."
   grep -qx "$2" "$1" || { echo "FAIL: $1 says '$(grep steps: "$1" || true)', want '$2'"; cat "$1"; exit 1; }
@@ -100,6 +115,18 @@ case "$case" in
     wait "$wa" || { cat writer_a.log; exit 1; }
     wait "$rpid" || { cat reader.log; exit 1; }
     expect_steps reader.log "steps: 1 1 2 2" ;;
+  file)  # mode file: a file equal to the one HDF5 writes without the connector, read back through it
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 1 > reader.log 2>&1 || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 1"
+    native_reference 1 ;;
+  both)  # mode both: the consumer reads every version from memory, and the file is written too
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 2 > reader.log 2>&1 &
+    rpid=$!
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 2 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    wait "$rpid" || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 1 2"
+    native_reference 2 ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
 # Memory mode: the data went through Cove, and no file was written.
