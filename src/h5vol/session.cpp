@@ -45,8 +45,10 @@ std::shared_ptr<Node> FileState::find_id(std::uint64_t id) const {
 }
 
 Session& Session::get() {
-  static Session session;
-  return session;
+  // Never destroyed: HDF5 terminates the connector from its own atexit
+  // handler, which runs after the destructors of statics made later.
+  static Session* session = new Session;
+  return *session;
 }
 
 void Session::configure(const std::string& config_path) {

@@ -11,6 +11,7 @@
 #   latest, every       the consumer's version policies (H5VOL_POLICY, H5VOL_EVERY set them)
 #   fanout, fanin       one producer and two consumers; two producers and one consumer
 #   file, both          modes file and both (H5VOL_MODE): h5dump reads back what plain HDF5 writes
+#   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
 # programs), COVE_H5VOL_DIR (the plugin's folder), COVE_H5DUMP (h5dump of
 # the HDF5 build the connector uses).
@@ -127,6 +128,10 @@ case "$case" in
     wait "$rpid" || { cat reader.log; exit 1; }
     expect_steps reader.log "steps: 1 2"
     native_reference 2 ;;
+  h5py)  # h5py, built against the same HDF5, reads the producer's file from memory
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    "$COVE_PYTHON" "$here/h5py_reader.py" "$file" > reader.log 2>&1 || { cat reader.log; exit 1; }
+    cat reader.log ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
 # Memory mode: the data went through Cove, and no file was written.
