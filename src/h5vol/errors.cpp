@@ -1,5 +1,8 @@
 #include "h5vol/errors.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace cove::h5vol {
 namespace {
 hid_t error_class = H5I_INVALID_HID;
@@ -25,6 +28,9 @@ void unregister_error_class() {
 }
 
 void push_error(const char* op, const std::string& message) {
+  // For programs that silence HDF5's error printing (H5Eset_auto2 off).
+  static const bool verbose = std::getenv("COVE_H5VOL_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "cove h5vol: %s: %s\n", op, message.c_str());
   if (error_class < 0) register_error_class();
   H5Epush2(H5E_DEFAULT, __FILE__, op, __LINE__, error_class, major_msg, minor_msg, "cove: %s: %s", op,
            message.c_str());

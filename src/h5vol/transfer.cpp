@@ -37,6 +37,38 @@ struct Blocks {
   bool points = false;
 };
 
+// A regular hyperslab as boxes: per dimension, the blocks merge into one
+// range where they touch (stride == block) or there is one of them.
+Blocks regular_blocks(hid_t space, int rank) {
+  const auto r = static_cast<std::size_t>(rank);
+  std::vector<hsize_t> start(r), stride(r), count(r), block(r);
+  check(H5Sget_regular_hyperslab(space, start.data(), stride.data(), count.data(), block.data()),
+        "H5Sget_regular_hyperslab");
+  std::vector<std::vector<std::pair<Index, Index>>> ranges(r);  // per dimension: (start, count)
+  for (std::size_t d = 0; d < r; ++d) {
+    if (count[d] == 1 || stride[d] == block[d]) {
+      ranges[d].push_back({static_cast<Index>(start[d]), static_cast<Index>(count[d] * block[d])});
+    } else {
+      for (hsize_t i = 0; i < count[d]; ++i)
+        ranges[d].push_back({static_cast<Index>(start[d] + i * stride[d]), static_cast<Index>(block[d])});
+    }
+  }
+  Blocks out;
+  std::vector<std::size_t> at(r, 0);
+  std::vector<Index> s(r), c(r);
+  while (true) {
+    for (std::size_t d = 0; d < r; ++d) {
+      s[d] = ranges[d][at[d]].first;
+      c[d] = ranges[d][at[d]].second;
+    }
+    out.boxes.push_back(Box::from_start_count(s, c));
+    std::size_t d = r;
+    while (d > 0 && ++at[d - 1] == ranges[d - 1].size()) at[--d] = 0;
+    if (d == 0) break;
+  }
+  return out;
+}
+
 // The blocks of `space`'s selection as boxes; a scalar space is the 1-D box [0, 1).
 Blocks blocks_of(hid_t space) {
   Blocks out;
@@ -57,6 +89,21 @@ Blocks blocks_of(hid_t space) {
       return out;
     }
     case H5S_SEL_HYPERSLABS: {
+      // A selection that fills its bounding box (start/count with unit
+      // blocks lists one block per element) is one box.
+      std::vector<hsize_t> lo(static_cast<std::size_t>(rank)), hi(static_cast<std::size_t>(rank));
+      check(H5Sget_select_bounds(space, lo.data(), hi.data()), "H5Sget_select_bounds");
+      hsize_t volume = 1;
+      for (int d = 0; d < rank; ++d) volume *= hi[d] - lo[d] + 1;
+      if (volume == static_cast<hsize_t>(H5Sget_select_npoints(space))) {
+        for (int d = 0; d < rank; ++d) {
+          start[d] = static_cast<Index>(lo[d]);
+          count[d] = static_cast<Index>(hi[d] - lo[d] + 1);
+        }
+        out.boxes.push_back(Box::from_start_count(start, count));
+        return out;
+      }
+      if (H5Sis_regular_hyperslab(space) > 0) return regular_blocks(space, rank);
       const auto nblocks = static_cast<hsize_t>(check(H5Sget_select_hyper_nblocks(space), "H5Sget_select_hyper_nblocks"));
       std::vector<hsize_t> list(nblocks * 2 * static_cast<hsize_t>(rank));
       check(H5Sget_select_hyper_blocklist(space, 0, nblocks, list.data()), "H5Sget_select_hyper_blocklist");
@@ -150,6 +197,15 @@ void gather(hid_t type, hid_t space, const void* src, std::size_t bytes, void* d
   check(H5Dgather(space, src, type, bytes, dst, nullptr, nullptr), "H5Dgather");
 }
 
+// True when the memory selection is the whole memory space, of the same
+// type as the file: the buffer then holds the selected elements in order,
+// and one contiguous file box moves straight from or into it.
+bool direct(hid_t mem_type, hid_t mspace, hid_t ftype, const Blocks& blocks) {
+  if (blocks.points || blocks.boxes.size() != 1 || H5Tequal(mem_type, ftype) <= 0) return false;
+  const auto selected = H5Sget_select_npoints(mspace);
+  return selected >= 0 && selected == H5Sget_simple_extent_npoints(mspace);
+}
+
 Hid dataset_space(const Node& dataset, hid_t file_space) {
   if (file_space == H5S_ALL) return Hid(dataset.make_space());
   return Hid(check(H5Scopy(file_space), "H5Scopy"));
@@ -199,6 +255,10 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
   define_dataset(file, dataset);
   const hid_t ftype = dataset.type.get();
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(ftype);
+  if (direct(mem_type, mspace, ftype, blocks)) {
+    Session::get().client().put(file.variable(dataset), file.version, blocks.boxes[0], buf, n * fsize);
+    return;
+  }
   std::vector<std::byte> g(n * std::max(msize, fsize));
   gather(mem_type, mspace, buf, n * msize, g.data());
   convert(mem_type, ftype, n, g);
@@ -245,6 +305,15 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   auto& client = Session::get().client();
   const auto var = file.variable(dataset);
   const auto timeout = file.settings.read_timeout_ms;
+  if (direct(mem_type, mspace, ftype, blocks)) {
+    try {
+      client.get(var, file.version, blocks.boxes[0], buf, n * fsize, timeout);
+    } catch (const Error& e) {
+      fail("reading dataset " + dataset.path + " of file \"" + file.name + "\" version " +
+           std::to_string(file.version) + ": " + e.what());
+    }
+    return;
+  }
   std::vector<std::byte> g(n * std::max(msize, fsize));
   try {
     if (blocks.points) {
