@@ -45,7 +45,7 @@ FileSettings read_settings(const std::string& where, const toml::table& t, FileS
       s.open_timeout_ms = non_negative(where, "open_timeout_ms", v.value<std::int64_t>().value_or(-1));
     } else if (key == "read_timeout_ms") {
       s.read_timeout_ms = non_negative(where, "read_timeout_ms", v.value<std::int64_t>().value_or(-1));
-    } else if (key != "connect" && key != "file") {
+    } else if (key != "connect" && key != "file" && key != "embedded") {
       fail(where + ": unknown key \"" + key + "\"");
     }
   }
@@ -76,6 +76,26 @@ Config load_config(const std::string& given) {
   }
   config.connect = root["connect"].value<std::string>().value_or("");
   config.defaults = read_settings("config " + path, root, config.defaults);
+  if (auto* e = root["embedded"].as_table()) {
+    const std::string where = "config " + path + ": [embedded]";
+    for (auto&& [k, v] : *e) {
+      const std::string key(k.str());
+      if (key == "path") {
+        config.embedded.path = v.value<std::string>().value_or("");
+      } else if (key == "transport") {
+        config.embedded.transport = v.value<std::string>().value_or("");
+        if (config.embedded.transport != "local" && config.embedded.transport != "ucx")
+          fail(where + ": transport \"" + config.embedded.transport + "\" is not local or ucx");
+      } else if (key == "max_versions") {
+        config.embedded.max_versions = static_cast<int>(non_negative(where, "max_versions", v.value<std::int64_t>().value_or(-1)));
+      } else if (key == "linger_ms") {
+        config.embedded.linger_ms = non_negative(where, "linger_ms", v.value<std::int64_t>().value_or(-1));
+      } else {
+        fail(where + ": unknown key \"" + key + "\"");
+      }
+    }
+    if (config.embedded.path.empty()) fail(where + " has no path");
+  }
   if (auto* files = root["file"].as_array()) {
     int i = 0;
     for (auto& entry : *files) {

@@ -23,8 +23,17 @@ struct FileRule {
   FileSettings settings;
 };
 
+// A server inside the producer's rank 0 (one MPMD job, no cove-server).
+struct Embedded {
+  std::string path;               // where its address and secret go (0600); empty: no embedded server
+  std::string transport = "local";  // ServerOptions::transport: "local" (this host) or "ucx"
+  int max_versions = 0;           // ServerOptions::max_versions
+  std::int64_t linger_ms = 60000;  // at exit, how long the producer serves on for consumers still connected
+};
+
 struct Config {
   std::string connect;  // Client::connect target; empty: COVE_CONNECT
+  Embedded embedded;
   FileSettings defaults;
   std::vector<FileRule> files;
 

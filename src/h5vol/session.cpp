@@ -4,7 +4,12 @@
 
 #include <cove/error.hpp>
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <thread>
 
 namespace cove::h5vol {
 namespace {
@@ -58,6 +63,20 @@ void Session::configure(const std::string& config_path) {
 }
 
 void Session::shutdown() {
+  if (server_) {
+    // Consumers still reading this producer's versions finish first (bounded).
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(config().embedded.linger_ms);
+    int quiet = 0;
+    while (std::chrono::steady_clock::now() < end && quiet < 10) {
+      // Our own client is one connection; quiet once nobody else is connected for 1 s.
+      quiet = server_->stats().clients <= (client_ ? 1u : 0u) ? quiet + 1 : 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    client_.reset();
+    server_->stop();
+    server_.reset();
+    std::remove(config().embedded.path.c_str());
+  }
   client_.reset();
   config_.reset();
   last_version_.clear();
@@ -69,8 +88,47 @@ const Config& Session::config() {
 }
 
 Client& Session::client() {
-  if (!client_) client_ = std::make_unique<Client>(Client::connect(config().connect));
+  if (client_) return *client_;
+  const auto& embedded = config().embedded;
+  if (embedded.path.empty()) {
+    client_ = std::make_unique<Client>(Client::connect(config().connect));
+    return *client_;
+  }
+  // The producer's embedded server: its address and secret, two lines.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(config().defaults.open_timeout_ms);
+  std::string address, secret;
+  while (true) {
+    std::ifstream in(embedded.path);
+    if (in && std::getline(in, address) && std::getline(in, secret) && !secret.empty()) break;
+    if (std::chrono::steady_clock::now() > end)
+      fail("no embedded server announced itself in " + embedded.path + " within " +
+           std::to_string(config().defaults.open_timeout_ms) + " ms");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ConnectOptions options;
+  options.secret = secret;
+  client_ = std::make_unique<Client>(Client::connect(address, options));
   return *client_;
+}
+
+void Session::start_embedded(MPI_Comm comm, int rank) {
+  const auto& embedded = config().embedded;
+  if (embedded.path.empty() || server_ || client_) return;
+  if (rank == 0) {
+    ServerOptions options;
+    options.transport = embedded.transport;
+    options.max_versions = embedded.max_versions;
+    server_ = std::make_unique<Server>(options);
+    const std::string tmp = embedded.path + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      ::chmod(tmp.c_str(), 0600);
+      out << server_->address() << "\n" << server_->secret() << "\n";
+      if (!out) fail("cannot write the embedded server's address to " + tmp);
+    }
+    if (std::rename(tmp.c_str(), embedded.path.c_str()) != 0) fail("cannot rename " + tmp + " to " + embedded.path);
+  }
+  if (comm != MPI_COMM_NULL) MPI_Barrier(comm);
 }
 
 std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) {
@@ -82,6 +140,7 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
   if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
   f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
   f->fileno = next_fileno_++;
+  start_embedded(f->comm, f->rank);
   auto& last = last_version_[name];
   if (last == 0 && f->rank == 0) {
     // A producer run that follows another one under the same name goes on after its versions.

@@ -52,6 +52,9 @@ class Session {
   void shutdown();
 
   Client& client();
+  // A producer with [embedded] in its config: rank 0 of `comm` starts the
+  // server and writes its address; every rank then connects to it.
+  void start_embedded(MPI_Comm comm, int rank);
   const Config& config();
 
   // H5Fcreate: a new version of `name` for this producer.
@@ -68,6 +71,7 @@ class Session {
   std::string config_path_;
   std::unique_ptr<Config> config_;
   std::unique_ptr<Client> client_;
+  std::unique_ptr<Server> server_;  // embedded, in a producer's rank 0
   std::unordered_map<std::string, std::uint64_t> last_version_;  // per file name, this process
   unsigned long next_fileno_ = 1;
 };

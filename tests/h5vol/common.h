@@ -40,9 +40,24 @@ static inline void block_of(hsize_t n, int rank, int size, hsize_t* lo, hsize_t*
   *count = n * (hsize_t)(rank + 1) / (hsize_t)size - *lo;
 }
 
+/* This program's own ranks: in an MPMD job (writer : reader), MPI_COMM_WORLD
+ * holds both programs, and each splits off its own by MPI_APPNUM. */
+static MPI_Comm program_comm_ = MPI_COMM_NULL;
+static inline MPI_Comm program_comm(void) {
+  if (program_comm_ == MPI_COMM_NULL) {
+    int* appnum = NULL;
+    int found = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &found);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_split(MPI_COMM_WORLD, found && appnum ? *appnum : 0, rank, &program_comm_);
+  }
+  return program_comm_;
+}
+
 static inline hid_t mpio_fapl(void) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+  H5Pset_fapl_mpio(fapl, program_comm(), MPI_INFO_NULL);
   return fapl;
 }
 

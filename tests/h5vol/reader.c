@@ -219,8 +219,8 @@ static int read_once(const char* path) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  MPI_Comm_rank(program_comm(), &rank_);
+  MPI_Comm_size(program_comm(), &size_);
   if (argc < 3) {
     fprintf(stderr, "usage: reader FILE OPENS | reader FILE --missing\n");
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -11,6 +11,7 @@
 #   latest, every       the consumer's version policies (H5VOL_POLICY, H5VOL_EVERY set them)
 #   fanout, fanin       one producer and two consumers; two producers and one consumer
 #   file, both          modes file and both (H5VOL_MODE): h5dump reads back what plain HDF5 writes
+#   embedded            one MPMD mpiexec job, the server embedded in the producer's rank 0
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
 # programs), COVE_H5VOL_DIR (the plugin's folder), COVE_H5DUMP (h5dump of
@@ -132,6 +133,18 @@ case "$case" in
     "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
     "$COVE_PYTHON" "$here/h5py_reader.py" "$file" > reader.log 2>&1 || { cat reader.log; exit 1; }
     cat reader.log ;;
+  embedded)  # one MPMD job, no cove-server: the producer's rank 0 serves
+    "$server" stop "$dir/server"
+    cat >> "$dir/cove.toml" <<TOML
+[embedded]
+path = "$dir/embedded.addr"
+linger_ms = 30000
+TOML
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 2 : -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 2 \
+      > job.log 2>&1 || { cat job.log; exit 1; }
+    cat job.log
+    expect_steps job.log "steps: 1 2"
+    [ ! -e "$dir/embedded.addr" ] || { echo "FAIL: the embedded server's address file was left behind"; exit 1; } ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
 # Memory mode: the data went through Cove, and no file was written.

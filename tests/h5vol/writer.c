@@ -112,8 +112,8 @@ static void write_step(const char* path, int step, int rank, int size) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(program_comm(), &rank);
+  MPI_Comm_size(program_comm(), &size);
   if (argc < 3) {
     fprintf(stderr, "usage: writer FILE STEPS [FIRST_STEP]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
