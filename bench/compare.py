@@ -168,7 +168,12 @@ class Bench:
                 env["COVE_CONNECT"] = self.start_server(env)
             if method == "hdf5-vol":
                 env["HDF5_PLUGIN_PATH"] = open(os.path.join(self.bin, "h5vol_plugin_dir.txt")).read().strip()
-                env["HDF5_VOL_CONNECTOR"] = "cove"
+                # The program names a file per step; the producer keeps the newest two in
+                # Cove, as the server keeps two versions for the native methods.
+                config = os.path.join(self.work, "cove-h5.toml")
+                with open(config, "w") as f:
+                    f.write("keep_files = 2\n")
+                env["HDF5_VOL_CONNECTOR"] = f"cove config={config}"
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                     start_new_session=True)
             try:

@@ -43,6 +43,8 @@ FileSettings read_settings(const std::string& where, const toml::table& t, FileS
       s.every = static_cast<std::uint64_t>(n);
     } else if (key == "open_timeout_ms") {
       s.open_timeout_ms = non_negative(where, "open_timeout_ms", v.value<std::int64_t>().value_or(-1));
+    } else if (key == "keep_files") {
+      s.keep_files = non_negative(where, "keep_files", v.value<std::int64_t>().value_or(-1));
     } else if (key == "read_timeout_ms") {
       s.read_timeout_ms = non_negative(where, "read_timeout_ms", v.value<std::int64_t>().value_or(-1));
     } else if (key != "connect" && key != "file" && key != "embedded") {
@@ -105,6 +107,7 @@ Config load_config(const std::string& given) {
       auto pattern = (*t)["pattern"].value<std::string>();
       if (!pattern) fail(where + " has no pattern");
       config.files.push_back({*pattern, read_settings(where, *t, config.defaults)});
+      config.files.back().settings.rule = *pattern;
     }
   }
   return config;

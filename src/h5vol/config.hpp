@@ -16,6 +16,11 @@ struct FileSettings {
   std::uint64_t every = 1;          // Policy::every: versions every, 2*every, ...
   std::int64_t open_timeout_ms = 30000;  // a consumer's H5Fopen waits this long for a version
   std::int64_t read_timeout_ms = 10000;  // an H5Dread waits this long for the data
+  // A producer keeps its newest keep_files files (distinct names) of this
+  // rule in Cove and removes older ones (their datasets); 0 keeps all. For
+  // file series named per step; versions of one name go by max_versions.
+  std::int64_t keep_files = 0;
+  std::string rule;  // the rule's pattern ("" for the defaults)
 };
 
 struct FileRule {

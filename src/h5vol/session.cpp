@@ -170,37 +170,38 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   f->fileno = next_fileno_++;
   auto& last = last_version_[name];
   const auto& s = f->settings;
-  std::uint64_t version = 0;
-  std::string error;
+  Metadata meta{0, {}};
   if (f->rank == 0) {
     try {
       switch (s.policy) {
         case Policy::next:
-          version = client().get_meta_next(f->meta_key(), last, s.open_timeout_ms).version;
+          meta = client().get_meta_next(f->meta_key(), last, s.open_timeout_ms);
           break;
-        case Policy::latest: {
-          auto m = client().get_meta_latest(f->meta_key(), s.open_timeout_ms);
-          version = m.version > last ? m.version
-                                     : client().get_meta_next(f->meta_key(), last, s.open_timeout_ms).version;
+        case Policy::latest:
+          meta = client().get_meta_latest(f->meta_key(), s.open_timeout_ms);
+          if (meta.version <= last) meta = client().get_meta_next(f->meta_key(), last, s.open_timeout_ms);
           break;
-        }
-        case Policy::every: {
-          const std::uint64_t want = (last / s.every + 1) * s.every;
-          version = client().get_meta(f->meta_key(), want, s.open_timeout_ms).version;
+        case Policy::every:
+          meta = client().get_meta(f->meta_key(), (last / s.every + 1) * s.every, s.open_timeout_ms);
           break;
-        }
       }
     } catch (const Error& e) {
       if (e.code() != Code::Timeout && e.code() != Code::NotFound) throw;
     }
   }
-  version = broadcast(f->comm, version);
-  if (version == 0)
+  // Rank 0 chose the version; the others get its metadata from it.
+  if (f->comm != MPI_COMM_NULL) {
+    std::uint64_t head[2] = {meta.version, meta.data.size()};
+    MPI_Bcast(head, 2, MPI_UINT64_T, 0, f->comm);
+    meta.version = head[0];
+    meta.data.resize(head[1]);
+    if (head[1] > 0) MPI_Bcast(meta.data.data(), static_cast<int>(head[1]), MPI_BYTE, 0, f->comm);
+  }
+  if (meta.version == 0)
     fail("no version of file \"" + name + "\" after " + std::to_string(last) + " appeared within " +
          std::to_string(s.open_timeout_ms) + " ms (has a producer created it through the Cove connector?)");
-  auto meta = client().get_meta(f->meta_key(), version, s.open_timeout_ms);
-  f->version = version;
-  last = version;
+  f->version = meta.version;
+  last = meta.version;
   f->root = deserialize(meta.data, f->next_id);
   f->index(f->root);
   return f;
@@ -221,9 +222,27 @@ void Session::close(FileState& file) {
   if (!file.writer || !file.memory) return;
   // Every rank's puts are done before any reader can see this version.
   if (file.comm != MPI_COMM_NULL) MPI_Barrier(file.comm);
-  if (file.rank == 0) {
-    auto bytes = serialize(*file.root);
-    client().put_meta(file.meta_key(), file.version, bytes);
+  if (file.rank != 0) return;
+  auto bytes = serialize(*file.root);
+  client().put_meta(file.meta_key(), file.version, bytes);
+  const auto keep = file.settings.keep_files;
+  if (keep <= 0) return;
+  auto& files = published_[file.settings.rule];
+  for (auto it = files.begin(); it != files.end(); ++it)
+    if (it->first == file.name) {
+      files.erase(it);
+      break;
+    }
+  files.emplace_back(file.name, file.defined);
+  while (files.size() > static_cast<std::size_t>(keep)) {
+    for (const auto& var : files.front().second) {
+      try {
+        client().undefine(var);
+      } catch (const Error& e) {
+        if (e.code() != Code::NotFound) throw;
+      }
+    }
+    files.pop_front();
   }
 }
 
