@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -26,8 +27,33 @@ MPI_Comm comm_of(hid_t fapl) {
   return comm;
 }
 
+// Waits for a nonblocking collective, polling less and less often: ranks
+// that wait in H5Fcreate / H5Fclose / H5Fopen must not take the cores from
+// ranks still putting their data wherever processes outnumber cores.
+void quiet_wait(MPI_Request& req) {
+  auto nap = std::chrono::microseconds(20);
+  for (int done = 0;;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(500));
+  }
+}
+
+void quiet_barrier(MPI_Comm comm) {
+  MPI_Request req;
+  MPI_Ibarrier(comm, &req);
+  quiet_wait(req);
+}
+
+void quiet_bcast(MPI_Comm comm, void* data, int count, MPI_Datatype type) {
+  MPI_Request req;
+  MPI_Ibcast(data, count, type, 0, comm, &req);
+  quiet_wait(req);
+}
+
 std::uint64_t broadcast(MPI_Comm comm, std::uint64_t v) {
-  if (comm != MPI_COMM_NULL) MPI_Bcast(&v, 1, MPI_UINT64_T, 0, comm);
+  if (comm != MPI_COMM_NULL) quiet_bcast(comm, &v, 1, MPI_UINT64_T);
   return v;
 }
 
@@ -128,7 +154,7 @@ void Session::start_embedded(MPI_Comm comm, int rank) {
     }
     if (std::rename(tmp.c_str(), embedded.path.c_str()) != 0) fail("cannot rename " + tmp + " to " + embedded.path);
   }
-  if (comm != MPI_COMM_NULL) MPI_Barrier(comm);
+  if (comm != MPI_COMM_NULL) quiet_barrier(comm);
 }
 
 std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) {
@@ -192,10 +218,10 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   // Rank 0 chose the version; the others get its metadata from it.
   if (f->comm != MPI_COMM_NULL) {
     std::uint64_t head[2] = {meta.version, meta.data.size()};
-    MPI_Bcast(head, 2, MPI_UINT64_T, 0, f->comm);
+    quiet_bcast(f->comm, head, 2, MPI_UINT64_T);
     meta.version = head[0];
     meta.data.resize(head[1]);
-    if (head[1] > 0) MPI_Bcast(meta.data.data(), static_cast<int>(head[1]), MPI_BYTE, 0, f->comm);
+    if (head[1] > 0) quiet_bcast(f->comm, meta.data.data(), static_cast<int>(head[1]), MPI_BYTE);
   }
   if (meta.version == 0)
     fail("no version of file \"" + name + "\" after " + std::to_string(last) + " appeared within " +
@@ -221,7 +247,7 @@ std::shared_ptr<FileState> Session::native(const std::string& name, hid_t fapl, 
 void Session::close(FileState& file) {
   if (!file.writer || !file.memory) return;
   // Every rank's puts are done before any reader can see this version.
-  if (file.comm != MPI_COMM_NULL) MPI_Barrier(file.comm);
+  if (file.comm != MPI_COMM_NULL) quiet_barrier(file.comm);
   if (file.rank != 0) return;
   auto bytes = serialize(*file.root);
   client().put_meta(file.meta_key(), file.version, bytes);
