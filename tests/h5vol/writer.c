@@ -5,6 +5,12 @@
  *   writer FILE STEPS [FIRST_STEP] */
 #include "common.h"
 
+static herr_t find_soft_link_entry(unsigned n, const H5E_error2_t* e, void* data) {
+  (void)n;
+  if (e->desc && strstr(e->desc, "H5Lcreate_soft")) *(char*)data = 1;
+  return 0;
+}
+
 static void write_step(const char* path, int step, int rank, int size) {
   hid_t fapl = mpio_fapl();
   hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
@@ -106,6 +112,23 @@ static void write_step(const char* path, int step, int rank, int size) {
   H5Tclose(s8);
   H5Tclose(rt);
   H5Sclose(scalar);
+
+  /* A soft link: the native connector (mode file) makes it; in memory it
+   * must fail with an error entry that names the operation. */
+  H5E_auto2_t func;
+  void* data;
+  H5Eget_auto2(H5E_DEFAULT, &func, &data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  if (H5Lcreate_soft("/fields/d1", file, "alias", H5P_DEFAULT, H5P_DEFAULT) < 0) {
+    char found = 0;
+    CHECK(H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_soft_link_entry, &found) >= 0 && found,
+          "the failed H5Lcreate_soft left no error entry naming it");
+  } else {
+    const char* mode = getenv("H5VOL_MODE");
+    CHECK(mode && strcmp(mode, "memory") != 0, "H5Lcreate_soft succeeded in memory mode");
+    CHECK(H5Ldelete(file, "alias", H5P_DEFAULT) >= 0, "H5Ldelete alias");
+  }
+  H5Eset_auto2(H5E_DEFAULT, func, data);
   CHECK(H5Fclose(file) >= 0, "H5Fclose");
 }
 
