@@ -89,6 +89,7 @@ void Session::configure(const std::string& config_path) {
 }
 
 void Session::shutdown() {
+  if (removing_.valid()) removing_.wait();
   if (server_) {
     // Consumers still reading this producer's versions finish first (bounded).
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(config().embedded.linger_ms);
@@ -260,16 +261,23 @@ void Session::close(FileState& file) {
       break;
     }
   files.emplace_back(file.name, file.defined);
+  std::vector<std::string> old;
   while (files.size() > static_cast<std::size_t>(keep)) {
-    for (const auto& var : files.front().second) {
-      try {
-        client().undefine(var);
-      } catch (const Error& e) {
-        if (e.code() != Code::NotFound) throw;
-      }
-    }
+    old.insert(old.end(), files.front().second.begin(), files.front().second.end());
     files.pop_front();
   }
+  if (old.empty()) return;
+  if (removing_.valid()) removing_.get();  // at most one removal in flight
+  removing_ = std::async(std::launch::async, [c = client(), old = std::move(old)]() mutable {
+    for (const auto& var : old) {
+      try {
+        c.undefine(var);
+      } catch (const std::exception& e) {
+        // Gone already, or the server went away: nothing is left to free.
+        if (std::getenv("COVE_H5VOL_VERBOSE")) std::fprintf(stderr, "cove h5vol: removing %s: %s\n", var.c_str(), e.what());
+      }
+    }
+  });
 }
 
 }  // namespace cove::h5vol
