@@ -12,6 +12,7 @@
 #   fanout, fanin       one producer and two consumers; two producers and one consumer
 #   file, both          modes file and both (H5VOL_MODE): h5dump reads back what plain HDF5 writes
 #   embedded            one MPMD mpiexec job, the server embedded in the producer's rank 0
+#   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
 # programs), COVE_H5VOL_DIR (the plugin's folder), COVE_H5DUMP (h5dump of
@@ -145,6 +146,13 @@ TOML
     cat job.log
     expect_steps job.log "steps: 1 2"
     [ ! -e "$dir/embedded.addr" ] || { echo "FAIL: the embedded server's address file was left behind"; exit 1; } ;;
+  badconfig)  # a bad value in the config: H5Fcreate fails with an error naming it, nothing crashes
+    echo 'mode = "disk"' > "$dir/bad.toml"
+    HDF5_VOL_CONNECTOR="cove config=$dir/bad.toml" "${mpi[@]}" -n 1 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 \
+      > writer.log 2>&1 && { echo "FAIL: the writer ran with mode = disk"; exit 1; }
+    grep -q 'mode "disk" is not memory, file or both' writer.log || { echo "FAIL: no error naming the bad mode"; cat writer.log; exit 1; }
+    grep -q "H5Fcreate" writer.log || { echo "FAIL: the error does not name H5Fcreate"; cat writer.log; exit 1; }
+    if grep -qiE "segmentation|core dumped|terminate called" writer.log; then cat writer.log; exit 1; fi ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
 # Memory mode: the data went through Cove, and no file was written.
