@@ -238,6 +238,13 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* a, hid_t dxpl, void**
         return herr_t{0};
       case H5VL_FILE_IS_ACCESSIBLE: {
         configure_from(a->args.is_accessible.fapl_id);
+        auto& session = Session::get();
+        if (session.config().settings_for(a->args.is_accessible.filename).mode == Mode::file) {
+          Hid nfapl = native_fapl(a->args.is_accessible.fapl_id);
+          H5VL_file_specific_args_t b = *a;
+          b.args.is_accessible.fapl_id = nfapl.get();
+          return H5VLfile_specific(nullptr, H5VL_NATIVE, &b, dxpl, req);
+        }
         bool found = true;
         try {
           Session::get().client().get_meta_latest("h5:" + std::string(a->args.is_accessible.filename), 0);
@@ -252,8 +259,15 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* a, hid_t dxpl, void**
         return herr_t{0};
       case H5VL_FILE_REOPEN:
         unsupported("H5Freopen");
-      case H5VL_FILE_DELETE:
-        unsupported("H5Fdelete");
+      case H5VL_FILE_DELETE: {
+        configure_from(a->args.del.fapl_id);
+        if (Session::get().config().settings_for(a->args.del.filename).mode != Mode::file)
+          unsupported("H5Fdelete of a file in memory");
+        Hid nfapl = native_fapl(a->args.del.fapl_id);
+        H5VL_file_specific_args_t b = *a;
+        b.args.del.fapl_id = nfapl.get();
+        return H5VLfile_specific(nullptr, H5VL_NATIVE, &b, dxpl, req);
+      }
     }
     unsupported("this file operation");
   });
