@@ -47,6 +47,22 @@ FileSettings read_settings(const std::string& where, const toml::table& t, FileS
       s.keep_files = non_negative(where, "keep_files", v.value<std::int64_t>().value_or(-1));
     } else if (key == "read_timeout_ms") {
       s.read_timeout_ms = non_negative(where, "read_timeout_ms", v.value<std::int64_t>().value_or(-1));
+    } else if (key == "dataset") {
+      auto* list = v.as_array();
+      if (!list) fail(where + ": dataset must be an array of tables ([[file.dataset]])");
+      for (auto& entry : *list) {
+        auto* d = entry.as_table();
+        const std::string at = where + ": [[file.dataset]] " + std::to_string(s.datasets.size());
+        if (!d) fail(at + " is not a table");
+        auto pattern = (*d)["pattern"].value<std::string>();
+        auto mode = (*d)["mode"].value<std::string>();
+        if (!pattern || !mode) fail(at + " needs pattern and mode");
+        for (auto&& [dk, dv] : *d)
+          if (dk.str() != "pattern" && dk.str() != "mode") fail(at + ": unknown key \"" + std::string(dk.str()) + "\"");
+        const Mode m = parse_mode(at, *mode);
+        if (m == Mode::both) fail(at + ": a dataset's mode is memory or file (both is the file's)");
+        s.datasets.push_back({*pattern, m});
+      }
     } else if (key != "connect" && key != "file" && key != "embedded") {
       fail(where + ": unknown key \"" + key + "\"");
     }
@@ -55,6 +71,12 @@ FileSettings read_settings(const std::string& where, const toml::table& t, FileS
 }
 
 }  // namespace
+
+Mode FileSettings::dataset_mode(const std::string& path) const {
+  for (const auto& d : datasets)
+    if (fnmatch(d.pattern.c_str(), path.c_str(), 0) == 0) return d.mode;
+  return mode;
+}
 
 const FileSettings& Config::settings_for(const std::string& file_name) const {
   for (const auto& rule : files)
@@ -98,6 +120,8 @@ Config load_config(const std::string& given) {
     }
     if (config.embedded.path.empty()) fail(where + " has no path");
   }
+  if (!config.defaults.datasets.empty() && config.defaults.mode != Mode::both)
+    fail("config " + path + ": dataset rules need mode = \"both\"");
   if (auto* files = root["file"].as_array()) {
     int i = 0;
     for (auto& entry : *files) {
@@ -108,6 +132,8 @@ Config load_config(const std::string& given) {
       if (!pattern) fail(where + " has no pattern");
       config.files.push_back({*pattern, read_settings(where, *t, config.defaults)});
       config.files.back().settings.rule = *pattern;
+      const auto& fs = config.files.back().settings;
+      if (!fs.datasets.empty() && fs.mode != Mode::both) fail(where + ": dataset rules need mode = \"both\"");
     }
   }
   return config;

@@ -9,6 +9,13 @@ namespace cove::h5vol {
 enum class Mode { memory, file, both };
 enum class Policy { next, latest, every };
 
+// Where one dataset of a `both` file goes: its `mode` memory (staged only,
+// not in the file) or file (in the file only, not staged).
+struct DatasetRule {
+  std::string pattern;  // fnmatch(3) on the dataset's path ("/fields/*")
+  Mode mode = Mode::both;
+};
+
 // What applies to one file (docs/hdf5.md).
 struct FileSettings {
   Mode mode = Mode::memory;
@@ -21,6 +28,9 @@ struct FileSettings {
   // file series named per step; versions of one name go by max_versions.
   std::int64_t keep_files = 0;
   std::string rule;  // the rule's pattern ("" for the defaults)
+  std::vector<DatasetRule> datasets;  // [[file.dataset]]: the first match wins; none: the file's mode
+
+  Mode dataset_mode(const std::string& path) const;
 };
 
 struct FileRule {

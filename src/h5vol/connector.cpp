@@ -379,8 +379,16 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
                      hid_t dcpl, hid_t dapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Dcreate", nullptr, [&]() -> void* {
     auto& o = as(obj);
+    // Mode both: a dataset rule may keep this one out of the file or out of memory.
+    std::string path;
+    Mode dmode = Mode::both;
+    if (in_memory(o) && o.under) {
+      auto [p, l] = parent_for_create(o, loc, name);
+      path = join_path(p->path, l);
+      dmode = o.file->settings.dataset_mode(path);
+    }
     void* under = nullptr;
-    if (o.under)
+    if (o.under && dmode != Mode::memory)
       under = native(H5VLdataset_create(o.under, loc, nvol(o), name, lcpl, type, space, dcpl, dapl, dxpl, req), "H5Dcreate");
     if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
@@ -398,7 +406,8 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     if (rank > 0) check(H5Sget_simple_extent_dims(space, d->dims.data(), d->maxdims.data()), "H5Sget_simple_extent_dims");
     if (rank > kMaxDims) unsupported("a dataset of rank " + std::to_string(rank) + " (at most 10)");
     d->dcpl = Hid(check(H5Pcopy(dcpl == H5P_DEFAULT ? H5P_DATASET_CREATE_DEFAULT : dcpl), "H5Pcopy"));
-    define_dataset(*o.file, *d);
+    d->file_only = dmode == Mode::file;
+    if (!d->file_only) define_dataset(*o.file, *d);
     parent->links[leaf] = d;
     o.file->index(d);
     return child(o, Object::Kind::dataset, d, under);
@@ -408,7 +417,11 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hi
   return guarded<void*>("H5Dopen", nullptr, [&]() -> void* {
     auto& o = as(obj);
     void* under = nullptr;
-    if (o.under) under = native(H5VLdataset_open(o.under, loc, nvol(o), name, dapl, dxpl, req), "H5Dopen");
+    std::shared_ptr<Node> mem;
+    if (in_memory(o)) mem = lookup(*o.file, resolve(o, loc), name);
+    const bool memory_only = mem && o.file->settings.dataset_mode(mem->path) == Mode::memory;
+    if (o.under && !memory_only)
+      under = native(H5VLdataset_open(o.under, loc, nvol(o), name, dapl, dxpl, req), "H5Dopen");
     if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
     auto d = lookup(*o.file, resolve(o, loc), name);
     if (!d) fail("no dataset \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");

@@ -251,7 +251,7 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
   if (n != m) fail("the memory selection has " + std::to_string(m) + " elements, the file selection " + std::to_string(n));
   auto blocks = blocks_of(fspace.get());
   check_inside(dataset, blocks);
-  if (n == 0) return;
+  if (n == 0 || dataset.file_only) return;
   define_dataset(file, dataset);
   const hid_t ftype = dataset.type.get();
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(ftype);
@@ -295,6 +295,8 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   if (n != m) fail("the memory selection has " + std::to_string(m) + " elements, the file selection " + std::to_string(n));
   auto blocks = blocks_of(fspace.get());
   check_inside(dataset, blocks);
+  if (dataset.file_only)
+    fail("dataset " + dataset.path + " of file \"" + file.name + "\" is written to the file only (a dataset rule), not staged");
   if (n == 0) return;
   const hid_t ftype = dataset.type.get();
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(ftype);

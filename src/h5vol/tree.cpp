@@ -100,6 +100,7 @@ void write_node(Writer& w, const Node& n) {
     std::vector<std::byte> b(len);
     check(H5Pencode2(n.dcpl.get(), b.data(), &len, H5P_DEFAULT), "H5Pencode2");
     w.bytes(b.data(), len);
+    w.u64(n.file_only ? 1 : 0);
     return;
   }
   w.u64(n.links.size());
@@ -138,6 +139,7 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     }
     auto plist = r.bytes();
     n->dcpl = Hid(check(H5Pdecode(plist.data()), "H5Pdecode of a dataset creation list"));
+    n->file_only = r.u64() != 0;
     return n;
   }
   const auto nlinks = r.u64();

@@ -64,6 +64,7 @@ struct Node {
   std::vector<hsize_t> dims;
   std::vector<hsize_t> maxdims;
   Hid dcpl;
+  bool file_only = false;  // mode both, dataset rule file: in the file, not staged
 
   Attribute* find_attribute(const std::string& name) const;
   hid_t make_space() const;  // a new simple (or scalar) dataspace of dims / maxdims

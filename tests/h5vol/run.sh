@@ -12,6 +12,7 @@
 #   fanout, fanin       one producer and two consumers; two producers and one consumer
 #   file, both          modes file and both (H5VOL_MODE): h5dump reads back what plain HDF5 writes
 #   embedded            one MPMD mpiexec job, the server embedded in the producer's rank 0
+#   datasets            mode both with per-dataset rules (memory only, file only)
 #   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
@@ -153,6 +154,25 @@ TOML
     grep -q 'mode "disk" is not memory, file or both' writer.log || { echo "FAIL: no error naming the bad mode"; cat writer.log; exit 1; }
     grep -q "H5Fcreate" writer.log || { echo "FAIL: the error does not name H5Fcreate"; cat writer.log; exit 1; }
     if grep -qiE "segmentation|core dumped|terminate called" writer.log; then cat writer.log; exit 1; fi ;;
+  datasets)  # mode both with dataset rules: /fields/d3 only in memory, /names only in the file
+    cat >> "$dir/cove.toml" <<TOML
+[[dataset]]
+pattern = "/fields/d3"
+mode = "memory"
+[[dataset]]
+pattern = "/names"
+mode = "file"
+TOML
+    H5VOL_NAMES_FILE_ONLY=1 "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 1 > reader.log 2>&1 &
+    rpid=$!
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    wait "$rpid" || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 1"
+    env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "$COVE_H5DUMP" -H data.h5 > data.dump
+    grep -q 'DATASET "names"' data.dump || { echo "FAIL: /names is not in the file"; exit 1; }
+    grep -q 'DATASET "d2"' data.dump || { echo "FAIL: /fields/d2 is not in the file"; exit 1; }
+    if grep -q 'DATASET "d3"' data.dump; then echo "FAIL: /fields/d3 (memory only) is in the file"; exit 1; fi
+    rm -f ./*.h5 ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
 # Memory mode: the data went through Cove, and no file was written.
