@@ -246,7 +246,8 @@ std::shared_ptr<FileState> Session::native(const std::string& name, hid_t fapl, 
 }
 
 void Session::close(FileState& file) {
-  if (!file.writer || !file.memory) return;
+  if (!file.writer || !file.memory || file.published) return;
+  file.published = true;
   // Every rank's puts are done before any reader can see this version.
   if (file.comm != MPI_COMM_NULL) quiet_barrier(file.comm);
   if (file.rank != 0) return;

@@ -38,6 +38,7 @@ struct FileState {
   bool memory = true;
   // The Object of the open file handle (H5Iget_file_id finds its identifier by it).
   void* file_object = nullptr;
+  bool published = false;  // a producer publishes its version once
 
   ~FileState();
   std::string meta_key() const { return "h5:" + name; }
