@@ -31,10 +31,12 @@ setup:
 
 # The Python package builds against $(BUILD)/venv (scripts/setup-python.sh);
 # the HDF5 VOL connector against parallel HDF5 1.14 in $(BUILD)/hdf5
-# (scripts/setup-hdf5.sh, built once from Debian's source package).
+# (scripts/setup-hdf5.sh, built once from Debian's source package), and
+# h5py from source against it in $(BUILD)/venv (scripts/setup-h5py.sh).
 build: setup
 	@bash scripts/setup-hdf5.sh $(BUILD)
 	@bash scripts/setup-python.sh $(BUILD)
+	@bash scripts/setup-h5py.sh $(BUILD)
 	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(CURDIR)/$(BUILD)/venv/bin/python
 	@cmake --build $(BUILD) -j $(JOBS)
 

@@ -25,6 +25,12 @@ if(COVE_ENABLE_KOKKOS)
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(FILES ${PROJECT_BINARY_DIR}/include/cove/kokkos_export.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cove)
 endif()
+# The HDF5 VOL connector: a plugin, alone in its folder (HDF5_PLUGIN_PATH),
+# not a target to link; it finds libcove two folders up and the HDF5 it was
+# built against where that is.
+if(COVE_ENABLE_HDF5)
+  install(TARGETS cove_h5vol LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/cove/h5vol-plugin)
+endif()
 install(EXPORT CoveTargets NAMESPACE cove::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Cove)
 

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <hdf5.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace cove::h5vol {
+
+// A failure inside the connector; `what()` names the operation and the cause.
+class Failure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const std::string& message);
+// Throws Failure(message) when an HDF5 call returned a negative value (its
+// own error entry stays on the stack below ours).
+template <class T>
+T check(T value, const char* message) {
+  if (value < 0) fail(message);
+  return value;
+}
+
+void register_error_class();
+void unregister_error_class();
+// Pushes "cove: <op>: <message>" on HDF5's default error stack.
+void push_error(const char* op, const std::string& message);
+
+// Runs `body`; on any exception pushes an error naming `op` and returns `failed`.
+template <class R, class F>
+R guarded(const char* op, R failed, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    push_error(op, e.what());
+  } catch (...) {
+    push_error(op, "unknown exception");
+  }
+  return failed;
+}
+
+}  // namespace cove::h5vol

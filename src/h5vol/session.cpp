@@ -1,0 +1,284 @@
+#include "h5vol/session.hpp"
+
+#include "h5vol/errors.hpp"
+
+#include <cove/error.hpp>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+namespace cove::h5vol {
+namespace {
+
+MPI_Comm comm_of(hid_t fapl) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized || fapl < 0 || H5Pget_driver(fapl) != H5FD_MPIO) return MPI_COMM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Info info = MPI_INFO_NULL;
+  if (H5Pget_fapl_mpio(fapl, &comm, &info) < 0) fail("H5Pget_fapl_mpio failed on the file access list");
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  return comm;
+}
+
+// Waits for a nonblocking collective, polling less and less often: ranks
+// that wait in H5Fcreate / H5Fclose / H5Fopen must not take the cores from
+// ranks still putting their data wherever processes outnumber cores.
+void quiet_wait(MPI_Request& req) {
+  auto nap = std::chrono::microseconds(20);
+  for (int done = 0;;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(500));
+  }
+}
+
+void quiet_barrier(MPI_Comm comm) {
+  MPI_Request req;
+  MPI_Ibarrier(comm, &req);
+  quiet_wait(req);
+}
+
+void quiet_bcast(MPI_Comm comm, void* data, int count, MPI_Datatype type) {
+  MPI_Request req;
+  MPI_Ibcast(data, count, type, 0, comm, &req);
+  quiet_wait(req);
+}
+
+std::uint64_t broadcast(MPI_Comm comm, std::uint64_t v) {
+  if (comm != MPI_COMM_NULL) quiet_bcast(comm, &v, 1, MPI_UINT64_T);
+  return v;
+}
+
+}  // namespace
+
+FileState::~FileState() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
+}
+
+void FileState::index(const std::shared_ptr<Node>& node) {
+  by_id[node->id] = node;
+  for (auto& [link, child] : node->links) index(child);
+}
+
+std::shared_ptr<Node> FileState::find_id(std::uint64_t id) const {
+  auto it = by_id.find(id);
+  return it == by_id.end() ? nullptr : it->second.lock();
+}
+
+Session& Session::get() {
+  // Never destroyed: HDF5 terminates the connector from its own atexit
+  // handler, which runs after the destructors of statics made later.
+  static Session* session = new Session;
+  return *session;
+}
+
+void Session::configure(const std::string& config_path) {
+  if (config_ && config_path == config_path_) return;
+  config_path_ = config_path;
+  config_ = std::make_unique<Config>(load_config(config_path));
+}
+
+void Session::shutdown() {
+  if (removing_.valid()) removing_.wait();
+  if (server_) {
+    // Consumers still reading this producer's versions finish first (bounded).
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(config().embedded.linger_ms);
+    int quiet = 0;
+    while (std::chrono::steady_clock::now() < end && quiet < 10) {
+      // Our own client is one connection; quiet once nobody else is connected for 1 s.
+      quiet = server_->stats().clients <= (client_ ? 1u : 0u) ? quiet + 1 : 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    client_.reset();
+    server_->stop();
+    server_.reset();
+    std::remove(config().embedded.path.c_str());
+  }
+  client_.reset();
+  config_.reset();
+  last_version_.clear();
+}
+
+const Config& Session::config() {
+  if (!config_) configure(config_path_);
+  return *config_;
+}
+
+Client& Session::client() {
+  if (client_) return *client_;
+  const auto& embedded = config().embedded;
+  if (embedded.path.empty()) {
+    client_ = std::make_unique<Client>(Client::connect(config().connect));
+    return *client_;
+  }
+  // The producer's embedded server: its address and secret, two lines.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(config().defaults.open_timeout_ms);
+  std::string address, secret;
+  while (true) {
+    std::ifstream in(embedded.path);
+    if (in && std::getline(in, address) && std::getline(in, secret) && !secret.empty()) break;
+    if (std::chrono::steady_clock::now() > end)
+      fail("no embedded server announced itself in " + embedded.path + " within " +
+           std::to_string(config().defaults.open_timeout_ms) + " ms");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ConnectOptions options;
+  options.secret = secret;
+  client_ = std::make_unique<Client>(Client::connect(address, options));
+  return *client_;
+}
+
+void Session::start_embedded(MPI_Comm comm, int rank) {
+  const auto& embedded = config().embedded;
+  if (embedded.path.empty() || server_ || client_) return;
+  if (rank == 0) {
+    ServerOptions options;
+    options.transport = embedded.transport;
+    options.max_versions = embedded.max_versions;
+    server_ = std::make_unique<Server>(options);
+    const std::string tmp = embedded.path + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      ::chmod(tmp.c_str(), 0600);
+      out << server_->address() << "\n" << server_->secret() << "\n";
+      if (!out) fail("cannot write the embedded server's address to " + tmp);
+    }
+    if (std::rename(tmp.c_str(), embedded.path.c_str()) != 0) fail("cannot rename " + tmp + " to " + embedded.path);
+  }
+  if (comm != MPI_COMM_NULL) quiet_barrier(comm);
+}
+
+std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) {
+  auto f = std::make_shared<FileState>();
+  f->name = name;
+  f->writer = true;
+  f->settings = config().settings_for(name);
+  f->comm = comm_of(fapl);
+  if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
+  f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
+  f->fileno = next_fileno_++;
+  start_embedded(f->comm, f->rank);
+  auto& last = last_version_[name];
+  if (last == 0 && f->rank == 0) {
+    // A producer run that follows another one under the same name goes on after its versions.
+    try {
+      last = client().get_meta_latest(f->meta_key(), 0).version;
+    } catch (const Error& e) {
+      if (e.code() != Code::NotFound) throw;
+    }
+  }
+  f->version = broadcast(f->comm, last + 1);
+  last = f->version;
+  f->root = std::make_shared<Node>();
+  f->root->path = "/";
+  f->root->id = f->next_id++;
+  f->index(f->root);
+  client();  // connect now, collectively, rather than inside the first H5Dwrite
+  return f;
+}
+
+std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
+  auto f = std::make_shared<FileState>();
+  f->name = name;
+  f->settings = config().settings_for(name);
+  f->comm = comm_of(fapl);
+  if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
+  f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
+  f->fileno = next_fileno_++;
+  auto& last = last_version_[name];
+  const auto& s = f->settings;
+  Metadata meta{0, {}};
+  if (f->rank == 0) {
+    try {
+      switch (s.policy) {
+        case Policy::next:
+          meta = client().get_meta_next(f->meta_key(), last, s.open_timeout_ms);
+          break;
+        case Policy::latest:
+          meta = client().get_meta_latest(f->meta_key(), s.open_timeout_ms);
+          if (meta.version <= last) meta = client().get_meta_next(f->meta_key(), last, s.open_timeout_ms);
+          break;
+        case Policy::every:
+          meta = client().get_meta(f->meta_key(), (last / s.every + 1) * s.every, s.open_timeout_ms);
+          break;
+      }
+    } catch (const Error& e) {
+      if (e.code() != Code::Timeout && e.code() != Code::NotFound) throw;
+    }
+  }
+  // Rank 0 chose the version; the others get its metadata from it.
+  if (f->comm != MPI_COMM_NULL) {
+    std::uint64_t head[2] = {meta.version, meta.data.size()};
+    quiet_bcast(f->comm, head, 2, MPI_UINT64_T);
+    meta.version = head[0];
+    meta.data.resize(head[1]);
+    if (head[1] > 0) quiet_bcast(f->comm, meta.data.data(), static_cast<int>(head[1]), MPI_BYTE);
+  }
+  if (meta.version == 0)
+    fail("no version of file \"" + name + "\" after " + std::to_string(last) + " appeared within " +
+         std::to_string(s.open_timeout_ms) + " ms (has a producer created it through the Cove connector?)");
+  f->version = meta.version;
+  last = meta.version;
+  f->root = deserialize(meta.data, f->next_id);
+  f->index(f->root);
+  return f;
+}
+
+std::shared_ptr<FileState> Session::native(const std::string& name, hid_t fapl, bool writer) {
+  auto f = std::make_shared<FileState>();
+  f->name = name;
+  f->writer = writer;
+  f->memory = false;
+  f->settings = config().settings_for(name);
+  f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
+  f->fileno = next_fileno_++;
+  return f;
+}
+
+void Session::close(FileState& file) {
+  if (!file.writer || !file.memory || file.published) return;
+  file.published = true;
+  // Every rank's puts are done before any reader can see this version.
+  if (file.comm != MPI_COMM_NULL) quiet_barrier(file.comm);
+  if (file.rank != 0) return;
+  auto bytes = serialize(*file.root);
+  client().put_meta(file.meta_key(), file.version, bytes);
+  const auto keep = file.settings.keep_files;
+  if (keep <= 0) return;
+  auto& files = published_[file.settings.rule];
+  for (auto it = files.begin(); it != files.end(); ++it)
+    if (it->first == file.name) {
+      files.erase(it);
+      break;
+    }
+  files.emplace_back(file.name, file.defined);
+  std::vector<std::string> old;
+  while (files.size() > static_cast<std::size_t>(keep)) {
+    old.insert(old.end(), files.front().second.begin(), files.front().second.end());
+    files.pop_front();
+  }
+  if (old.empty()) return;
+  if (removing_.valid()) removing_.get();  // at most one removal in flight
+  removing_ = std::async(std::launch::async, [c = client(), old = std::move(old)]() mutable {
+    for (const auto& var : old) {
+      try {
+        c.undefine(var);
+      } catch (const std::exception& e) {
+        // Gone already, or the server went away: nothing is left to free.
+        if (std::getenv("COVE_H5VOL_VERBOSE")) std::fprintf(stderr, "cove h5vol: removing %s: %s\n", var.c_str(), e.what());
+      }
+    }
+  });
+}
+
+}  // namespace cove::h5vol

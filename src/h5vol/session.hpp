@@ -1,0 +1,85 @@
+#pragma once
+
+#include "h5vol/config.hpp"
+#include "h5vol/tree.hpp"
+
+#include <cove/client.hpp>
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+namespace cove::h5vol {
+
+// One open file: its metadata tree and the version it is (producer) or
+// reads (consumer).
+struct FileState {
+  std::string name;
+  bool writer = false;
+  std::uint64_t version = 0;
+  FileSettings settings;
+  std::shared_ptr<Node> root;
+  std::uint64_t next_id = 1;
+  MPI_Comm comm = MPI_COMM_NULL;  // from an MPI-IO file access list; else this process alone
+  int rank = 0;
+  Hid fapl;
+  unsigned long fileno = 0;
+  std::set<std::string> defined;  // Cove variables this process has defined
+  std::unordered_map<std::uint64_t, std::weak_ptr<Node>> by_id;
+  // Modes file and both: the native connector under this one (H5VL_NATIVE).
+  hid_t under_vol = H5I_INVALID_HID;
+  // Modes memory and both (a consumer of a `both` file reads from memory).
+  bool memory = true;
+  // The Object of the open file handle (H5Iget_file_id finds its identifier by it).
+  void* file_object = nullptr;
+  bool published = false;  // a producer publishes its version once
+
+  ~FileState();
+  std::string meta_key() const { return "h5:" + name; }
+  std::string variable(const Node& dataset) const { return "h5:" + name + ":" + dataset.path; }
+  void index(const std::shared_ptr<Node>& node);
+  std::shared_ptr<Node> find_id(std::uint64_t id) const;
+};
+
+// The process-wide state of the connector: its configuration and its client.
+class Session {
+ public:
+  static Session& get();
+  void configure(const std::string& config_path);
+  void shutdown();
+
+  Client& client();
+  // A producer with [embedded] in its config: rank 0 of `comm` starts the
+  // server and writes its address; every rank then connects to it.
+  void start_embedded(MPI_Comm comm, int rank);
+  const Config& config();
+
+  // H5Fcreate: a new version of `name` for this producer.
+  std::shared_ptr<FileState> create(const std::string& name, hid_t fapl);
+  // H5Fopen: waits for a version as the file's policy says.
+  std::shared_ptr<FileState> open(const std::string& name, hid_t fapl);
+  // Mode file (and the native half of both): the state of a file that
+  // lives in the native connector only.
+  std::shared_ptr<FileState> native(const std::string& name, hid_t fapl, bool writer);
+  // H5Fclose: the producer publishes its version.
+  void close(FileState& file);
+
+ private:
+  std::string config_path_;
+  std::unique_ptr<Config> config_;
+  std::unique_ptr<Client> client_;
+  std::unique_ptr<Server> server_;  // embedded, in a producer's rank 0
+  std::future<void> removing_;      // keep_files: the removal of older files, off the producer's path
+  std::unordered_map<std::string, std::uint64_t> last_version_;  // per file name, this process
+  // Per rule: the files this producer published, oldest first, with their variables (keep_files).
+  std::unordered_map<std::string, std::deque<std::pair<std::string, std::set<std::string>>>> published_;
+  unsigned long next_fileno_ = 1;
+};
+
+}  // namespace cove::h5vol

@@ -1,0 +1,369 @@
+#include "h5vol/transfer.hpp"
+
+#include "h5vol/errors.hpp"
+
+#include <cove/error.hpp>
+
+#include <H5Tdevelop.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace cove::h5vol {
+namespace {
+
+std::string box_text(const Box& b) { return b.to_string(); }
+
+bool needs_background(hid_t type) { return H5Tdetect_class(type, H5T_COMPOUND) > 0; }
+
+void reject_variable_length(hid_t type, const char* what) {
+  if (H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0)
+    fail(std::string(what) + ": variable-length types are not supported by the Cove connector");
+  if (H5Tdetect_class(type, H5T_REFERENCE) > 0)
+    fail(std::string(what) + ": reference types are not supported by the Cove connector");
+}
+
+// Converts n elements in `buf` (sized for the larger of the two types) from `src` to `dst`.
+void convert(hid_t src, hid_t dst, std::size_t n, std::vector<std::byte>& buf) {
+  if (n == 0 || H5Tequal(src, dst) > 0) return;
+  std::vector<std::byte> bkg;
+  if (needs_background(src) || needs_background(dst)) bkg.assign(n * std::max(H5Tget_size(src), H5Tget_size(dst)), std::byte{0});
+  if (H5Tconvert(src, dst, n, buf.data(), bkg.empty() ? nullptr : bkg.data(), H5P_DEFAULT) < 0)
+    fail("HDF5 cannot convert between the dataset's type and the memory type");
+}
+
+struct Blocks {
+  std::vector<Box> boxes;
+  bool points = false;
+};
+
+// A regular hyperslab as boxes: per dimension, the blocks merge into one
+// range where they touch (stride == block) or there is one of them.
+Blocks regular_blocks(hid_t space, int rank) {
+  const auto r = static_cast<std::size_t>(rank);
+  std::vector<hsize_t> start(r), stride(r), count(r), block(r);
+  check(H5Sget_regular_hyperslab(space, start.data(), stride.data(), count.data(), block.data()),
+        "H5Sget_regular_hyperslab");
+  std::vector<std::vector<std::pair<Index, Index>>> ranges(r);  // per dimension: (start, count)
+  for (std::size_t d = 0; d < r; ++d) {
+    if (count[d] == 1 || stride[d] == block[d]) {
+      ranges[d].push_back({static_cast<Index>(start[d]), static_cast<Index>(count[d] * block[d])});
+    } else {
+      for (hsize_t i = 0; i < count[d]; ++i)
+        ranges[d].push_back({static_cast<Index>(start[d] + i * stride[d]), static_cast<Index>(block[d])});
+    }
+  }
+  Blocks out;
+  std::vector<std::size_t> at(r, 0);
+  std::vector<Index> s(r), c(r);
+  while (true) {
+    for (std::size_t d = 0; d < r; ++d) {
+      s[d] = ranges[d][at[d]].first;
+      c[d] = ranges[d][at[d]].second;
+    }
+    out.boxes.push_back(Box::from_start_count(s, c));
+    std::size_t d = r;
+    while (d > 0 && ++at[d - 1] == ranges[d - 1].size()) at[--d] = 0;
+    if (d == 0) break;
+  }
+  return out;
+}
+
+// The blocks of `space`'s selection as boxes; a scalar space is the 1-D box [0, 1).
+Blocks blocks_of(hid_t space) {
+  Blocks out;
+  const int rank = check(H5Sget_simple_extent_ndims(space), "H5Sget_simple_extent_ndims");
+  if (rank == 0) {
+    if (H5Sget_select_npoints(space) > 0) out.boxes.push_back(Box::from_start_count(std::vector<Index>{0}, std::vector<Index>{1}));
+    return out;
+  }
+  std::vector<Index> start(static_cast<std::size_t>(rank)), count(static_cast<std::size_t>(rank));
+  switch (H5Sget_select_type(space)) {
+    case H5S_SEL_NONE:
+      return out;
+    case H5S_SEL_ALL: {
+      std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+      H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+      for (int d = 0; d < rank; ++d) count[d] = static_cast<Index>(dims[d]);
+      out.boxes.push_back(Box::from_start_count(start, count));
+      return out;
+    }
+    case H5S_SEL_HYPERSLABS: {
+      // A selection that fills its bounding box (start/count with unit
+      // blocks lists one block per element) is one box.
+      std::vector<hsize_t> lo(static_cast<std::size_t>(rank)), hi(static_cast<std::size_t>(rank));
+      check(H5Sget_select_bounds(space, lo.data(), hi.data()), "H5Sget_select_bounds");
+      hsize_t volume = 1;
+      for (int d = 0; d < rank; ++d) volume *= hi[d] - lo[d] + 1;
+      if (volume == static_cast<hsize_t>(H5Sget_select_npoints(space))) {
+        for (int d = 0; d < rank; ++d) {
+          start[d] = static_cast<Index>(lo[d]);
+          count[d] = static_cast<Index>(hi[d] - lo[d] + 1);
+        }
+        out.boxes.push_back(Box::from_start_count(start, count));
+        return out;
+      }
+      if (H5Sis_regular_hyperslab(space) > 0) return regular_blocks(space, rank);
+      const auto nblocks = static_cast<hsize_t>(check(H5Sget_select_hyper_nblocks(space), "H5Sget_select_hyper_nblocks"));
+      std::vector<hsize_t> list(nblocks * 2 * static_cast<hsize_t>(rank));
+      check(H5Sget_select_hyper_blocklist(space, 0, nblocks, list.data()), "H5Sget_select_hyper_blocklist");
+      for (hsize_t b = 0; b < nblocks; ++b) {
+        const hsize_t* c = list.data() + b * 2 * static_cast<hsize_t>(rank);
+        for (int d = 0; d < rank; ++d) {
+          start[d] = static_cast<Index>(c[d]);
+          count[d] = static_cast<Index>(c[rank + d] - c[d] + 1);
+        }
+        out.boxes.push_back(Box::from_start_count(start, count));
+      }
+      return out;
+    }
+    case H5S_SEL_POINTS: {
+      out.points = true;
+      const auto npoints = static_cast<hsize_t>(check(H5Sget_select_elem_npoints(space), "H5Sget_select_elem_npoints"));
+      std::vector<hsize_t> list(npoints * static_cast<hsize_t>(rank));
+      check(H5Sget_select_elem_pointlist(space, 0, npoints, list.data()), "H5Sget_select_elem_pointlist");
+      std::fill(count.begin(), count.end(), Index{1});
+      for (hsize_t p = 0; p < npoints; ++p) {
+        for (int d = 0; d < rank; ++d) start[d] = static_cast<Index>(list[p * static_cast<hsize_t>(rank) + d]);
+        out.boxes.push_back(Box::from_start_count(start, count));
+      }
+      return out;
+    }
+    default:
+      fail("this kind of selection is not supported by the Cove connector");
+  }
+}
+
+void check_inside(const Node& dataset, const Blocks& blocks) {
+  const auto rank = dataset.dims.size();
+  for (const auto& b : blocks.boxes) {
+    if (rank == 0) continue;
+    if (static_cast<std::size_t>(b.ndim) != rank) fail("the file selection's rank differs from the dataset's");
+    for (std::size_t d = 0; d < rank; ++d)
+      if (b.hi[d] > static_cast<Index>(dataset.dims[d]))
+        fail("the selection " + box_text(b) + " reaches outside dataset " + dataset.path + "'s extent in dimension " +
+             std::to_string(d) + " (" + std::to_string(dataset.dims[d]) + ")");
+  }
+}
+
+Box bounding(const std::vector<Box>& boxes) {
+  Box bb = boxes.front();
+  for (const auto& b : boxes)
+    for (int d = 0; d < bb.ndim; ++d) {
+      bb.lo[d] = std::min(bb.lo[d], b.lo[d]);
+      bb.hi[d] = std::max(bb.hi[d], b.hi[d]);
+    }
+  return bb;
+}
+
+// A dataspace of bb's shape selecting `boxes` shifted to bb's origin.
+Hid local_selection(const Box& bb, const std::vector<Box>& boxes) {
+  std::vector<hsize_t> dims(static_cast<std::size_t>(bb.ndim)), start(dims.size()), count(dims.size());
+  for (int d = 0; d < bb.ndim; ++d) dims[d] = static_cast<hsize_t>(bb.count(d));
+  Hid space(check(H5Screate_simple(bb.ndim, dims.data(), nullptr), "H5Screate_simple"));
+  check(H5Sselect_none(space.get()), "H5Sselect_none");
+  for (const auto& b : boxes) {
+    for (int d = 0; d < bb.ndim; ++d) {
+      start[d] = static_cast<hsize_t>(b.lo[d] - bb.lo[d]);
+      count[d] = static_cast<hsize_t>(b.count(d));
+    }
+    check(H5Sselect_hyperslab(space.get(), H5S_SELECT_OR, start.data(), nullptr, count.data(), nullptr),
+          "H5Sselect_hyperslab");
+  }
+  return space;
+}
+
+struct ScatterSource {
+  const void* data;
+  std::size_t bytes;
+  bool given = false;
+};
+
+herr_t scatter_source(const void** src, size_t* bytes, void* op_data) {
+  auto* s = static_cast<ScatterSource*>(op_data);
+  if (s->given) return -1;
+  *src = s->data;
+  *bytes = s->bytes;
+  s->given = true;
+  return 0;
+}
+
+void scatter(hid_t type, hid_t space, const void* src, std::size_t bytes, void* dst) {
+  ScatterSource s{src, bytes};
+  check(H5Dscatter(scatter_source, &s, type, space, dst), "H5Dscatter");
+}
+
+void gather(hid_t type, hid_t space, const void* src, std::size_t bytes, void* dst) {
+  check(H5Dgather(space, src, type, bytes, dst, nullptr, nullptr), "H5Dgather");
+}
+
+// True when the memory selection is the whole memory space, of the same
+// type as the file: the buffer then holds the selected elements in order,
+// and one contiguous file box moves straight from or into it.
+bool direct(hid_t mem_type, hid_t mspace, hid_t ftype, const Blocks& blocks) {
+  if (blocks.points || blocks.boxes.size() != 1 || H5Tequal(mem_type, ftype) <= 0) return false;
+  const auto selected = H5Sget_select_npoints(mspace);
+  return selected >= 0 && selected == H5Sget_simple_extent_npoints(mspace);
+}
+
+Hid dataset_space(const Node& dataset, hid_t file_space) {
+  if (file_space == H5S_ALL) return Hid(dataset.make_space());
+  return Hid(check(H5Scopy(file_space), "H5Scopy"));
+}
+
+}  // namespace
+
+DType dtype_of(hid_t type) {
+  const auto size = H5Tget_size(type);
+  const auto cls = H5Tget_class(type);
+  const bool le = H5Tget_order(type) == H5T_ORDER_LE;
+  if (cls == H5T_INTEGER && le) {
+    const bool is_signed = H5Tget_sign(type) == H5T_SGN_2;
+    switch (size) {
+      case 1: return is_signed ? DTypeKind::Int8 : DTypeKind::UInt8;
+      case 2: return is_signed ? DTypeKind::Int16 : DTypeKind::UInt16;
+      case 4: return is_signed ? DTypeKind::Int32 : DTypeKind::UInt32;
+      case 8: return is_signed ? DTypeKind::Int64 : DTypeKind::UInt64;
+      default: break;
+    }
+  }
+  if (cls == H5T_FLOAT && le && H5Tequal(type, H5T_IEEE_F32LE) > 0) return DTypeKind::Float32;
+  if (cls == H5T_FLOAT && le && H5Tequal(type, H5T_IEEE_F64LE) > 0) return DTypeKind::Float64;
+  return DType::opaque(size);
+}
+
+void define_dataset(FileState& file, const Node& dataset) {
+  reject_variable_length(dataset.type.get(), dataset.path.c_str());
+  const auto var = file.variable(dataset);
+  if (file.defined.count(var)) return;
+  Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())));
+  file.defined.insert(var);
+}
+
+void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
+                   const void* buf) {
+  if (!file.writer) fail("file \"" + file.name + "\" was opened for reading (the Cove connector's files are written through H5Fcreate)");
+  reject_variable_length(mem_type, "the memory type");
+  Hid fspace = dataset_space(dataset, file_space);
+  const hid_t mspace = mem_space == H5S_ALL ? fspace.get() : mem_space;
+  const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(fspace.get()), "H5Sget_select_npoints"));
+  const auto m = static_cast<std::size_t>(check(H5Sget_select_npoints(mspace), "H5Sget_select_npoints"));
+  if (n != m) fail("the memory selection has " + std::to_string(m) + " elements, the file selection " + std::to_string(n));
+  auto blocks = blocks_of(fspace.get());
+  check_inside(dataset, blocks);
+  if (n == 0 || dataset.file_only) return;
+  define_dataset(file, dataset);
+  const hid_t ftype = dataset.type.get();
+  const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(ftype);
+  if (direct(mem_type, mspace, ftype, blocks)) {
+    Session::get().client().put(file.variable(dataset), file.version, blocks.boxes[0], buf, n * fsize);
+    return;
+  }
+  std::vector<std::byte> g(n * std::max(msize, fsize));
+  gather(mem_type, mspace, buf, n * msize, g.data());
+  convert(mem_type, ftype, n, g);
+  auto& client = Session::get().client();
+  const auto var = file.variable(dataset);
+  if (blocks.points) {
+    for (std::size_t i = 0; i < n; ++i) client.put(var, file.version, blocks.boxes[i], g.data() + i * fsize, fsize);
+    return;
+  }
+  if (blocks.boxes.size() == 1) {
+    client.put(var, file.version, blocks.boxes[0], g.data(), n * fsize);
+    return;
+  }
+  const Box bb = bounding(blocks.boxes);
+  std::vector<std::byte> scratch(static_cast<std::size_t>(bb.volume()) * fsize);
+  Hid all = local_selection(bb, blocks.boxes);
+  scatter(ftype, all.get(), g.data(), n * fsize, scratch.data());
+  std::vector<std::byte> piece;
+  for (const auto& b : blocks.boxes) {
+    Hid one = local_selection(bb, {b});
+    piece.resize(static_cast<std::size_t>(b.volume()) * fsize);
+    gather(ftype, one.get(), scratch.data(), piece.size(), piece.data());
+    client.put(var, file.version, b, piece.data(), piece.size());
+  }
+}
+
+void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
+                  void* buf) {
+  reject_variable_length(mem_type, "the memory type");
+  Hid fspace = dataset_space(dataset, file_space);
+  const hid_t mspace = mem_space == H5S_ALL ? fspace.get() : mem_space;
+  const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(fspace.get()), "H5Sget_select_npoints"));
+  const auto m = static_cast<std::size_t>(check(H5Sget_select_npoints(mspace), "H5Sget_select_npoints"));
+  if (n != m) fail("the memory selection has " + std::to_string(m) + " elements, the file selection " + std::to_string(n));
+  auto blocks = blocks_of(fspace.get());
+  check_inside(dataset, blocks);
+  if (dataset.file_only)
+    fail("dataset " + dataset.path + " of file \"" + file.name + "\" is written to the file only (a dataset rule), not staged");
+  if (n == 0) return;
+  const hid_t ftype = dataset.type.get();
+  const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(ftype);
+  // Fail before moving any bytes when HDF5 has no conversion path.
+  H5T_cdata_t* cdata = nullptr;
+  if (H5Tequal(mem_type, ftype) <= 0 && H5Tfind(ftype, mem_type, &cdata) == nullptr)
+    fail("HDF5 has no conversion from dataset " + dataset.path + "'s type to the memory type");
+  auto& client = Session::get().client();
+  const auto var = file.variable(dataset);
+  const auto timeout = file.settings.read_timeout_ms;
+  if (direct(mem_type, mspace, ftype, blocks)) {
+    try {
+      client.get(var, file.version, blocks.boxes[0], buf, n * fsize, timeout);
+    } catch (const Error& e) {
+      fail("reading dataset " + dataset.path + " of file \"" + file.name + "\" version " +
+           std::to_string(file.version) + ": " + e.what());
+    }
+    return;
+  }
+  std::vector<std::byte> g(n * std::max(msize, fsize));
+  try {
+    if (blocks.points) {
+      for (std::size_t i = 0; i < n; ++i)
+        client.get(var, file.version, blocks.boxes[i], g.data() + i * fsize, fsize, timeout);
+    } else if (blocks.boxes.size() == 1) {
+      client.get(var, file.version, blocks.boxes[0], g.data(), n * fsize, timeout);
+    } else {
+      const Box bb = bounding(blocks.boxes);
+      std::vector<std::byte> scratch(static_cast<std::size_t>(bb.volume()) * fsize);
+      std::vector<std::byte> piece;
+      for (const auto& b : blocks.boxes) {
+        piece.resize(static_cast<std::size_t>(b.volume()) * fsize);
+        client.get(var, file.version, b, piece.data(), piece.size(), timeout);
+        Hid one = local_selection(bb, {b});
+        scatter(ftype, one.get(), piece.data(), piece.size(), scratch.data());
+      }
+      Hid all = local_selection(bb, blocks.boxes);
+      gather(ftype, all.get(), scratch.data(), n * fsize, g.data());
+    }
+  } catch (const Error& e) {
+    fail("reading dataset " + dataset.path + " of file \"" + file.name + "\" version " + std::to_string(file.version) +
+         ": " + e.what());
+  }
+  convert(ftype, mem_type, n, g);
+  scatter(mem_type, mspace, g.data(), n * msize, buf);
+}
+
+void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
+  reject_variable_length(mem_type, "the attribute's memory type");
+  const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(attr.space.get()), "H5Sget_select_npoints"));
+  const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(attr.type.get());
+  std::vector<std::byte> g(n * std::max(msize, fsize));
+  if (n) std::memcpy(g.data(), buf, n * msize);
+  convert(mem_type, attr.type.get(), n, g);
+  g.resize(n * fsize);
+  attr.data = std::move(g);
+}
+
+void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
+  reject_variable_length(mem_type, "the attribute's memory type");
+  const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(attr.space.get()), "H5Sget_select_npoints"));
+  const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(attr.type.get());
+  if (attr.data.size() != n * fsize) fail("attribute " + attr.name + " has not been written");
+  std::vector<std::byte> g(n * std::max(msize, fsize));
+  if (n) std::memcpy(g.data(), attr.data.data(), n * fsize);
+  convert(attr.type.get(), mem_type, n, g);
+  if (n) std::memcpy(buf, g.data(), n * msize);
+}
+
+}  // namespace cove::h5vol

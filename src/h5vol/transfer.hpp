@@ -1,0 +1,25 @@
+#pragma once
+
+#include "h5vol/session.hpp"
+
+namespace cove::h5vol {
+
+// The Cove element type a dataset of HDF5 type `type` is stored as.
+DType dtype_of(hid_t type);
+// Defines the dataset's Cove variable (idempotent).
+void define_dataset(FileState& file, const Node& dataset);
+
+// H5Dwrite: the selected elements, converted to the dataset's type, become
+// puts of version file.version, one per block of the file selection.
+void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
+                   const void* buf);
+// H5Dread: gets of exactly the blocks of the file selection, converted to
+// `mem_type` by HDF5 and scattered into `buf` by the memory selection.
+void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
+                  void* buf);
+
+// Attribute values: converted with H5Tconvert into / out of the stored type.
+void write_attribute(Attribute& attr, hid_t mem_type, const void* buf);
+void read_attribute(const Attribute& attr, hid_t mem_type, void* buf);
+
+}  // namespace cove::h5vol

@@ -1,0 +1,183 @@
+#include "h5vol/tree.hpp"
+
+#include "h5vol/errors.hpp"
+
+#include <cstring>
+
+namespace cove::h5vol {
+namespace {
+
+constexpr std::uint32_t kMagic = 0x43483531;  // "CH51"
+
+class Writer {
+ public:
+  void u64(std::uint64_t v) { raw(&v, sizeof v); }
+  void bytes(const void* p, std::size_t n) {
+    u64(n);
+    raw(p, n);
+  }
+  void str(const std::string& s) { bytes(s.data(), s.size()); }
+  void type(hid_t t) {
+    std::size_t n = 0;
+    check(H5Tencode(t, nullptr, &n), "H5Tencode");
+    std::vector<std::byte> b(n);
+    check(H5Tencode(t, b.data(), &n), "H5Tencode");
+    bytes(b.data(), n);
+  }
+  void space(hid_t s) {
+    std::size_t n = 0;
+    check(H5Sencode2(s, nullptr, &n, H5P_DEFAULT), "H5Sencode2");
+    std::vector<std::byte> b(n);
+    check(H5Sencode2(s, b.data(), &n, H5P_DEFAULT), "H5Sencode2");
+    bytes(b.data(), n);
+  }
+  std::vector<std::byte> out;
+
+ private:
+  void raw(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    out.insert(out.end(), b, b + n);
+  }
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::vector<std::byte>& b) : b_(b) {}
+  std::uint64_t u64() {
+    std::uint64_t v;
+    raw(&v, sizeof v);
+    return v;
+  }
+  std::vector<std::byte> bytes() {
+    const auto n = u64();
+    if (n > b_.size() - pos_) fail("file metadata is truncated");
+    std::vector<std::byte> v(b_.begin() + static_cast<std::ptrdiff_t>(pos_),
+                             b_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
+    pos_ += n;
+    return v;
+  }
+  std::string str() {
+    auto v = bytes();
+    return {reinterpret_cast<const char*>(v.data()), v.size()};
+  }
+  Hid type() {
+    auto v = bytes();
+    return Hid(check(H5Tdecode(v.data()), "H5Tdecode of a stored type"));
+  }
+  Hid space() {
+    auto v = bytes();
+    return Hid(check(H5Sdecode(v.data()), "H5Sdecode of a stored dataspace"));
+  }
+
+ private:
+  void raw(void* p, std::size_t n) {
+    if (n > b_.size() - pos_) fail("file metadata is truncated");
+    std::memcpy(p, b_.data() + pos_, n);
+    pos_ += n;
+  }
+  const std::vector<std::byte>& b_;
+  std::size_t pos_ = 0;
+};
+
+void write_node(Writer& w, const Node& n) {
+  w.u64(static_cast<std::uint64_t>(n.kind));
+  w.u64(n.attributes.size());
+  for (const auto& a : n.attributes) {
+    w.str(a->name);
+    w.type(a->type.get());
+    w.space(a->space.get());
+    w.bytes(a->data.data(), a->data.size());
+  }
+  if (n.kind == Node::Kind::dataset) {
+    w.type(n.type.get());
+    w.u64(n.dims.size());
+    for (std::size_t d = 0; d < n.dims.size(); ++d) {
+      w.u64(n.dims[d]);
+      w.u64(n.maxdims[d]);
+    }
+    std::size_t len = 0;
+    check(H5Pencode2(n.dcpl.get(), nullptr, &len, H5P_DEFAULT), "H5Pencode2");
+    std::vector<std::byte> b(len);
+    check(H5Pencode2(n.dcpl.get(), b.data(), &len, H5P_DEFAULT), "H5Pencode2");
+    w.bytes(b.data(), len);
+    w.u64(n.file_only ? 1 : 0);
+    return;
+  }
+  w.u64(n.links.size());
+  for (const auto& [name, child] : n.links) {
+    w.str(name);
+    write_node(w, *child);
+  }
+}
+
+std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_t& next_id, int depth) {
+  if (depth > 256) fail("file metadata nests groups too deep");
+  auto n = std::make_shared<Node>();
+  n->path = path;
+  n->id = next_id++;
+  const auto kind = r.u64();
+  if (kind > 1) fail("file metadata has an unknown object kind");
+  n->kind = static_cast<Node::Kind>(kind);
+  const auto nattr = r.u64();
+  for (std::uint64_t i = 0; i < nattr; ++i) {
+    auto a = std::make_shared<Attribute>();
+    a->name = r.str();
+    a->type = r.type();
+    a->space = r.space();
+    auto data = r.bytes();
+    a->data = std::move(data);
+    a->corder = n->next_corder++;
+    n->attributes.push_back(std::move(a));
+  }
+  if (n->kind == Node::Kind::dataset) {
+    n->type = r.type();
+    const auto rank = r.u64();
+    if (rank > H5S_MAX_RANK) fail("file metadata has a dataset of rank > 32");
+    for (std::uint64_t d = 0; d < rank; ++d) {
+      n->dims.push_back(r.u64());
+      n->maxdims.push_back(r.u64());
+    }
+    auto plist = r.bytes();
+    n->dcpl = Hid(check(H5Pdecode(plist.data()), "H5Pdecode of a dataset creation list"));
+    n->file_only = r.u64() != 0;
+    return n;
+  }
+  const auto nlinks = r.u64();
+  for (std::uint64_t i = 0; i < nlinks; ++i) {
+    auto name = r.str();
+    n->links[name] = read_node(r, join_path(path, name), next_id, depth + 1);
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string join_path(const std::string& parent, const std::string& name) {
+  return parent == "/" ? "/" + name : parent + "/" + name;
+}
+
+Attribute* Node::find_attribute(const std::string& name) const {
+  for (const auto& a : attributes)
+    if (a->name == name) return a.get();
+  return nullptr;
+}
+
+hid_t Node::make_space() const {
+  if (dims.empty()) return check(H5Screate(H5S_SCALAR), "H5Screate");
+  return check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), "H5Screate_simple");
+}
+
+std::vector<std::byte> serialize(const Node& root) {
+  Writer w;
+  w.u64(kMagic);
+  write_node(w, root);
+  return std::move(w.out);
+}
+
+std::shared_ptr<Node> deserialize(const std::vector<std::byte>& bytes, std::uint64_t& next_id) {
+  Reader r(bytes);
+  if (r.u64() != kMagic) fail("the metadata under this file's name was not written by the Cove VOL connector");
+  return read_node(r, "/", next_id, 0);
+}
+
+}  // namespace cove::h5vol

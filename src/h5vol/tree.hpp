@@ -1,0 +1,80 @@
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cove::h5vol {
+
+// An HDF5 identifier this code owns (a copied type, space or property list).
+class Hid {
+ public:
+  Hid() = default;
+  explicit Hid(hid_t id) : id_(id) {}
+  ~Hid() { reset(); }
+  Hid(Hid&& o) noexcept : id_(o.id_) { o.id_ = H5I_INVALID_HID; }
+  Hid& operator=(Hid&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = o.id_;
+      o.id_ = H5I_INVALID_HID;
+    }
+    return *this;
+  }
+  Hid(const Hid&) = delete;
+  Hid& operator=(const Hid&) = delete;
+  hid_t get() const { return id_; }
+  hid_t release() {
+    hid_t id = id_;
+    id_ = H5I_INVALID_HID;
+    return id;
+  }
+  void reset() {
+    if (id_ >= 0) H5Idec_ref(id_);
+    id_ = H5I_INVALID_HID;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+};
+
+struct Attribute {
+  std::string name;
+  Hid type;    // the stored (file) type
+  Hid space;
+  std::vector<std::byte> data;  // npoints * size of `type`
+  std::int64_t corder = 0;
+};
+
+struct Node {
+  enum class Kind : std::uint8_t { group, dataset };
+  Kind kind = Kind::group;
+  std::string path;  // "/" or "/a/b"
+  std::uint64_t id = 0;
+  std::map<std::string, std::shared_ptr<Node>> links;  // groups
+  std::vector<std::shared_ptr<Attribute>> attributes;  // in creation order
+  std::int64_t next_corder = 0;
+  // datasets
+  Hid type;
+  std::vector<hsize_t> dims;
+  std::vector<hsize_t> maxdims;
+  Hid dcpl;
+  bool file_only = false;  // mode both, dataset rule file: in the file, not staged
+
+  Attribute* find_attribute(const std::string& name) const;
+  hid_t make_space() const;  // a new simple (or scalar) dataspace of dims / maxdims
+};
+
+// Bytes the metadata of a file version travels as (put_meta).
+std::vector<std::byte> serialize(const Node& root);
+// Rebuilds a tree; `next_id` numbers the nodes. Throws Failure on bad bytes.
+std::shared_ptr<Node> deserialize(const std::vector<std::byte>& bytes, std::uint64_t& next_id);
+
+std::string join_path(const std::string& parent, const std::string& name);
+
+}  // namespace cove::h5vol

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# CTest driver for the HDF5 VOL connector: a cove-server, then the
+# unmodified HDF5 writer and reader (tests/h5vol/writer.c, reader.c) with
+# the connector chosen by environment variables alone.
+#   run.sh DIR CASE [ARGS...]
+# Cases:
+#   nm NW NR STEPS       NW writer ranks and NR reader ranks, concurrently, STEPS versions
+#   staged NW NR         the writer finishes before the reader starts
+#   readerfirst NW NR    the reader starts (and waits) before the writer
+#   missing              opening a file nobody writes fails, naming it, after the timeout
+#   latest, every       the consumer's version policies (H5VOL_POLICY, H5VOL_EVERY set them)
+#   fanout, fanin       one producer and two consumers; two producers and one consumer
+#   file, both          modes file and both (H5VOL_MODE): h5dump reads back what plain HDF5 writes
+#   embedded            one MPMD mpiexec job, the server embedded in the producer's rank 0
+#   datasets            mode both with per-dataset rules (memory only, file only)
+#   badconfig           a bad mode in the config fails H5Fcreate, naming it
+#   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
+# Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
+# programs), COVE_H5VOL_DIR (the plugin's folder), COVE_H5DUMP (h5dump of
+# the HDF5 build the connector uses).
+set -euo pipefail
+dir=$1 case=$2
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+server=$here/../integration/server.sh
+mpi=(mpiexec --allow-run-as-root --oversubscribe)
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+cleanup() { "$server" stop "$dir/server" || true; }
+trap cleanup EXIT
+rm -rf "$dir" && mkdir -p "$dir"
+"$server" start "$dir/server" ${SERVER_ARGS:-}
+export COVE_CONNECT=$dir/server/cove.conn
+export HDF5_PLUGIN_PATH=$COVE_H5VOL_DIR
+export HDF5_VOL_CONNECTOR="cove config=$dir/cove.toml"
+cat > "$dir/cove.toml" <<TOML
+open_timeout_ms = ${OPEN_TIMEOUT_MS:-60000}
+read_timeout_ms = 20000
+mode = "${H5VOL_MODE:-memory}"
+policy = "${H5VOL_POLICY:-next}"
+every = ${H5VOL_EVERY:-1}
+TOML
+cd "$dir"
+file=data.h5
+
+# Writes ref.h5 (step $1) with plain HDF5, no connector, and checks that
+# h5dump (of that HDF5 build) prints data.h5 the same.
+native_reference() {
+  env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" ref.h5 1 "$1" \
+    > native.log 2>&1 || { cat native.log; exit 1; }
+  env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "$COVE_H5DUMP" data.h5 | tail -n +2 > data.dump
+  env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "$COVE_H5DUMP" ref.h5 | tail -n +2 > ref.dump
+  [ "$(wc -l < data.dump)" -gt 100 ] || { echo "FAIL: h5dump printed little of data.h5"; cat data.dump; exit 1; }
+  diff ref.dump data.dump > /dev/null || { echo "FAIL: h5dump differs:"; diff ref.dump data.dump | head -20; exit 1; }
+  rm -f ./*.h5
+}
+
+expect_steps() {  # expect_steps LOG "steps: ..."
+  grep -qx "$2" "$1" || { echo "FAIL: $1 says '$(grep steps: "$1" || true)', want '$2'"; cat "$1"; exit 1; }
+}
+
+case "$case" in
+  nm)
+    nw=$1 nr=$2 steps=$3
+    "${mpi[@]}" -n "$nr" "$COVE_TEST_BIN/cove-h5vol-reader" "$file" "$steps" > reader.log 2>&1 &
+    rpid=$!
+    "${mpi[@]}" -n "$nw" "$COVE_TEST_BIN/cove-h5vol-writer" "$file" "$steps" > writer.log 2>&1 || { cat writer.log; exit 1; }
+    wait "$rpid" || { cat reader.log; exit 1; }
+    cat writer.log reader.log
+    expect_steps reader.log "steps: $(seq -s ' ' 1 "$steps")" ;;
+  staged)
+    "${mpi[@]}" -n "$1" "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    "${mpi[@]}" -n "$2" "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 1 > reader.log 2>&1 || { cat reader.log; exit 1; }
+    cat writer.log reader.log
+    expect_steps reader.log "steps: 1" ;;
+  readerfirst)
+    "${mpi[@]}" -n "$2" "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 1 > reader.log 2>&1 &
+    rpid=$!
+    sleep 2
+    kill -0 "$rpid" || { echo "FAIL: the reader ended before any writer ran"; cat reader.log; exit 1; }
+    "${mpi[@]}" -n "$1" "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    wait "$rpid" || { cat reader.log; exit 1; }
+    cat writer.log reader.log
+    expect_steps reader.log "steps: 1" ;;
+  missing)
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-reader" nobody.h5 --missing > reader.log 2>&1 || { cat reader.log; exit 1; }
+    cat reader.log
+    grep -q 'no version of file "nobody.h5"' reader.log || { echo "FAIL: the error does not name the file"; exit 1; }
+    # The server still serves: a writer and a reader afterwards.
+    "${mpi[@]}" -n 1 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    "${mpi[@]}" -n 1 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 1 > reader2.log 2>&1 || { cat reader2.log; exit 1; }
+    expect_steps reader2.log "steps: 1" ;;
+  latest)  # 4 versions are there; the latest policy skips to the 4th
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 4 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 1 > reader.log 2>&1 || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 4" ;;
+  every)  # every 2nd of 6 versions, the reader started first
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 3 > reader.log 2>&1 &
+    rpid=$!
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 6 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    wait "$rpid" || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 2 4 6" ;;
+  fanout)  # one producer, two consumers, each gets every version
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 3 > reader1.log 2>&1 &
+    r1=$!
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 3 > reader2.log 2>&1 &
+    r2=$!
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 3 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    wait "$r1" || { cat reader1.log; exit 1; }
+    wait "$r2" || { cat reader2.log; exit 1; }
+    expect_steps reader1.log "steps: 1 2 3"
+    expect_steps reader2.log "steps: 1 2 3" ;;
+  fanin)  # two producers' files read by one consumer
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" a.h5,b.h5 2 > reader.log 2>&1 &
+    rpid=$!
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" a.h5 2 > writer_a.log 2>&1 &
+    wa=$!
+    "${mpi[@]}" -n 1 "$COVE_TEST_BIN/cove-h5vol-writer" b.h5 2 > writer_b.log 2>&1 || { cat writer_b.log; exit 1; }
+    wait "$wa" || { cat writer_a.log; exit 1; }
+    wait "$rpid" || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 1 1 2 2" ;;
+  file)  # mode file: a file equal to the one HDF5 writes without the connector, read back through it
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 1 > reader.log 2>&1 || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 1"
+    native_reference 1 ;;
+  both)  # mode both: the consumer reads every version from memory, and the file is written too
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 2 > reader.log 2>&1 &
+    rpid=$!
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 2 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    wait "$rpid" || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 1 2"
+    native_reference 2 ;;
+  h5py)  # h5py, built against the same HDF5, reads the producer's file from memory
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    "$COVE_PYTHON" "$here/h5py_reader.py" "$file" > reader.log 2>&1 || { cat reader.log; exit 1; }
+    cat reader.log ;;
+  embedded)  # one MPMD job, no cove-server: the producer's rank 0 serves
+    "$server" stop "$dir/server"
+    cat >> "$dir/cove.toml" <<TOML
+[embedded]
+path = "$dir/embedded.addr"
+linger_ms = 30000
+TOML
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 2 : -n 3 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 2 \
+      > job.log 2>&1 || { cat job.log; exit 1; }
+    cat job.log
+    expect_steps job.log "steps: 1 2"
+    [ ! -e "$dir/embedded.addr" ] || { echo "FAIL: the embedded server's address file was left behind"; exit 1; } ;;
+  badconfig)  # a bad value in the config: H5Fcreate fails with an error naming it, nothing crashes
+    echo 'mode = "disk"' > "$dir/bad.toml"
+    HDF5_VOL_CONNECTOR="cove config=$dir/bad.toml" "${mpi[@]}" -n 1 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 \
+      > writer.log 2>&1 && { echo "FAIL: the writer ran with mode = disk"; exit 1; }
+    grep -q 'mode "disk" is not memory, file or both' writer.log || { echo "FAIL: no error naming the bad mode"; cat writer.log; exit 1; }
+    grep -q "H5Fcreate" writer.log || { echo "FAIL: the error does not name H5Fcreate"; cat writer.log; exit 1; }
+    if grep -qiE "segmentation|core dumped|terminate called" writer.log; then cat writer.log; exit 1; fi ;;
+  datasets)  # mode both with dataset rules: /fields/d3 only in memory, /names only in the file
+    cat >> "$dir/cove.toml" <<TOML
+[[dataset]]
+pattern = "/fields/d3"
+mode = "memory"
+[[dataset]]
+pattern = "/names"
+mode = "file"
+TOML
+    H5VOL_NAMES_FILE_ONLY=1 "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-reader" "$file" 1 > reader.log 2>&1 &
+    rpid=$!
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
+    wait "$rpid" || { cat reader.log; exit 1; }
+    expect_steps reader.log "steps: 1"
+    env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "$COVE_H5DUMP" -H data.h5 > data.dump
+    grep -q 'DATASET "names"' data.dump || { echo "FAIL: /names is not in the file"; exit 1; }
+    grep -q 'DATASET "d2"' data.dump || { echo "FAIL: /fields/d2 is not in the file"; exit 1; }
+    if grep -q 'DATASET "d3"' data.dump; then echo "FAIL: /fields/d3 (memory only) is in the file"; exit 1; fi
+    rm -f ./*.h5 ;;
+  *) echo "unknown case $case" >&2; exit 2 ;;
+esac
+# Memory mode: the data went through Cove, and no file was written.
+if ls ./*.h5 > /dev/null 2>&1; then echo "FAIL: memory mode wrote $(ls ./*.h5)"; exit 1; fi
+echo PASS

@@ -1,0 +1,150 @@
+/* An unmodified parallel HDF5 writer: STEPS times, it creates FILE, writes
+ * attributes, a group, 1-D to 3-D double datasets decomposed by rows across
+ * the ranks, a compound and a string dataset, an extendible dataset, and
+ * closes the file. Nothing here knows about Cove.
+ *   writer FILE STEPS [FIRST_STEP] */
+#include "common.h"
+
+static herr_t find_soft_link_entry(unsigned n, const H5E_error2_t* e, void* data) {
+  (void)n;
+  if (e->desc && strstr(e->desc, "H5Lcreate_soft")) *(char*)data = 1;
+  return 0;
+}
+
+static void write_step(const char* path, int step, int rank, int size) {
+  hid_t fapl = mpio_fapl();
+  hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  CHECK(file >= 0, "H5Fcreate %s", path);
+  H5Pclose(fapl);
+
+  hid_t scalar = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(file, "step", H5T_NATIVE_INT, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  CHECK(a >= 0 && H5Awrite(a, H5T_NATIVE_INT, &step) >= 0, "attribute step");
+  H5Aclose(a);
+  hid_t str16 = H5Tcopy(H5T_C_S1);
+  H5Tset_size(str16, 16);
+  char title[16] = "cove-h5vol-test";
+  a = H5Acreate2(file, "title", str16, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  CHECK(a >= 0 && H5Awrite(a, str16, title) >= 0, "attribute title");
+  H5Aclose(a);
+  H5Tclose(str16);
+
+  hid_t fields = H5Gcreate2(file, "fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  CHECK(fields >= 0, "H5Gcreate fields");
+  hsize_t three = 3;
+  hid_t s3 = H5Screate_simple(1, &three, NULL);
+  double units[3] = {1.5, 2.5, 3.5 + step};
+  a = H5Acreate2(fields, "units", H5T_IEEE_F64LE, s3, H5P_DEFAULT, H5P_DEFAULT);
+  CHECK(a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, units) >= 0, "attribute units");
+  H5Aclose(a);
+  H5Sclose(s3);
+
+  for (int d = 0; d < 3; ++d) {
+    const int nd = d + 1;
+    hid_t space = H5Screate_simple(nd, kDims[d], NULL);
+    hid_t dset = H5Dcreate2(fields, kNames[d], H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(dset >= 0, "H5Dcreate %s", kNames[d]);
+    hsize_t start[3] = {0, 0, 0}, count[3] = {kDims[d][0], kDims[d][1], kDims[d][2]};
+    block_of(kDims[d][0], rank, size, &start[0], &count[0]);
+    hsize_t n = count[0] * count[1] * count[2];
+    double* buf = malloc((n ? n : 1) * sizeof(double));
+    hsize_t row = kDims[d][1] * kDims[d][2], k = 0;
+    for (hsize_t i = start[0]; i < start[0] + count[0]; ++i)
+      for (hsize_t j = 0; j < row; ++j) buf[k++] = value_at(step, d, i * row + j);
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t mem = H5Screate_simple(nd, count, NULL);
+    CHECK(H5Dwrite(dset, H5T_NATIVE_DOUBLE, mem, space, H5P_DEFAULT, buf) >= 0, "H5Dwrite %s", kNames[d]);
+    free(buf);
+    H5Sclose(mem);
+    H5Sclose(space);
+    H5Dclose(dset);
+  }
+  H5Gclose(fields);
+
+  /* An extendible dataset: created empty, extended, then each rank writes its part. */
+  hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 16, ext = kExt;
+  hid_t espace = H5Screate_simple(1, &zero, &unlimited);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 1, &chunk);
+  hid_t edset = H5Dcreate2(file, "ext", H5T_NATIVE_INT, espace, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  CHECK(edset >= 0, "H5Dcreate ext");
+  CHECK(H5Dset_extent(edset, &ext) >= 0, "H5Dset_extent");
+  H5Sclose(espace);
+  H5Pclose(dcpl);
+  espace = H5Dget_space(edset);
+  hsize_t lo, cnt;
+  block_of(kExt, rank, size, &lo, &cnt);
+  int ebuf[kExt];
+  for (hsize_t i = 0; i < cnt; ++i) ebuf[i] = (int)(lo + i) * 3 + step;
+  H5Sselect_hyperslab(espace, H5S_SELECT_SET, &lo, NULL, &cnt, NULL);
+  hid_t emem = H5Screate_simple(1, &cnt, NULL);
+  CHECK(H5Dwrite(edset, H5T_NATIVE_INT, emem, espace, H5P_DEFAULT, ebuf) >= 0, "H5Dwrite ext");
+  H5Sclose(emem);
+  H5Sclose(espace);
+  H5Dclose(edset);
+
+  /* Compound and fixed-length string datasets, written by rank 0 alone. */
+  hsize_t nrows = kTable, nstr = kStrings;
+  hid_t rt = row_type();
+  hid_t tspace = H5Screate_simple(1, &nrows, NULL);
+  hid_t table = H5Dcreate2(file, "table", rt, tspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t s8 = H5Tcopy(H5T_C_S1);
+  H5Tset_size(s8, kStrLen);
+  hid_t sspace = H5Screate_simple(1, &nstr, NULL);
+  hid_t names = H5Dcreate2(file, "names", s8, sspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  CHECK(table >= 0 && names >= 0, "H5Dcreate table / names");
+  if (rank == 0) {
+    Row rows[kTable];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < kTable; ++i) {
+      rows[i].id = i + 100 * step;
+      rows[i].x = i * 0.25 + step;
+      snprintf(rows[i].name, sizeof rows[i].name, "row%d", i);
+    }
+    char strs[kStrings][kStrLen] = {"alpha", "beta", "gamma", "delta"};
+    CHECK(H5Dwrite(table, rt, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0, "H5Dwrite table");
+    CHECK(H5Dwrite(names, s8, H5S_ALL, H5S_ALL, H5P_DEFAULT, strs) >= 0, "H5Dwrite names");
+  }
+  H5Dclose(table);
+  H5Dclose(names);
+  H5Sclose(tspace);
+  H5Sclose(sspace);
+  H5Tclose(s8);
+  H5Tclose(rt);
+  H5Sclose(scalar);
+
+  /* A soft link: the native connector (mode file) makes it; in memory it
+   * must fail with an error entry that names the operation. */
+  H5E_auto2_t func;
+  void* data;
+  H5Eget_auto2(H5E_DEFAULT, &func, &data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  if (H5Lcreate_soft("/fields/d1", file, "alias", H5P_DEFAULT, H5P_DEFAULT) < 0) {
+    char found = 0;
+    CHECK(H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_soft_link_entry, &found) >= 0 && found,
+          "the failed H5Lcreate_soft left no error entry naming it");
+  } else {
+    const char* mode = getenv("H5VOL_MODE");
+    CHECK(mode && strcmp(mode, "memory") != 0, "H5Lcreate_soft succeeded in memory mode");
+    CHECK(H5Ldelete(file, "alias", H5P_DEFAULT) >= 0, "H5Ldelete alias");
+  }
+  H5Eset_auto2(H5E_DEFAULT, func, data);
+  CHECK(H5Fclose(file) >= 0, "H5Fclose");
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(program_comm(), &rank);
+  MPI_Comm_size(program_comm(), &size);
+  if (argc < 3) {
+    fprintf(stderr, "usage: writer FILE STEPS [FIRST_STEP]\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const int steps = atoi(argv[2]);
+  const int first = argc > 3 ? atoi(argv[3]) : 1;
+  for (int s = first; s < first + steps; ++s) write_step(argv[1], s, rank, size);
+  if (rank == 0) printf("writer: %d steps of %s from %d ranks\n", steps, argv[1], size);
+  MPI_Finalize();
+  return 0;
+}
