@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -32,6 +33,7 @@ struct State {
   std::map<std::string, std::uint64_t> created;  // path -> newest version created
   // Per path, the put_local pieces of the newest closed versions.
   std::map<std::string, std::deque<std::pair<std::uint64_t, std::vector<ShallowPiece>>>> shallow;
+  std::vector<ShallowPiece> unreleased;
 };
 
 // Never destroyed: wrappers may run from other libraries' destructors.
@@ -137,13 +139,18 @@ void remove_file(int ncid) {
     s.files.erase(it);
   }
   // release() waits for readers still copying out of the pieces; only then
-  // may their memory go.
+  // may their memory go. A piece whose release failed may still be indexed,
+  // so its memory is kept (until the connection closes) rather than reused
+  // under a reader.
   for (auto& [version, pieces] : retired) {
     for (auto& piece : pieces) {
       try {
         client().release(piece.var, version, piece.box);
       } catch (const std::exception& e) {
-        report(NC_NOERR, fmt::format("releasing {} version {}: {}", piece.var, version, e.what()));
+        report(NC_NOERR, fmt::format("releasing {} version {}: {}; its memory stays allocated", piece.var, version,
+                                     e.what()));
+        std::lock_guard lock(s.mu);
+        s.unreleased.push_back(std::move(piece));
       }
     }
   }
@@ -202,6 +209,14 @@ int name_in_use(const File& f, const char* name, bool dim) {
   return NC_NOERR;
 }
 
+// The longest dimension each format can record (netCDF's limits: 2^31-4,
+// 2^32-4, 2^63-4 elements).
+MPI_Offset max_dim_len(int cmode) {
+  if (cmode & NC_64BIT_DATA) return std::numeric_limits<MPI_Offset>::max() - 3;
+  if (cmode & NC_64BIT_OFFSET) return (MPI_Offset{1} << 32) - 4;
+  return (MPI_Offset{1} << 31) - 4;
+}
+
 void copy_name(char* out, const std::string& name) {
   if (out != nullptr) std::memcpy(out, name.c_str(), name.size() + 1);
 }
@@ -231,9 +246,12 @@ Client& client() {
 
 std::string cove_name(const File& f, int varid) {
   const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
-  std::string name = fmt::format("pnetcdf:{}:{}:{}:{}", f.path, v.name, v.type, v.dims.size());
+  // Paths and netCDF names may both contain ':': the path's length keeps
+  // "a" + "b:c" apart from "a:b" + "c", which would share bytes otherwise.
+  std::string name = fmt::format("pnetcdf:{}:{}:{}:{}:{}", f.path.size(), f.path, v.name, v.type, v.dims.size());
   if (name.size() > 255) {
-    name = fmt::format("pnetcdf:{:016x}:{}:{}:{}", std::hash<std::string>{}(f.path), v.name, v.type, v.dims.size());
+    const std::hash<std::string> hash;
+    name = fmt::format("pnetcdf#{:016x}{:016x}", hash(name), hash(name + '\x01'));
   }
   return name;
 }
@@ -293,9 +311,10 @@ int put_att(int ncid, int varid, const char* name, nc_type xtype, MPI_Offset len
   auto* atts = atts_of(*f, varid);
   if (atts == nullptr) return NC_ENOTVAR;
   if (name == nullptr || *name == '\0') return NC_EBADNAME;
-  if (type_size(xtype) == 0) return NC_EBADTYPE;
+  if (const int rc = check_external(xtype, f->schema.cmode); rc != NC_NOERR) return rc;
   if (len < 0) return NC_EINVAL;
   if (len > 0 && buf == nullptr) return NC_EINVAL;
+  if (len > max_dim_len(f->schema.cmode)) return NC_EINVAL;
   Att a{name, xtype, len, std::vector<char>(static_cast<std::size_t>(len) * type_size(xtype))};
   int status = NC_NOERR;
   if (len > 0) status = convert(buf, mem, a.data.data(), xtype, static_cast<std::size_t>(len), !(f->schema.cmode & NC_64BIT_DATA));
@@ -471,7 +490,7 @@ COVE_PNETCDF_API int ncmpi_def_dim(int ncid, const char* name, MPI_Offset len, i
   if (!f->writer) return NC_EPERM;
   if (!f->define_mode) return NC_ENOTINDEFINE;
   if (const int rc = name_in_use(*f, name, true); rc != NC_NOERR) return rc;
-  if (len < 0) return NC_EDIMSIZE;
+  if (len < 0 || len > max_dim_len(f->schema.cmode)) return NC_EDIMSIZE;
   if (len == NC_UNLIMITED) {
     if (f->schema.unlimdim >= 0) return NC_EUNLIMIT;
     f->schema.unlimdim = static_cast<int>(f->schema.dims.size());
@@ -487,8 +506,9 @@ COVE_PNETCDF_API int ncmpi_def_var(int ncid, const char* name, nc_type xtype, in
   if (!f->writer) return NC_EPERM;
   if (!f->define_mode) return NC_ENOTINDEFINE;
   if (const int rc = name_in_use(*f, name, false); rc != NC_NOERR) return rc;
-  if (type_size(xtype) == 0) return NC_EBADTYPE;
-  if (ndims < 0 || ndims > NC_MAX_VAR_DIMS) return NC_EINVAL;
+  if (const int rc = check_external(xtype, f->schema.cmode); rc != NC_NOERR) return rc;
+  if (ndims < 0) return NC_EINVAL;
+  if (ndims > NC_MAX_VAR_DIMS) return NC_EMAXDIMS;
   if (ndims > 0 && dimidsp == nullptr) return NC_EINVAL;
   Var v{name, xtype, {}, {}};
   for (int i = 0; i < ndims; ++i) {
@@ -543,7 +563,7 @@ COVE_PNETCDF_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_
 
 COVE_PNETCDF_API int ncmpi_redef(int ncid) {
   COUPLED(ncmpi_redef, ncid)
-  if (!f->writer) return NC_EPERM;
+  if (!f->writer || f->published) return NC_EPERM;
   if (f->define_mode) return NC_EINDEFINE;
   f->define_mode = true;
   return NC_NOERR;

@@ -18,6 +18,8 @@
 #                      NC_ERANGE), through Cove and on real files: the outputs must be identical
 #     missing          a reader of a file nobody writes fails after the timeout, naming it
 #     bad_config       a malformed config fails the first call, naming the key and line
+#     edges            bad input (types, dimension sizes, coordinates that overflow, paths
+#                      and names with ':'): PnetCDF's codes on real files and through Cove
 # Needs COVE_BIN (cove-server), COVE_PNETCDF_LIB (the library), COVE_TEST_BIN (the programs).
 set -euo pipefail
 dir=$1 case=$2
@@ -161,5 +163,12 @@ case "$case" in
     "${mpi[@]}" -x LD_PRELOAD="$COVE_PNETCDF_LIB" -n 2 "$w" 1 "$data"
     check_plain
     "${mpi[@]}" -n 2 "$r" 1 1 "$data" ;;
+  edges)
+    t=$COVE_TEST_BIN/cove-test-pnetcdf-edges
+    mkdir -p "$dir/real"
+    "${mpi[@]}" -n 1 "$t" real "$dir/real"
+    printf 'timeout = 5\n[[file]]\nname = "edges*"\n' > "$COVE_PNETCDF_CONFIG"
+    "${mpi[@]}" "${pre[@]}" -n 1 "$t" cove "$data"
+    [ ! -e "$data/edges.nc" ] || { echo "memory mode wrote edges.nc to disk"; exit 1; } ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac

@@ -157,6 +157,13 @@ int main(int argc, char** argv) {
     CHECK(ncmpi_end_indep_data(nc));
 #ifdef COVE_TEST_DTF
     CHECK(dtf_transfer(path));
+    /* The version is published: a put now would change it under its readers. */
+    int late = -1;
+    if (ncmpi_put_var_int_all(nc, vstep, &late) != NC_EPERM) {
+      fprintf(stderr, "writer: a put after dtf_transfer did not fail with NC_EPERM\n");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    CHECK(dtf_transfer(path)); /* nothing left to publish */
 #endif
     CHECK(ncmpi_close(nc));
   }
