@@ -15,6 +15,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
+
+#include <unistd.h>
 
 namespace cove::pnetcdf {
 namespace {
@@ -44,6 +47,12 @@ State& state() {
 
 std::string meta_name(const std::string& path) { return "pnetcdf:" + path; }
 
+int rank_of(MPI_Comm comm) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+
 // Our duplicate of a program's communicator, made once per communicator
 // (MPI_Comm_dup is a collective that costs milliseconds on a busy node) and
 // kept as an attribute of it. It is freed when the program frees its
@@ -52,6 +61,7 @@ struct SharedComm {
   MPI_Comm comm = MPI_COMM_NULL;
   int files = 0;
   bool orphan = false;
+  std::uint64_t writer = 0;  // random, the same on every rank: see Schema::writer
 };
 
 int drop_shared_comm(MPI_Comm, int, void* attr, void*) {
@@ -77,6 +87,12 @@ SharedComm* shared_comm(MPI_Comm comm) {
   if (found) return static_cast<SharedComm*>(value);
   auto* shared = new SharedComm;
   MPI_Comm_dup(comm, &shared->comm);
+  if (rank_of(shared->comm) == 0) {
+    std::random_device random;
+    shared->writer = (std::uint64_t{random()} << 32 | random()) ^ static_cast<std::uint64_t>(getpid());
+  }
+  static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t));
+  MPI_Bcast(&shared->writer, 1, MPI_UNSIGNED_LONG_LONG, 0, shared->comm);
   MPI_Comm_set_attr(comm, key, shared);
   return shared;
 }
@@ -154,12 +170,6 @@ void remove_file(int ncid) {
       }
     }
   }
-}
-
-int rank_of(MPI_Comm comm) {
-  int r = 0;
-  MPI_Comm_rank(comm, &r);
-  return r;
 }
 
 // Runs `fn` on rank 0 of `comm` and gives its status and text to every rank.
@@ -248,7 +258,8 @@ std::string cove_name(const File& f, int varid) {
   const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
   // Paths and netCDF names may both contain ':': the path's length keeps
   // "a" + "b:c" apart from "a:b" + "c", which would share bytes otherwise.
-  std::string name = fmt::format("pnetcdf:{}:{}:{}:{}:{}", f.path.size(), f.path, v.name, v.type, v.dims.size());
+  std::string name = fmt::format("pnetcdf:{:016x}:{}:{}:{}:{}:{}", f.schema.writer, f.path.size(), f.path, v.name,
+                                 v.type, v.dims.size());
   if (name.size() > 255) {
     const std::hash<std::string> hash;
     name = fmt::format("pnetcdf#{:016x}{:016x}", hash(name), hash(name + '\x01'));
@@ -406,6 +417,7 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   ++shared->files;
   file->shared_comm = shared;
   file->comm = shared->comm;
+  file->schema.writer = shared->writer;
   file->version = version;
   *ncidp = add_file(std::move(file), ncid);
   return NC_NOERR;

@@ -41,6 +41,10 @@ struct Schema {
   std::vector<Att> atts;
   int unlimdim = -1;
   MPI_Offset numrecs = 0;
+  // Names the writer job in its Cove variables, so that a reader of version v
+  // never gets bytes that another job put under the same version (one that
+  // died before close, or wrote the same file name at the same time).
+  std::uint64_t writer = 0;
 
   std::string serialize() const;
   static Schema parse(const std::string& text);

@@ -1,11 +1,12 @@
 /* Bad input and edge cases of an unmodified PnetCDF program, checked for
  * the return codes PnetCDF 1.12 gives on real files.
- *   edges real|cove DIR
+ *   edges real|cove|crash DIR
  * "real" runs the cases the real library itself gets right; "cove" (under
  * libcove-pnetcdf) also those where the real library's own arithmetic
  * overflows (it answers NC_EFILE or succeeds), for which Cove must give
  * the coordinate error, and two files whose Cove variable names would
- * collide if the path were not delimited. */
+ * collide if the path were not delimited. "crash" is a writer that dies
+ * before close, run before "cove". */
 #include <pnetcdf.h>
 
 #include <stdio.h>
@@ -45,17 +46,45 @@ static void read_colon(const char* path, const char* var, int base) {
   EXPECT(ncmpi_close(nc), NC_NOERR);
 }
 
+/* crash: puts all of edges-crash.nc and exits without closing it, as a
+ * writer that dies would. cove: the next writer puts only the first half;
+ * the second half must be an error, not the dead writer's bytes. */
+static void crashed_writer(const char* path, int crash) {
+  int nc, dx, v, buf[4] = {666, 666, 666, 666};
+  EXPECT(ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER, MPI_INFO_NULL, &nc), NC_NOERR);
+  EXPECT(ncmpi_def_dim(nc, "x", 4, &dx), NC_NOERR);
+  EXPECT(ncmpi_def_var(nc, "v", NC_INT, 1, &dx, &v), NC_NOERR);
+  EXPECT(ncmpi_enddef(nc), NC_NOERR);
+  MPI_Offset start = 0, count = crash ? 4 : 2;
+  if (!crash) buf[0] = 1, buf[1] = 2;
+  EXPECT(ncmpi_put_vara_int_all(nc, v, &start, &count, buf), NC_NOERR);
+  if (crash) return;
+  EXPECT(ncmpi_close(nc), NC_NOERR);
+  EXPECT(ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc), NC_NOERR);
+  EXPECT(ncmpi_get_vara_int_all(nc, v, &start, &count, buf), NC_NOERR);
+  EXPECT(buf[0] * 10 + buf[1], 12);
+  start = 2;
+  EXPECT(ncmpi_get_vara_int_all(nc, v, &start, &count, buf), NC_EFILE);
+  EXPECT(ncmpi_close(nc), NC_NOERR);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc != 3) {
-    fprintf(stderr, "usage: edges real|cove DIR\n");
+    fprintf(stderr, "usage: edges real|cove|crash DIR\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int cove = strcmp(argv[1], "cove") == 0;
-  char path[4096], plain[4096], colon[4096];
+  char path[4096], plain[4096], colon[4096], crash[4096];
   snprintf(path, sizeof path, "%s/edges.nc", argv[2]);
   snprintf(plain, sizeof plain, "%s/edges-c.nc", argv[2]);
   snprintf(colon, sizeof colon, "%s/edges-c.nc:b", argv[2]);
+  snprintf(crash, sizeof crash, "%s/edges-crash.nc", argv[2]);
+  if (strcmp(argv[1], "crash") == 0) {
+    crashed_writer(crash, 1);
+    MPI_Finalize();
+    return failures == 0 ? 0 : 1;
+  }
 
   int nc, dx, dt, v, r, id, one = 1, buf[16] = {0};
   EXPECT(ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER | NC_64BIT_OFFSET, MPI_INFO_NULL, &nc), NC_NOERR);
@@ -111,6 +140,7 @@ int main(int argc, char** argv) {
     write_colon(colon, "c", 200);
     read_colon(plain, "b:c", 100);
     read_colon(colon, "c", 200);
+    crashed_writer(crash, 0);
   }
 
   printf("edges %s: %d checks, %d failed\n", argv[1], checks, failures);

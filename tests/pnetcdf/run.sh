@@ -19,7 +19,8 @@
 #     missing          a reader of a file nobody writes fails after the timeout, naming it
 #     bad_config       a malformed config fails the first call, naming the key and line
 #     edges            bad input (types, dimension sizes, coordinates that overflow, paths
-#                      and names with ':'): PnetCDF's codes on real files and through Cove
+#                      and names with ':'): PnetCDF's codes on real files and through Cove;
+#                      a writer that exits before close, then one that writes half the file
 # Needs COVE_BIN (cove-server), COVE_PNETCDF_LIB (the library), COVE_TEST_BIN (the programs).
 set -euo pipefail
 dir=$1 case=$2
@@ -168,6 +169,7 @@ case "$case" in
     mkdir -p "$dir/real"
     "${mpi[@]}" -n 1 "$t" real "$dir/real"
     printf 'timeout = 5\n[[file]]\nname = "edges*"\n' > "$COVE_PNETCDF_CONFIG"
+    "${mpi[@]}" "${pre[@]}" -n 1 "$t" crash "$data"
     "${mpi[@]}" "${pre[@]}" -n 1 "$t" cove "$data"
     [ ! -e "$data/edges.nc" ] || { echo "memory mode wrote edges.nc to disk"; exit 1; } ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
