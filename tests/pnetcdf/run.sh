@@ -89,6 +89,15 @@ case "$case" in
     start_bg "$dir/writer.out" "${mpi[@]}" "${pre[@]}" -n 2 "$w" 2 "$data" "$dir/reader-done"
     writer=$last
     wait_for "$dir/writer.out" "waiting for"
+    # The bytes are the writer's (put_local), not copies on the server.
+    "$COVE_BIN"/cove ls --json > "$dir/ls.json"
+    python3 -c '
+import json, sys
+pieces = [p for v in json.load(open(sys.argv[1])) if "coupled.nc" in v["name"]
+          for ver in v["versions"] for p in ver["pieces"]]
+held = [p for p in pieces if p["on_server"]]
+print(f"shallow: {len(pieces)} pieces of coupled.nc, {len(held)} on the server")
+sys.exit(0 if pieces and not held else 1)' "$dir/ls.json"
     status=0
     "${mpi[@]}" "${pre[@]}" -n 3 "$r" 2 1 "$data" || status=$?
     touch "$dir/reader-done"
