@@ -389,11 +389,11 @@ int checked_access(const Access& a) {
     // A varm call's memory is described by imap alone.
     if (a.kind != 'm') buf += r.elements * type_size(mem);
   }
-  if (a.nonblocking != 0) {
-    if (a.req != nullptr) {
-      *a.req = f->next_request++;
-      f->requests[*a.req] = status;
-    }
+  // Without a request id (none given, or `both` mode, where the real
+  // library's id is the caller's) nothing could hand the status back later.
+  if (a.nonblocking != 0 && a.req != nullptr) {
+    *a.req = f->next_request++;
+    f->requests[*a.req] = status;
     return NC_NOERR;
   }
   return status;

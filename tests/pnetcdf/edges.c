@@ -65,6 +65,7 @@ static void crashed_writer(const char* path, int crash) {
   EXPECT(buf[0] * 10 + buf[1], 12);
   start = 2;
   EXPECT(ncmpi_get_vara_int_all(nc, v, &start, &count, buf), NC_EFILE);
+  EXPECT(ncmpi_iget_vara_int(nc, v, &start, &count, buf, NULL), NC_EFILE);
   EXPECT(ncmpi_close(nc), NC_NOERR);
 }
 
