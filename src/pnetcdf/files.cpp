@@ -184,6 +184,16 @@ int on_root(MPI_Comm comm, std::string& text, const std::function<int(std::strin
   return static_cast<int>(head[0]);
 }
 
+// The index of the dimension, variable or attribute called `name`; -1 if none (or no name).
+template <class Named>
+int index_of(const std::vector<Named>& items, const char* name) {
+  if (name == nullptr) return -1;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 const Var* var_of(const File& f, int varid) {
   if (varid < 0 || static_cast<std::size_t>(varid) >= f.schema.vars.size()) return nullptr;
   return &f.schema.vars[static_cast<std::size_t>(varid)];
@@ -202,21 +212,16 @@ const Att* find_att(File& f, int varid, const char* name, int* status) {
     *status = NC_ENOTVAR;
     return nullptr;
   }
-  for (const auto& a : *atts) {
-    if (name != nullptr && a.name == name) return &a;
-  }
+  const int id = index_of(*atts, name);
+  if (id >= 0) return &(*atts)[static_cast<std::size_t>(id)];
   *status = NC_ENOTATT;
   return nullptr;
 }
 
 int name_in_use(const File& f, const char* name, bool dim) {
   if (name == nullptr || *name == '\0') return NC_EBADNAME;
-  if (dim) {
-    for (const auto& d : f.schema.dims) if (d.name == name) return NC_ENAMEINUSE;
-  } else {
-    for (const auto& v : f.schema.vars) if (v.name == name) return NC_ENAMEINUSE;
-  }
-  return NC_NOERR;
+  const int found = dim ? index_of(f.schema.dims, name) : index_of(f.schema.vars, name);
+  return found >= 0 ? NC_ENAMEINUSE : NC_NOERR;
 }
 
 // The longest dimension each format can record (netCDF's limits: 2^31-4,
@@ -653,13 +658,10 @@ COVE_PNETCDF_API int ncmpi_inq_path(int ncid, int* pathlen, char* path) {
 
 COVE_PNETCDF_API int ncmpi_inq_dimid(int ncid, const char* name, int* idp) {
   COUPLED(ncmpi_inq_dimid, ncid, name, idp)
-  for (std::size_t i = 0; i < f->schema.dims.size(); ++i) {
-    if (name != nullptr && f->schema.dims[i].name == name) {
-      if (idp) *idp = static_cast<int>(i);
-      return NC_NOERR;
-    }
-  }
-  return NC_EBADDIM;
+  const int id = index_of(f->schema.dims, name);
+  if (id < 0) return NC_EBADDIM;
+  if (idp) *idp = id;
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_inq_dim(int ncid, int dimid, char* name, MPI_Offset* lenp) {
@@ -676,13 +678,10 @@ COVE_PNETCDF_API int ncmpi_inq_dimlen(int ncid, int dimid, MPI_Offset* lenp) { r
 
 COVE_PNETCDF_API int ncmpi_inq_varid(int ncid, const char* name, int* varidp) {
   COUPLED(ncmpi_inq_varid, ncid, name, varidp)
-  for (std::size_t i = 0; i < f->schema.vars.size(); ++i) {
-    if (name != nullptr && f->schema.vars[i].name == name) {
-      if (varidp) *varidp = static_cast<int>(i);
-      return NC_NOERR;
-    }
-  }
-  return NC_ENOTVAR;
+  const int id = index_of(f->schema.vars, name);
+  if (id < 0) return NC_ENOTVAR;
+  if (varidp) *varidp = id;
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_inq_var(int ncid, int varid, char* name, nc_type* xtypep, int* ndimsp, int* dimidsp,
@@ -751,13 +750,10 @@ COVE_PNETCDF_API int ncmpi_inq_attid(int ncid, int varid, const char* name, int*
   COUPLED(ncmpi_inq_attid, ncid, varid, name, idp)
   auto* atts = atts_of(*f, varid);
   if (atts == nullptr) return NC_ENOTVAR;
-  for (std::size_t i = 0; i < atts->size(); ++i) {
-    if (name != nullptr && (*atts)[i].name == name) {
-      if (idp) *idp = static_cast<int>(i);
-      return NC_NOERR;
-    }
-  }
-  return NC_ENOTATT;
+  const int id = index_of(*atts, name);
+  if (id < 0) return NC_ENOTATT;
+  if (idp) *idp = id;
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_inq_attname(int ncid, int varid, int attnum, char* name) {
