@@ -109,7 +109,8 @@ class Call {
         if (a_.num < 0) return NC_EINVAL;
         for (int i = 0; i < a_.num; ++i) {
           if (ndim_ > 0 && (a_.starts == nullptr || a_.starts[i] == nullptr)) return NC_ENULLSTART;
-          out.push_back(make(a_.starts[i], a_.counts ? a_.counts[i] : nullptr, nullptr));
+          // A scalar needs no starts: PnetCDF takes NULL there.
+          out.push_back(make(a_.starts ? a_.starts[i] : nullptr, a_.counts ? a_.counts[i] : nullptr, nullptr));
         }
         break;
       default: return NC_EINVAL;

@@ -54,7 +54,9 @@ Config load_config(const std::string& path) {
   try {
     top = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: line {}: {}", path, e.source().begin.line, e.description()));
+    const auto line = e.source().begin.line;  // 0: the file could not be read at all
+    throw std::runtime_error(line > 0 ? fmt::format("{}: line {}: {}", path, line, e.description())
+                                      : fmt::format("{}: {}", path, e.description()));
   }
   Config config;
   Mode mode = Mode::memory;

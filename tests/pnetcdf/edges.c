@@ -120,6 +120,15 @@ int main(int argc, char** argv) {
   start = 0, count = 2;
   for (int i = 0; i < 2; ++i) buf[i] = 70 + i;
   EXPECT(ncmpi_put_vara_int_all(nc, r, &start, &count, buf), NC_NOERR);
+
+  /* A scalar's varn calls need no starts (NULL, as PnetCDF allows). */
+  int scalar, x = 5, y = 0;
+  EXPECT(ncmpi_redef(nc), NC_NOERR);
+  EXPECT(ncmpi_def_var(nc, "scalar", NC_INT, 0, NULL, &scalar), NC_NOERR);
+  EXPECT(ncmpi_enddef(nc), NC_NOERR);
+  EXPECT(ncmpi_put_varn_int_all(nc, scalar, 1, NULL, NULL, &x), NC_NOERR);
+  EXPECT(ncmpi_get_varn_int_all(nc, scalar, 1, NULL, NULL, &y), NC_NOERR);
+  EXPECT(y, 5);
   EXPECT(ncmpi_close(nc), NC_NOERR);
 
   /* The failed puts added no records. */

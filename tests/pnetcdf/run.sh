@@ -168,6 +168,8 @@ sys.exit(0 if pieces and not held else 1)' "$dir/ls.json"
     printf 'mode = "memory"\n\ntimeout = nan\n' > "$COVE_PNETCDF_CONFIG"
     if "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data" > "$dir/out" 2>&1; then exit 1; fi
     grep -q "line 3: key 'timeout': nan is not a number of seconds" "$dir/out" || { cat "$dir/out"; exit 1; }
+    if COVE_PNETCDF_CONFIG=$dir/none.toml "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data" > "$dir/out" 2>&1; then exit 1; fi
+    grep -q "none.toml: File could not be opened" "$dir/out" || { cat "$dir/out"; exit 1; }
     # Without a config nothing is coupled: the same program writes real files.
     unset COVE_PNETCDF_CONFIG
     "${mpi[@]}" -x LD_PRELOAD="$COVE_PNETCDF_LIB" -n 2 "$w" 1 "$data"
