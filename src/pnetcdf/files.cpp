@@ -489,17 +489,26 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   return NC_NOERR;
 }
 
+// In `both` mode the entry goes even when the real close fails: its ncid is
+// the real library's, which may hand it to an uncoupled file next. Every rank
+// publishes regardless, since publishing is collective.
 COVE_PNETCDF_API int ncmpi_close(int ncid) {
-  COUPLED(ncmpi_close, ncid)
+  static const auto real = real_fn<decltype(&::ncmpi_close)>("ncmpi_close");
+  File* f = find_file(ncid);
+  if (f == nullptr) return real(ncid);
+  const int real_rc = f->real_too ? real(ncid) : NC_NOERR;
   const int status = f->writer && !f->published ? publish(*f) : NC_NOERR;
   remove_file(ncid);
-  return status;
+  return real_rc != NC_NOERR ? real_rc : status;
 }
 
 COVE_PNETCDF_API int ncmpi_abort(int ncid) {
-  COUPLED(ncmpi_abort, ncid)
+  static const auto real = real_fn<decltype(&::ncmpi_abort)>("ncmpi_abort");
+  File* f = find_file(ncid);
+  if (f == nullptr) return real(ncid);
+  const int real_rc = f->real_too ? real(ncid) : NC_NOERR;
   remove_file(ncid);
-  return NC_NOERR;
+  return real_rc;
 }
 
 COVE_PNETCDF_API int ncmpi_def_dim(int ncid, const char* name, MPI_Offset len, int* idp) {
