@@ -90,3 +90,14 @@ int report(int code, const std::string& what);
 int from_exception(const char* call, const File& f);
 
 }  // namespace cove::pnetcdf
+
+// A coupled file's call goes to Cove; in `both` mode the real library runs
+// it first (NC_ERANGE still wrote the rest, so Cove goes on too).
+#define COUPLED(fn, ...)                                                 \
+  File* f = find_file(ncid);                                             \
+  if (f == nullptr) return real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);   \
+  if (f->real_too) {                                                     \
+    const int rc_ = real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);          \
+    if (rc_ != NC_NOERR && rc_ != NC_ERANGE) return rc_;                 \
+  }
+
