@@ -390,11 +390,13 @@ int checked_access(const Access& a) {
     // A varm call's memory is described by imap alone.
     if (a.kind != 'm') buf += r.elements * type_size(mem);
   }
-  // Without a request id (none given, or `both` mode, where the real
-  // library's id is the caller's) nothing could hand the status back later.
-  if (a.nonblocking != 0 && a.req != nullptr) {
-    *a.req = f->next_request++;
-    f->requests[*a.req] = status;
+  // A nonblocking call's NC_ERANGE waits for ncmpi_wait, as PnetCDF's does;
+  // in `both` mode (no id here) the real library's wait reports it.
+  if (a.nonblocking != 0) {
+    if (a.req != nullptr) {
+      *a.req = f->next_request++;
+      f->requests[*a.req] = status;
+    }
     return NC_NOERR;
   }
   return status;
