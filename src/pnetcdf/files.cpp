@@ -183,6 +183,12 @@ int on_root(MPI_Comm comm, std::string& text, const std::function<int(std::strin
   return static_cast<int>(head[0]);
 }
 
+int end_define(File& f) {
+  if (!f.define_mode) return NC_ENOTINDEFINE;
+  f.define_mode = false;
+  return NC_NOERR;
+}
+
 }  // namespace
 
 File* find_file(int ncid) {
@@ -413,17 +419,14 @@ COVE_PNETCDF_API int ncmpi_abort(int ncid) {
 
 COVE_PNETCDF_API int ncmpi_enddef(int ncid) {
   COUPLED(ncmpi_enddef, ncid)
-  if (!f->define_mode) return NC_ENOTINDEFINE;
-  f->define_mode = false;
-  return NC_NOERR;
+  return end_define(*f);
 }
 
+// The header and alignment hints concern the real file only.
 COVE_PNETCDF_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
                                    MPI_Offset r_align) {
   COUPLED(ncmpi__enddef, ncid, h_minfree, v_align, v_minfree, r_align)
-  if (!f->define_mode) return NC_ENOTINDEFINE;
-  f->define_mode = false;
-  return NC_NOERR;
+  return end_define(*f);
 }
 
 COVE_PNETCDF_API int ncmpi_redef(int ncid) {
