@@ -290,11 +290,6 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   }
   if (rule == nullptr || rule->mode == Mode::file) return real(comm, path, cmode, info, ncidp);
   if (ncidp == nullptr) return NC_EINVAL;
-  int ncid = -1;
-  if (rule->mode == Mode::both) {
-    const int rc = real(comm, path, cmode, info, &ncid);
-    if (rc != NC_NOERR) return rc;
-  }
   auto file = std::make_unique<File>();
   file->path = path;
   file->writer = true;
@@ -319,6 +314,12 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
     } catch (...) {
       return from_exception("ncmpi_create", *file);
     }
+  }
+  // Only now the real file, which an error above would have left open.
+  int ncid = -1;
+  if (rule->mode == Mode::both) {
+    const int rc = real(comm, path, cmode, info, &ncid);
+    if (rc != NC_NOERR) return rc;
   }
   {
     std::lock_guard lock(state().mu);
