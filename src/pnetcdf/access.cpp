@@ -109,23 +109,27 @@ class Call {
         if (a_.num < 0) return NC_EINVAL;
         for (int i = 0; i < a_.num; ++i) {
           if (ndim_ > 0 && (a_.starts == nullptr || a_.starts[i] == nullptr)) return NC_ENULLSTART;
-          out.push_back(make(a_.starts[i], a_.counts ? a_.counts[i] : nullptr, nullptr));
+          // A scalar needs no starts: PnetCDF takes NULL there.
+          out.push_back(make(a_.starts ? a_.starts[i] : nullptr, a_.counts ? a_.counts[i] : nullptr, nullptr));
         }
         break;
       default: return NC_EINVAL;
     }
     for (auto& r : out) {
       for (std::size_t d = 0; d < ndim_; ++d) {
-        const bool record = d == 0 && record_;
         if (r.start[d] < 0) return NC_EINVALCOORDS;
         if (r.count[d] < 0) return NC_ENEGATIVECNT;
         if (r.stride[d] <= 0) return NC_ESTRIDE;
-        if (record && a_.put) continue;
-        const MPI_Offset len = extent(d);
+        // A put may add records, up to what the format can count.
+        const MPI_Offset len = d == 0 && record_ && a_.put ? max_records() : extent(d);
         if (r.start[d] > len || (r.start[d] == len && r.count[d] > 0)) return NC_EINVALCOORDS;
-        if (r.count[d] > 0 && r.start[d] + (r.count[d] - 1) * r.stride[d] >= len) return NC_EEDGE;
+        // Divided rather than multiplied: a huge stride must not wrap around.
+        if (r.count[d] > 0 && (r.count[d] - 1) > (len - 1 - r.start[d]) / r.stride[d]) return NC_EEDGE;
       }
-      for (auto c : r.count) r.elements *= static_cast<std::size_t>(c);
+      for (auto c : r.count) {
+        if (__builtin_mul_overflow(r.elements, static_cast<std::size_t>(c), &r.elements)) return NC_EINTOVERFLOW;
+      }
+      if (r.elements > std::numeric_limits<std::size_t>::max() / sizeof(double)) return NC_EINTOVERFLOW;
     }
     return NC_NOERR;
   }
@@ -188,6 +192,11 @@ class Call {
   void set_record() { record_ = ndim_ > 0 && v_.dims[0] == f_.schema.unlimdim; }
 
  private:
+  // CDF-1 and CDF-2 count records in 32 bits.
+  MPI_Offset max_records() const {
+    return f_.schema.cmode & NC_64BIT_DATA ? std::numeric_limits<MPI_Offset>::max() : MPI_Offset{0xffffffff};
+  }
+
   MPI_Offset extent(std::size_t d) const {
     if (d == 0 && record_) return f_.schema.numrecs;
     return f_.schema.dims[static_cast<std::size_t>(v_.dims[d])].len;
@@ -305,6 +314,7 @@ int derived(const Access& a, const std::string& path) {
   const nc_type base = base_type(a.buftype);
   int type_bytes = 0;
   MPI_Type_size(a.buftype, &type_bytes);
+  if (a.bufcount > std::numeric_limits<int>::max() / std::max(type_bytes, 1)) return NC_EINTOVERFLOW;
   if (base == NC_NAT || a.bufcount < 0) {
     return report(NC_EUNSPTETYPE, fmt::format("{} on the coupled file {}: the buftype is not built of one "
                                               "predefined type netCDF knows", a.name, path));
@@ -331,7 +341,9 @@ int derived(const Access& a, const std::string& path) {
 
 }  // namespace
 
-int access(const Access& a) {
+namespace {
+
+int checked_access(const Access& a) {
   File* f = find_file(a.ncid);
   if (a.varid < 0 || static_cast<std::size_t>(a.varid) >= f->schema.vars.size()) return NC_ENOTVAR;
   const Var& v = f->schema.vars[static_cast<std::size_t>(a.varid)];
@@ -341,6 +353,11 @@ int access(const Access& a) {
     if (!a.all && !f->independent) return NC_ENOTINDEP;
   }
   if (a.put && !f->writer) return NC_EPERM;
+  // Readers may already be copying the published version: a later put would change it under them.
+  if (a.put && f->published) {
+    return report(NC_EPERM, fmt::format("{}: {} was already published by dtf_transfer; close it and create the next "
+                                        "version to write more", a.name, f->path));
+  }
   if (v.dims.size() > static_cast<std::size_t>(kMaxDims)) {
     return report(NC_EMAXDIMS, fmt::format("{}: {} in {} has {} dimensions; Cove couples at most {}", a.name, v.name,
                                            f->path, v.dims.size(), kMaxDims));
@@ -373,6 +390,8 @@ int access(const Access& a) {
     // A varm call's memory is described by imap alone.
     if (a.kind != 'm') buf += r.elements * type_size(mem);
   }
+  // A nonblocking call's NC_ERANGE waits for ncmpi_wait, as PnetCDF's does;
+  // in `both` mode (no id here) the real library's wait reports it.
   if (a.nonblocking != 0) {
     if (a.req != nullptr) {
       *a.req = f->next_request++;
@@ -381,6 +400,19 @@ int access(const Access& a) {
     return NC_NOERR;
   }
   return status;
+}
+
+}  // namespace
+
+// Nothing may unwind into the C caller.
+int access(const Access& a) {
+  try {
+    return checked_access(a);
+  } catch (const std::bad_alloc&) {
+    return report(NC_ENOMEM, fmt::format("{}: out of memory for the request", a.name));
+  } catch (const std::exception& e) {
+    return report(NC_EFILE, fmt::format("{}: {}", a.name, e.what()));
+  }
 }
 
 }  // namespace cove::pnetcdf

@@ -13,6 +13,8 @@
 namespace cove::pnetcdf {
 namespace {
 
+constexpr double kMaxTimeout = 1e9;
+
 [[noreturn]] void bad(const std::string& file, const toml::node& node, const std::string& key, const std::string& why) {
   throw std::runtime_error(fmt::format("{}: line {}: key '{}': {}", file, node.source().begin.line, key, why));
 }
@@ -52,7 +54,9 @@ Config load_config(const std::string& path) {
   try {
     top = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: line {}: {}", path, e.source().begin.line, e.description()));
+    const auto line = e.source().begin.line;  // 0: the file could not be read at all
+    throw std::runtime_error(line > 0 ? fmt::format("{}: line {}: {}", path, line, e.description())
+                                      : fmt::format("{}: {}", path, e.description()));
   }
   Config config;
   Mode mode = Mode::memory;
@@ -66,7 +70,10 @@ Config load_config(const std::string& path) {
     } else if (key == "timeout") {
       if (!node.is_number()) bad(path, node, key, "must be a number of seconds");
       config.timeout_s = node.value<double>().value_or(0);
-      if (config.timeout_s < 0) bad(path, node, key, "must not be negative");
+      // Milliseconds of it must fit Cove's 64-bit wait; TOML also allows nan and inf.
+      if (!(config.timeout_s >= 0 && config.timeout_s <= kMaxTimeout)) {
+        bad(path, node, key, fmt::format("{} is not a number of seconds from 0 to {:g}", config.timeout_s, kMaxTimeout));
+      }
     } else if (key == "components") {
       if (!node.is_table()) bad(path, node, key, "must be a table of executable = \"component\"");
       for (const auto& [exe, name] : *node.as_table()) {

@@ -108,6 +108,12 @@ std::size_t type_size(nc_type t) {
   }
 }
 
+int check_external(nc_type t, int cmode) {
+  if (t < NC_BYTE || t > NC_UINT64) return NC_EBADTYPE;
+  if (t > NC_DOUBLE && !(cmode & NC_64BIT_DATA)) return NC_ESTRICTCDF2;
+  return NC_NOERR;
+}
+
 int convert(const void* src, nc_type from, void* dst, nc_type to, std::size_t n, bool raw_byte) {
   if ((from == NC_CHAR) != (to == NC_CHAR)) return NC_ECHAR;
   if (type_size(from) == 0 || type_size(to) == 0) return NC_EBADTYPE;

@@ -27,7 +27,8 @@ COVE_PNETCDF_API int dtf_transfer(const char* filename) {
   if (filename == nullptr) return NC_EINVAL;
   File* f = find_file(std::string(filename));
   if (f == nullptr) return 0;  // not coupled, or not open: nothing to transfer
-  if (!f->writer || f->define_mode) return f->define_mode ? NC_EINDEFINE : 0;
+  if (!f->writer || f->published) return 0;
+  if (f->define_mode) return NC_EINDEFINE;
   return publish(*f);
 }
 

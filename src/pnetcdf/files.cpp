@@ -1,5 +1,6 @@
-// The hand-written entry points: create/open/close, define mode, inquiry,
-// attributes and request completion for coupled files.
+// A coupled file's life: create/open/close, the versions they take and
+// publish, the modes (define, independent) and request completion. The
+// schema's own calls are in schema_calls.cpp.
 #include "files.hpp"
 
 #include "convert.hpp"
@@ -8,12 +9,14 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
+
+#include <unistd.h>
 
 namespace cove::pnetcdf {
 namespace {
@@ -32,6 +35,7 @@ struct State {
   std::map<std::string, std::uint64_t> created;  // path -> newest version created
   // Per path, the put_local pieces of the newest closed versions.
   std::map<std::string, std::deque<std::pair<std::uint64_t, std::vector<ShallowPiece>>>> shallow;
+  std::vector<ShallowPiece> unreleased;
 };
 
 // Never destroyed: wrappers may run from other libraries' destructors.
@@ -42,6 +46,12 @@ State& state() {
 
 std::string meta_name(const std::string& path) { return "pnetcdf:" + path; }
 
+int rank_of(MPI_Comm comm) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+
 // Our duplicate of a program's communicator, made once per communicator
 // (MPI_Comm_dup is a collective that costs milliseconds on a busy node) and
 // kept as an attribute of it. It is freed when the program frees its
@@ -50,6 +60,7 @@ struct SharedComm {
   MPI_Comm comm = MPI_COMM_NULL;
   int files = 0;
   bool orphan = false;
+  std::uint64_t writer = 0;  // random, the same on every rank: see Schema::writer
 };
 
 int drop_shared_comm(MPI_Comm, int, void* attr, void*) {
@@ -75,6 +86,12 @@ SharedComm* shared_comm(MPI_Comm comm) {
   if (found) return static_cast<SharedComm*>(value);
   auto* shared = new SharedComm;
   MPI_Comm_dup(comm, &shared->comm);
+  if (rank_of(shared->comm) == 0) {
+    std::random_device random;
+    shared->writer = (std::uint64_t{random()} << 32 | random()) ^ static_cast<std::uint64_t>(getpid());
+  }
+  static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t));
+  MPI_Bcast(&shared->writer, 1, MPI_UNSIGNED_LONG_LONG, 0, shared->comm);
   MPI_Comm_set_attr(comm, key, shared);
   return shared;
 }
@@ -137,22 +154,21 @@ void remove_file(int ncid) {
     s.files.erase(it);
   }
   // release() waits for readers still copying out of the pieces; only then
-  // may their memory go.
+  // may their memory go. A piece whose release failed may still be indexed,
+  // so its memory is kept (until the connection closes) rather than reused
+  // under a reader.
   for (auto& [version, pieces] : retired) {
     for (auto& piece : pieces) {
       try {
         client().release(piece.var, version, piece.box);
       } catch (const std::exception& e) {
-        report(NC_NOERR, fmt::format("releasing {} version {}: {}", piece.var, version, e.what()));
+        report(NC_NOERR, fmt::format("releasing {} version {}: {}; its memory stays allocated", piece.var, version,
+                                     e.what()));
+        std::lock_guard lock(s.mu);
+        s.unreleased.push_back(std::move(piece));
       }
     }
   }
-}
-
-int rank_of(MPI_Comm comm) {
-  int r = 0;
-  MPI_Comm_rank(comm, &r);
-  return r;
 }
 
 // Runs `fn` on rank 0 of `comm` and gives its status and text to every rank.
@@ -167,43 +183,10 @@ int on_root(MPI_Comm comm, std::string& text, const std::function<int(std::strin
   return static_cast<int>(head[0]);
 }
 
-const Var* var_of(const File& f, int varid) {
-  if (varid < 0 || static_cast<std::size_t>(varid) >= f.schema.vars.size()) return nullptr;
-  return &f.schema.vars[static_cast<std::size_t>(varid)];
-}
-
-// The attribute list of a variable or of the file (NC_GLOBAL); nullptr for a bad varid.
-std::vector<Att>* atts_of(File& f, int varid) {
-  if (varid == NC_GLOBAL) return &f.schema.atts;
-  if (varid < 0 || static_cast<std::size_t>(varid) >= f.schema.vars.size()) return nullptr;
-  return &f.schema.vars[static_cast<std::size_t>(varid)].atts;
-}
-
-const Att* find_att(File& f, int varid, const char* name, int* status) {
-  auto* atts = atts_of(f, varid);
-  if (atts == nullptr) {
-    *status = NC_ENOTVAR;
-    return nullptr;
-  }
-  for (const auto& a : *atts) {
-    if (name != nullptr && a.name == name) return &a;
-  }
-  *status = NC_ENOTATT;
-  return nullptr;
-}
-
-int name_in_use(const File& f, const char* name, bool dim) {
-  if (name == nullptr || *name == '\0') return NC_EBADNAME;
-  if (dim) {
-    for (const auto& d : f.schema.dims) if (d.name == name) return NC_ENAMEINUSE;
-  } else {
-    for (const auto& v : f.schema.vars) if (v.name == name) return NC_ENAMEINUSE;
-  }
+int end_define(File& f) {
+  if (!f.define_mode) return NC_ENOTINDEFINE;
+  f.define_mode = false;
   return NC_NOERR;
-}
-
-void copy_name(char* out, const std::string& name) {
-  if (out != nullptr) std::memcpy(out, name.c_str(), name.size() + 1);
 }
 
 }  // namespace
@@ -231,9 +214,13 @@ Client& client() {
 
 std::string cove_name(const File& f, int varid) {
   const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
-  std::string name = fmt::format("pnetcdf:{}:{}:{}:{}", f.path, v.name, v.type, v.dims.size());
+  // Paths and netCDF names may both contain ':': the path's length keeps
+  // "a" + "b:c" apart from "a:b" + "c", which would share bytes otherwise.
+  std::string name = fmt::format("pnetcdf:{:016x}:{}:{}:{}:{}:{}", f.schema.writer, f.path.size(), f.path, v.name,
+                                 v.type, v.dims.size());
   if (name.size() > 255) {
-    name = fmt::format("pnetcdf:{:016x}:{}:{}:{}", std::hash<std::string>{}(f.path), v.name, v.type, v.dims.size());
+    const std::hash<std::string> hash;
+    name = fmt::format("pnetcdf#{:016x}{:016x}", hash(name), hash(name + '\x01'));
   }
   return name;
 }
@@ -286,55 +273,9 @@ int unsupported(int ncid, const char* name) {
   return report(NC_ENOTSUPPORT, fmt::format("{} is not supported on the coupled file {}", name, f ? f->path : "?"));
 }
 
-int put_att(int ncid, int varid, const char* name, nc_type xtype, MPI_Offset len, const void* buf, nc_type mem) {
-  File* f = find_file(ncid);
-  if (!f->writer) return NC_EPERM;
-  if (!f->define_mode) return NC_ENOTINDEFINE;
-  auto* atts = atts_of(*f, varid);
-  if (atts == nullptr) return NC_ENOTVAR;
-  if (name == nullptr || *name == '\0') return NC_EBADNAME;
-  if (type_size(xtype) == 0) return NC_EBADTYPE;
-  if (len < 0) return NC_EINVAL;
-  if (len > 0 && buf == nullptr) return NC_EINVAL;
-  Att a{name, xtype, len, std::vector<char>(static_cast<std::size_t>(len) * type_size(xtype))};
-  int status = NC_NOERR;
-  if (len > 0) status = convert(buf, mem, a.data.data(), xtype, static_cast<std::size_t>(len), !(f->schema.cmode & NC_64BIT_DATA));
-  if (status != NC_NOERR && status != NC_ERANGE) return status;
-  bool replaced = false;
-  for (auto& old : *atts) {
-    if (old.name == name) {
-      old = a;
-      replaced = true;
-    }
-  }
-  if (!replaced) atts->push_back(std::move(a));
-  return status;
-}
-
-int get_att(int ncid, int varid, const char* name, void* buf, nc_type mem) {
-  File* f = find_file(ncid);
-  int status = NC_NOERR;
-  const Att* a = find_att(*f, varid, name, &status);
-  if (a == nullptr) return status;
-  if (mem == NC_NAT) mem = a->type;
-  if (a->len == 0) return NC_NOERR;
-  if (buf == nullptr) return NC_EINVAL;
-  return convert(a->data.data(), a->type, buf, mem, static_cast<std::size_t>(a->len), !(f->schema.cmode & NC_64BIT_DATA));
-}
-
 }  // namespace cove::pnetcdf
 
 using namespace cove::pnetcdf;
-
-// A coupled file's call goes to Cove; in `both` mode the real library runs
-// it first (NC_ERANGE still wrote the rest, so Cove goes on too).
-#define COUPLED(fn, ...)                                                 \
-  File* f = find_file(ncid);                                             \
-  if (f == nullptr) return real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);   \
-  if (f->real_too) {                                                     \
-    const int rc_ = real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);          \
-    if (rc_ != NC_NOERR && rc_ != NC_ERANGE) return rc_;                 \
-  }
 
 extern "C" {
 
@@ -349,11 +290,6 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   }
   if (rule == nullptr || rule->mode == Mode::file) return real(comm, path, cmode, info, ncidp);
   if (ncidp == nullptr) return NC_EINVAL;
-  int ncid = -1;
-  if (rule->mode == Mode::both) {
-    const int rc = real(comm, path, cmode, info, &ncid);
-    if (rc != NC_NOERR) return rc;
-  }
   auto file = std::make_unique<File>();
   file->path = path;
   file->writer = true;
@@ -379,6 +315,12 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
       return from_exception("ncmpi_create", *file);
     }
   }
+  // Only now the real file, which an error above would have left open.
+  int ncid = -1;
+  if (rule->mode == Mode::both) {
+    const int rc = real(comm, path, cmode, info, &ncid);
+    if (rc != NC_NOERR) return rc;
+  }
   {
     std::lock_guard lock(state().mu);
     state().created[path] = version;
@@ -387,6 +329,7 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   ++shared->files;
   file->shared_comm = shared;
   file->comm = shared->comm;
+  file->schema.writer = shared->writer;
   file->version = version;
   *ncidp = add_file(std::move(file), ncid);
   return NC_NOERR;
@@ -453,97 +396,43 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   return NC_NOERR;
 }
 
+// In `both` mode the entry goes even when the real close fails: its ncid is
+// the real library's, which may hand it to an uncoupled file next. Every rank
+// publishes regardless, since publishing is collective.
 COVE_PNETCDF_API int ncmpi_close(int ncid) {
-  COUPLED(ncmpi_close, ncid)
+  static const auto real = real_fn<decltype(&::ncmpi_close)>("ncmpi_close");
+  File* f = find_file(ncid);
+  if (f == nullptr) return real(ncid);
+  const int real_rc = f->real_too ? real(ncid) : NC_NOERR;
   const int status = f->writer && !f->published ? publish(*f) : NC_NOERR;
   remove_file(ncid);
-  return status;
+  return real_rc != NC_NOERR ? real_rc : status;
 }
 
 COVE_PNETCDF_API int ncmpi_abort(int ncid) {
-  COUPLED(ncmpi_abort, ncid)
+  static const auto real = real_fn<decltype(&::ncmpi_abort)>("ncmpi_abort");
+  File* f = find_file(ncid);
+  if (f == nullptr) return real(ncid);
+  const int real_rc = f->real_too ? real(ncid) : NC_NOERR;
   remove_file(ncid);
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_def_dim(int ncid, const char* name, MPI_Offset len, int* idp) {
-  COUPLED(ncmpi_def_dim, ncid, name, len, idp)
-  if (!f->writer) return NC_EPERM;
-  if (!f->define_mode) return NC_ENOTINDEFINE;
-  if (const int rc = name_in_use(*f, name, true); rc != NC_NOERR) return rc;
-  if (len < 0) return NC_EDIMSIZE;
-  if (len == NC_UNLIMITED) {
-    if (f->schema.unlimdim >= 0) return NC_EUNLIMIT;
-    f->schema.unlimdim = static_cast<int>(f->schema.dims.size());
-  }
-  f->schema.dims.push_back({name, len});
-  if (idp != nullptr) *idp = static_cast<int>(f->schema.dims.size()) - 1;
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_def_var(int ncid, const char* name, nc_type xtype, int ndims, const int* dimidsp,
-                                   int* varidp) {
-  COUPLED(ncmpi_def_var, ncid, name, xtype, ndims, dimidsp, varidp)
-  if (!f->writer) return NC_EPERM;
-  if (!f->define_mode) return NC_ENOTINDEFINE;
-  if (const int rc = name_in_use(*f, name, false); rc != NC_NOERR) return rc;
-  if (type_size(xtype) == 0) return NC_EBADTYPE;
-  if (ndims < 0 || ndims > NC_MAX_VAR_DIMS) return NC_EINVAL;
-  if (ndims > 0 && dimidsp == nullptr) return NC_EINVAL;
-  Var v{name, xtype, {}, {}};
-  for (int i = 0; i < ndims; ++i) {
-    if (dimidsp[i] < 0 || static_cast<std::size_t>(dimidsp[i]) >= f->schema.dims.size()) return NC_EBADDIM;
-    if (i > 0 && dimidsp[i] == f->schema.unlimdim) return NC_EUNLIMPOS;
-    v.dims.push_back(dimidsp[i]);
-  }
-  f->schema.vars.push_back(std::move(v));
-  if (varidp != nullptr) *varidp = static_cast<int>(f->schema.vars.size()) - 1;
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_put_att(int ncid, int varid, const char* name, nc_type xtype, MPI_Offset nelems,
-                                   const void* buf) {
-  COUPLED(ncmpi_put_att, ncid, varid, name, xtype, nelems, buf)
-  (void)f;
-  return put_att(ncid, varid, name, xtype, nelems, buf, xtype);
-}
-
-COVE_PNETCDF_API int ncmpi_put_att_text(int ncid, int varid, const char* name, MPI_Offset len, const char* op) {
-  COUPLED(ncmpi_put_att_text, ncid, varid, name, len, op)
-  (void)f;
-  return put_att(ncid, varid, name, NC_CHAR, len, op, NC_CHAR);
-}
-
-COVE_PNETCDF_API int ncmpi_get_att(int ncid, int varid, const char* name, void* buf) {
-  COUPLED(ncmpi_get_att, ncid, varid, name, buf)
-  (void)f;
-  return get_att(ncid, varid, name, buf, NC_NAT);
-}
-
-COVE_PNETCDF_API int ncmpi_get_att_text(int ncid, int varid, const char* name, char* buf) {
-  COUPLED(ncmpi_get_att_text, ncid, varid, name, buf)
-  (void)f;
-  return get_att(ncid, varid, name, buf, NC_CHAR);
+  return real_rc;
 }
 
 COVE_PNETCDF_API int ncmpi_enddef(int ncid) {
   COUPLED(ncmpi_enddef, ncid)
-  if (!f->define_mode) return NC_ENOTINDEFINE;
-  f->define_mode = false;
-  return NC_NOERR;
+  return end_define(*f);
 }
 
+// The header and alignment hints concern the real file only.
 COVE_PNETCDF_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
                                    MPI_Offset r_align) {
   COUPLED(ncmpi__enddef, ncid, h_minfree, v_align, v_minfree, r_align)
-  if (!f->define_mode) return NC_ENOTINDEFINE;
-  f->define_mode = false;
-  return NC_NOERR;
+  return end_define(*f);
 }
 
 COVE_PNETCDF_API int ncmpi_redef(int ncid) {
   COUPLED(ncmpi_redef, ncid)
-  if (!f->writer) return NC_EPERM;
+  if (!f->writer || f->published) return NC_EPERM;
   if (f->define_mode) return NC_EINDEFINE;
   f->define_mode = true;
   return NC_NOERR;
@@ -586,154 +475,6 @@ COVE_PNETCDF_API int ncmpi_set_fill(int ncid, int fillmode, int* old_modep) {
   COUPLED(ncmpi_set_fill, ncid, fillmode, old_modep)
   (void)f;
   if (old_modep != nullptr && !f->real_too) *old_modep = NC_NOFILL;
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_inq(int ncid, int* ndimsp, int* nvarsp, int* nattsp, int* xtendimp) {
-  COUPLED(ncmpi_inq, ncid, ndimsp, nvarsp, nattsp, xtendimp)
-  if (ndimsp) *ndimsp = static_cast<int>(f->schema.dims.size());
-  if (nvarsp) *nvarsp = static_cast<int>(f->schema.vars.size());
-  if (nattsp) *nattsp = static_cast<int>(f->schema.atts.size());
-  if (xtendimp) *xtendimp = f->schema.unlimdim;
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_ndims(int ncid, int* ndimsp) { return ncmpi_inq(ncid, ndimsp, nullptr, nullptr, nullptr); }
-COVE_PNETCDF_API int ncmpi_inq_nvars(int ncid, int* nvarsp) { return ncmpi_inq(ncid, nullptr, nvarsp, nullptr, nullptr); }
-COVE_PNETCDF_API int ncmpi_inq_natts(int ncid, int* nattsp) { return ncmpi_inq(ncid, nullptr, nullptr, nattsp, nullptr); }
-COVE_PNETCDF_API int ncmpi_inq_unlimdim(int ncid, int* unlimdimp) { return ncmpi_inq(ncid, nullptr, nullptr, nullptr, unlimdimp); }
-
-COVE_PNETCDF_API int ncmpi_inq_format(int ncid, int* formatp) {
-  COUPLED(ncmpi_inq_format, ncid, formatp)
-  if (formatp) {
-    const int cmode = f->schema.cmode;
-    *formatp = cmode & NC_64BIT_DATA ? NC_FORMAT_CDF5 : cmode & NC_64BIT_OFFSET ? NC_FORMAT_CDF2 : NC_FORMAT_CLASSIC;
-  }
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_path(int ncid, int* pathlen, char* path) {
-  COUPLED(ncmpi_inq_path, ncid, pathlen, path)
-  if (pathlen) *pathlen = static_cast<int>(f->path.size());
-  copy_name(path, f->path);
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_dimid(int ncid, const char* name, int* idp) {
-  COUPLED(ncmpi_inq_dimid, ncid, name, idp)
-  for (std::size_t i = 0; i < f->schema.dims.size(); ++i) {
-    if (name != nullptr && f->schema.dims[i].name == name) {
-      if (idp) *idp = static_cast<int>(i);
-      return NC_NOERR;
-    }
-  }
-  return NC_EBADDIM;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_dim(int ncid, int dimid, char* name, MPI_Offset* lenp) {
-  COUPLED(ncmpi_inq_dim, ncid, dimid, name, lenp)
-  if (dimid < 0 || static_cast<std::size_t>(dimid) >= f->schema.dims.size()) return NC_EBADDIM;
-  const Dim& d = f->schema.dims[static_cast<std::size_t>(dimid)];
-  copy_name(name, d.name);
-  if (lenp) *lenp = dimid == f->schema.unlimdim ? f->schema.numrecs : d.len;
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_dimname(int ncid, int dimid, char* name) { return ncmpi_inq_dim(ncid, dimid, name, nullptr); }
-COVE_PNETCDF_API int ncmpi_inq_dimlen(int ncid, int dimid, MPI_Offset* lenp) { return ncmpi_inq_dim(ncid, dimid, nullptr, lenp); }
-
-COVE_PNETCDF_API int ncmpi_inq_varid(int ncid, const char* name, int* varidp) {
-  COUPLED(ncmpi_inq_varid, ncid, name, varidp)
-  for (std::size_t i = 0; i < f->schema.vars.size(); ++i) {
-    if (name != nullptr && f->schema.vars[i].name == name) {
-      if (varidp) *varidp = static_cast<int>(i);
-      return NC_NOERR;
-    }
-  }
-  return NC_ENOTVAR;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_var(int ncid, int varid, char* name, nc_type* xtypep, int* ndimsp, int* dimidsp,
-                                   int* nattsp) {
-  COUPLED(ncmpi_inq_var, ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp)
-  const Var* v = var_of(*f, varid);
-  if (v == nullptr) return NC_ENOTVAR;
-  copy_name(name, v->name);
-  if (xtypep) *xtypep = v->type;
-  if (ndimsp) *ndimsp = static_cast<int>(v->dims.size());
-  if (dimidsp) std::copy(v->dims.begin(), v->dims.end(), dimidsp);
-  if (nattsp) *nattsp = static_cast<int>(v->atts.size());
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_varname(int ncid, int varid, char* name) {
-  return ncmpi_inq_var(ncid, varid, name, nullptr, nullptr, nullptr, nullptr);
-}
-COVE_PNETCDF_API int ncmpi_inq_vartype(int ncid, int varid, nc_type* xtypep) {
-  return ncmpi_inq_var(ncid, varid, nullptr, xtypep, nullptr, nullptr, nullptr);
-}
-COVE_PNETCDF_API int ncmpi_inq_varndims(int ncid, int varid, int* ndimsp) {
-  return ncmpi_inq_var(ncid, varid, nullptr, nullptr, ndimsp, nullptr, nullptr);
-}
-COVE_PNETCDF_API int ncmpi_inq_vardimid(int ncid, int varid, int* dimidsp) {
-  return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, dimidsp, nullptr);
-}
-COVE_PNETCDF_API int ncmpi_inq_varnatts(int ncid, int varid, int* nattsp) {
-  return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, nullptr, nattsp);
-}
-
-COVE_PNETCDF_API int ncmpi_inq_num_rec_vars(int ncid, int* nump) {
-  COUPLED(ncmpi_inq_num_rec_vars, ncid, nump)
-  int n = 0;
-  for (const auto& v : f->schema.vars) n += !v.dims.empty() && v.dims[0] == f->schema.unlimdim;
-  if (nump) *nump = n;
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_num_fix_vars(int ncid, int* nump) {
-  COUPLED(ncmpi_inq_num_fix_vars, ncid, nump)
-  int n = 0;
-  for (const auto& v : f->schema.vars) n += v.dims.empty() || v.dims[0] != f->schema.unlimdim;
-  if (nump) *nump = n;
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_att(int ncid, int varid, const char* name, nc_type* xtypep, MPI_Offset* lenp) {
-  COUPLED(ncmpi_inq_att, ncid, varid, name, xtypep, lenp)
-  int status = NC_NOERR;
-  const Att* a = find_att(*f, varid, name, &status);
-  if (a == nullptr) return status;
-  if (xtypep) *xtypep = a->type;
-  if (lenp) *lenp = a->len;
-  return NC_NOERR;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_atttype(int ncid, int varid, const char* name, nc_type* xtypep) {
-  return ncmpi_inq_att(ncid, varid, name, xtypep, nullptr);
-}
-COVE_PNETCDF_API int ncmpi_inq_attlen(int ncid, int varid, const char* name, MPI_Offset* lenp) {
-  return ncmpi_inq_att(ncid, varid, name, nullptr, lenp);
-}
-
-COVE_PNETCDF_API int ncmpi_inq_attid(int ncid, int varid, const char* name, int* idp) {
-  COUPLED(ncmpi_inq_attid, ncid, varid, name, idp)
-  auto* atts = atts_of(*f, varid);
-  if (atts == nullptr) return NC_ENOTVAR;
-  for (std::size_t i = 0; i < atts->size(); ++i) {
-    if (name != nullptr && (*atts)[i].name == name) {
-      if (idp) *idp = static_cast<int>(i);
-      return NC_NOERR;
-    }
-  }
-  return NC_ENOTATT;
-}
-
-COVE_PNETCDF_API int ncmpi_inq_attname(int ncid, int varid, int attnum, char* name) {
-  COUPLED(ncmpi_inq_attname, ncid, varid, attnum, name)
-  auto* atts = atts_of(*f, varid);
-  if (atts == nullptr) return NC_ENOTVAR;
-  if (attnum < 0 || static_cast<std::size_t>(attnum) >= atts->size()) return NC_ENOTATT;
-  copy_name(name, (*atts)[static_cast<std::size_t>(attnum)].name);
   return NC_NOERR;
 }
 

@@ -41,6 +41,10 @@ struct Schema {
   std::vector<Att> atts;
   int unlimdim = -1;
   MPI_Offset numrecs = 0;
+  // Names the writer job in its Cove variables, so that a reader of version v
+  // never gets bytes that another job put under the same version (one that
+  // died before close, or wrote the same file name at the same time).
+  std::uint64_t writer = 0;
 
   std::string serialize() const;
   static Schema parse(const std::string& text);
@@ -86,3 +90,14 @@ int report(int code, const std::string& what);
 int from_exception(const char* call, const File& f);
 
 }  // namespace cove::pnetcdf
+
+// A coupled file's call goes to Cove; in `both` mode the real library runs
+// it first (NC_ERANGE still wrote the rest, so Cove goes on too).
+#define COUPLED(fn, ...)                                                 \
+  File* f = find_file(ncid);                                             \
+  if (f == nullptr) return real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);   \
+  if (f->real_too) {                                                     \
+    const int rc_ = real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);          \
+    if (rc_ != NC_NOERR && rc_ != NC_ERANGE) return rc_;                 \
+  }
+

@@ -30,7 +30,7 @@ Att att_of(const json& j) {
 }  // namespace
 
 std::string Schema::serialize() const {
-  json j{{"cmode", cmode}, {"unlimdim", unlimdim}, {"numrecs", numrecs}};
+  json j{{"cmode", cmode}, {"unlimdim", unlimdim}, {"numrecs", numrecs}, {"writer", writer}};
   j["dims"] = json::array();
   for (const auto& d : dims) j["dims"].push_back({{"name", d.name}, {"len", d.len}});
   j["atts"] = json::array();
@@ -50,6 +50,7 @@ Schema Schema::parse(const std::string& text) {
   s.cmode = j.at("cmode").get<int>();
   s.unlimdim = j.at("unlimdim").get<int>();
   s.numrecs = j.at("numrecs").get<MPI_Offset>();
+  s.writer = j.at("writer").get<std::uint64_t>();
   for (const auto& d : j.at("dims")) s.dims.push_back({d.at("name").get<std::string>(), d.at("len").get<MPI_Offset>()});
   for (const auto& a : j.at("atts")) s.atts.push_back(att_of(a));
   for (const auto& v : j.at("vars")) {

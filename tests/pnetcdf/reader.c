@@ -12,12 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef COVE_TEST_DTF
-/* DTF's API (Martsinkevich et al.), as a program written for DTF calls it. */
-int dtf_init(const char* config_file, const char* component_name);
-int dtf_transfer(const char* filename);
-int dtf_finalize(void);
-#endif
 
 static int failures = 0;
 

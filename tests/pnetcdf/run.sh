@@ -18,6 +18,9 @@
 #                      NC_ERANGE), through Cove and on real files: the outputs must be identical
 #     missing          a reader of a file nobody writes fails after the timeout, naming it
 #     bad_config       a malformed config fails the first call, naming the key and line
+#     edges            bad input (types, dimension sizes, coordinates that overflow, paths
+#                      and names with ':'): PnetCDF's codes on real files and through Cove;
+#                      a writer that exits before close, then one that writes half the file
 # Needs COVE_BIN (cove-server), COVE_PNETCDF_LIB (the library), COVE_TEST_BIN (the programs).
 set -euo pipefail
 dir=$1 case=$2
@@ -86,6 +89,15 @@ case "$case" in
     start_bg "$dir/writer.out" "${mpi[@]}" "${pre[@]}" -n 2 "$w" 2 "$data" "$dir/reader-done"
     writer=$last
     wait_for "$dir/writer.out" "waiting for"
+    # The bytes are the writer's (put_local), not copies on the server.
+    "$COVE_BIN"/cove ls --json > "$dir/ls.json"
+    python3 -c '
+import json, sys
+pieces = [p for v in json.load(open(sys.argv[1])) if "coupled.nc" in v["name"]
+          for ver in v["versions"] for p in ver["pieces"]]
+held = [p for p in pieces if p["on_server"]]
+print(f"shallow: {len(pieces)} pieces of coupled.nc, {len(held)} on the server")
+sys.exit(0 if pieces and not held else 1)' "$dir/ls.json"
     status=0
     "${mpi[@]}" "${pre[@]}" -n 3 "$r" 2 1 "$data" || status=$?
     touch "$dir/reader-done"
@@ -153,10 +165,23 @@ case "$case" in
     printf 'mode = "memory"\ntimeout = \n' > "$COVE_PNETCDF_CONFIG"
     if "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data" > "$dir/out" 2>&1; then exit 1; fi
     grep -q "cove-pnetcdf.toml: line 2: " "$dir/out" || { cat "$dir/out"; exit 1; }
+    printf 'mode = "memory"\n\ntimeout = nan\n' > "$COVE_PNETCDF_CONFIG"
+    if "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data" > "$dir/out" 2>&1; then exit 1; fi
+    grep -q "line 3: key 'timeout': nan is not a number of seconds" "$dir/out" || { cat "$dir/out"; exit 1; }
+    if COVE_PNETCDF_CONFIG=$dir/none.toml "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data" > "$dir/out" 2>&1; then exit 1; fi
+    grep -q "none.toml: File could not be opened" "$dir/out" || { cat "$dir/out"; exit 1; }
     # Without a config nothing is coupled: the same program writes real files.
     unset COVE_PNETCDF_CONFIG
     "${mpi[@]}" -x LD_PRELOAD="$COVE_PNETCDF_LIB" -n 2 "$w" 1 "$data"
     check_plain
     "${mpi[@]}" -n 2 "$r" 1 1 "$data" ;;
+  edges)
+    t=$COVE_TEST_BIN/cove-test-pnetcdf-edges
+    mkdir -p "$dir/real"
+    "${mpi[@]}" -n 1 "$t" real "$dir/real"
+    printf 'timeout = 5\n[[file]]\nname = "edges*"\n' > "$COVE_PNETCDF_CONFIG"
+    "${mpi[@]}" "${pre[@]}" -n 1 "$t" crash "$data"
+    "${mpi[@]}" "${pre[@]}" -n 1 "$t" cove "$data"
+    [ ! -e "$data/edges.nc" ] || { echo "memory mode wrote edges.nc to disk"; exit 1; } ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac

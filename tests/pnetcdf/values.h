@@ -1,5 +1,6 @@
 /* The values the PnetCDF test writer puts and the reader checks: every
- * element's value names its variable, step and global position. */
+ * element's value names its variable, step and global position; DTF's
+ * calls for the builds that use them. */
 #ifndef COVE_TEST_PNETCDF_VALUES_H
 #define COVE_TEST_PNETCDF_VALUES_H
 
@@ -17,5 +18,12 @@ static inline void block(MPI_Offset n, int parts, int rank, MPI_Offset* start, M
   *start = rank * base + (rank < extra ? rank : extra);
   *count = base + (rank < extra ? 1 : 0);
 }
+
+#ifdef COVE_TEST_DTF
+/* DTF's API (Martsinkevich et al.), as a program written for DTF calls it. */
+int dtf_init(const char* config_file, const char* component_name);
+int dtf_transfer(const char* filename);
+int dtf_finalize(void);
+#endif
 
 #endif

@@ -13,12 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef COVE_TEST_DTF
-/* DTF's API (Martsinkevich et al.), as a program written for DTF calls it. */
-int dtf_init(const char* config_file, const char* component_name);
-int dtf_transfer(const char* filename);
-int dtf_finalize(void);
-#endif
 
 #define CHECK(call)                                                              \
   do {                                                                           \
@@ -157,6 +151,13 @@ int main(int argc, char** argv) {
     CHECK(ncmpi_end_indep_data(nc));
 #ifdef COVE_TEST_DTF
     CHECK(dtf_transfer(path));
+    /* The version is published: a put now would change it under its readers. */
+    int late = -1;
+    if (ncmpi_put_var_int_all(nc, vstep, &late) != NC_EPERM) {
+      fprintf(stderr, "writer: a put after dtf_transfer did not fail with NC_EPERM\n");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    CHECK(dtf_transfer(path)); /* nothing left to publish */
 #endif
     CHECK(ncmpi_close(nc));
   }

@@ -1,0 +1,310 @@
+// The entry points that build a coupled file's schema in define mode
+// (dimensions, variables, attributes) and answer from it (inq_*, get_att).
+#include "convert.hpp"
+#include "files.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace cove::pnetcdf {
+namespace {
+
+// The index of the dimension, variable or attribute called `name`; -1 if none (or no name).
+template <class Named>
+int index_of(const std::vector<Named>& items, const char* name) {
+  if (name == nullptr) return -1;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const Var* var_of(const File& f, int varid) {
+  if (varid < 0 || static_cast<std::size_t>(varid) >= f.schema.vars.size()) return nullptr;
+  return &f.schema.vars[static_cast<std::size_t>(varid)];
+}
+
+// The attribute list of a variable or of the file (NC_GLOBAL); nullptr for a bad varid.
+std::vector<Att>* atts_of(File& f, int varid) {
+  if (varid == NC_GLOBAL) return &f.schema.atts;
+  if (varid < 0 || static_cast<std::size_t>(varid) >= f.schema.vars.size()) return nullptr;
+  return &f.schema.vars[static_cast<std::size_t>(varid)].atts;
+}
+
+const Att* find_att(File& f, int varid, const char* name, int* status) {
+  auto* atts = atts_of(f, varid);
+  if (atts == nullptr) {
+    *status = NC_ENOTVAR;
+    return nullptr;
+  }
+  const int id = index_of(*atts, name);
+  if (id >= 0) return &(*atts)[static_cast<std::size_t>(id)];
+  *status = NC_ENOTATT;
+  return nullptr;
+}
+
+int name_in_use(const File& f, const char* name, bool dim) {
+  if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  const int found = dim ? index_of(f.schema.dims, name) : index_of(f.schema.vars, name);
+  return found >= 0 ? NC_ENAMEINUSE : NC_NOERR;
+}
+
+// The longest dimension each format can record (netCDF's limits: 2^31-4,
+// 2^32-4, 2^63-4 elements).
+MPI_Offset max_dim_len(int cmode) {
+  if (cmode & NC_64BIT_DATA) return std::numeric_limits<MPI_Offset>::max() - 3;
+  if (cmode & NC_64BIT_OFFSET) return (MPI_Offset{1} << 32) - 4;
+  return (MPI_Offset{1} << 31) - 4;
+}
+
+void copy_name(char* out, const std::string& name) {
+  if (out != nullptr) std::memcpy(out, name.c_str(), name.size() + 1);
+}
+
+}  // namespace
+
+int put_att(int ncid, int varid, const char* name, nc_type xtype, MPI_Offset len, const void* buf, nc_type mem) {
+  File* f = find_file(ncid);
+  if (!f->writer) return NC_EPERM;
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  auto* atts = atts_of(*f, varid);
+  if (atts == nullptr) return NC_ENOTVAR;
+  if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  if (const int rc = check_external(xtype, f->schema.cmode); rc != NC_NOERR) return rc;
+  if (len < 0) return NC_EINVAL;
+  if (len > 0 && buf == nullptr) return NC_EINVAL;
+  if (len > max_dim_len(f->schema.cmode)) return NC_EINVAL;
+  Att a{name, xtype, len, std::vector<char>(static_cast<std::size_t>(len) * type_size(xtype))};
+  int status = NC_NOERR;
+  if (len > 0) status = convert(buf, mem, a.data.data(), xtype, static_cast<std::size_t>(len), !(f->schema.cmode & NC_64BIT_DATA));
+  if (status != NC_NOERR && status != NC_ERANGE) return status;
+  bool replaced = false;
+  for (auto& old : *atts) {
+    if (old.name == name) {
+      old = a;
+      replaced = true;
+    }
+  }
+  if (!replaced) atts->push_back(std::move(a));
+  return status;
+}
+
+int get_att(int ncid, int varid, const char* name, void* buf, nc_type mem) {
+  File* f = find_file(ncid);
+  int status = NC_NOERR;
+  const Att* a = find_att(*f, varid, name, &status);
+  if (a == nullptr) return status;
+  if (mem == NC_NAT) mem = a->type;
+  if (a->len == 0) return NC_NOERR;
+  if (buf == nullptr) return NC_EINVAL;
+  return convert(a->data.data(), a->type, buf, mem, static_cast<std::size_t>(a->len), !(f->schema.cmode & NC_64BIT_DATA));
+}
+
+}  // namespace cove::pnetcdf
+
+using namespace cove::pnetcdf;
+
+extern "C" {
+
+COVE_PNETCDF_API int ncmpi_def_dim(int ncid, const char* name, MPI_Offset len, int* idp) {
+  COUPLED(ncmpi_def_dim, ncid, name, len, idp)
+  if (!f->writer) return NC_EPERM;
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  if (const int rc = name_in_use(*f, name, true); rc != NC_NOERR) return rc;
+  if (len < 0 || len > max_dim_len(f->schema.cmode)) return NC_EDIMSIZE;
+  if (len == NC_UNLIMITED) {
+    if (f->schema.unlimdim >= 0) return NC_EUNLIMIT;
+    f->schema.unlimdim = static_cast<int>(f->schema.dims.size());
+  }
+  f->schema.dims.push_back({name, len});
+  if (idp != nullptr) *idp = static_cast<int>(f->schema.dims.size()) - 1;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_def_var(int ncid, const char* name, nc_type xtype, int ndims, const int* dimidsp,
+                                   int* varidp) {
+  COUPLED(ncmpi_def_var, ncid, name, xtype, ndims, dimidsp, varidp)
+  if (!f->writer) return NC_EPERM;
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  if (const int rc = name_in_use(*f, name, false); rc != NC_NOERR) return rc;
+  if (const int rc = check_external(xtype, f->schema.cmode); rc != NC_NOERR) return rc;
+  if (ndims < 0) return NC_EINVAL;
+  if (ndims > NC_MAX_VAR_DIMS) return NC_EMAXDIMS;
+  if (ndims > 0 && dimidsp == nullptr) return NC_EINVAL;
+  Var v{name, xtype, {}, {}};
+  for (int i = 0; i < ndims; ++i) {
+    if (dimidsp[i] < 0 || static_cast<std::size_t>(dimidsp[i]) >= f->schema.dims.size()) return NC_EBADDIM;
+    if (i > 0 && dimidsp[i] == f->schema.unlimdim) return NC_EUNLIMPOS;
+    v.dims.push_back(dimidsp[i]);
+  }
+  f->schema.vars.push_back(std::move(v));
+  if (varidp != nullptr) *varidp = static_cast<int>(f->schema.vars.size()) - 1;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_put_att(int ncid, int varid, const char* name, nc_type xtype, MPI_Offset nelems,
+                                   const void* buf) {
+  COUPLED(ncmpi_put_att, ncid, varid, name, xtype, nelems, buf)
+  (void)f;
+  return put_att(ncid, varid, name, xtype, nelems, buf, xtype);
+}
+
+COVE_PNETCDF_API int ncmpi_put_att_text(int ncid, int varid, const char* name, MPI_Offset len, const char* op) {
+  COUPLED(ncmpi_put_att_text, ncid, varid, name, len, op)
+  (void)f;
+  return put_att(ncid, varid, name, NC_CHAR, len, op, NC_CHAR);
+}
+
+COVE_PNETCDF_API int ncmpi_get_att(int ncid, int varid, const char* name, void* buf) {
+  COUPLED(ncmpi_get_att, ncid, varid, name, buf)
+  (void)f;
+  return get_att(ncid, varid, name, buf, NC_NAT);
+}
+
+COVE_PNETCDF_API int ncmpi_get_att_text(int ncid, int varid, const char* name, char* buf) {
+  COUPLED(ncmpi_get_att_text, ncid, varid, name, buf)
+  (void)f;
+  return get_att(ncid, varid, name, buf, NC_CHAR);
+}
+
+COVE_PNETCDF_API int ncmpi_inq(int ncid, int* ndimsp, int* nvarsp, int* nattsp, int* xtendimp) {
+  COUPLED(ncmpi_inq, ncid, ndimsp, nvarsp, nattsp, xtendimp)
+  if (ndimsp) *ndimsp = static_cast<int>(f->schema.dims.size());
+  if (nvarsp) *nvarsp = static_cast<int>(f->schema.vars.size());
+  if (nattsp) *nattsp = static_cast<int>(f->schema.atts.size());
+  if (xtendimp) *xtendimp = f->schema.unlimdim;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_ndims(int ncid, int* ndimsp) { return ncmpi_inq(ncid, ndimsp, nullptr, nullptr, nullptr); }
+COVE_PNETCDF_API int ncmpi_inq_nvars(int ncid, int* nvarsp) { return ncmpi_inq(ncid, nullptr, nvarsp, nullptr, nullptr); }
+COVE_PNETCDF_API int ncmpi_inq_natts(int ncid, int* nattsp) { return ncmpi_inq(ncid, nullptr, nullptr, nattsp, nullptr); }
+COVE_PNETCDF_API int ncmpi_inq_unlimdim(int ncid, int* unlimdimp) { return ncmpi_inq(ncid, nullptr, nullptr, nullptr, unlimdimp); }
+
+COVE_PNETCDF_API int ncmpi_inq_format(int ncid, int* formatp) {
+  COUPLED(ncmpi_inq_format, ncid, formatp)
+  if (formatp) {
+    const int cmode = f->schema.cmode;
+    *formatp = cmode & NC_64BIT_DATA ? NC_FORMAT_CDF5 : cmode & NC_64BIT_OFFSET ? NC_FORMAT_CDF2 : NC_FORMAT_CLASSIC;
+  }
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_path(int ncid, int* pathlen, char* path) {
+  COUPLED(ncmpi_inq_path, ncid, pathlen, path)
+  if (pathlen) *pathlen = static_cast<int>(f->path.size());
+  copy_name(path, f->path);
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_dimid(int ncid, const char* name, int* idp) {
+  COUPLED(ncmpi_inq_dimid, ncid, name, idp)
+  const int id = index_of(f->schema.dims, name);
+  if (id < 0) return NC_EBADDIM;
+  if (idp) *idp = id;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_dim(int ncid, int dimid, char* name, MPI_Offset* lenp) {
+  COUPLED(ncmpi_inq_dim, ncid, dimid, name, lenp)
+  if (dimid < 0 || static_cast<std::size_t>(dimid) >= f->schema.dims.size()) return NC_EBADDIM;
+  const Dim& d = f->schema.dims[static_cast<std::size_t>(dimid)];
+  copy_name(name, d.name);
+  if (lenp) *lenp = dimid == f->schema.unlimdim ? f->schema.numrecs : d.len;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_dimname(int ncid, int dimid, char* name) { return ncmpi_inq_dim(ncid, dimid, name, nullptr); }
+COVE_PNETCDF_API int ncmpi_inq_dimlen(int ncid, int dimid, MPI_Offset* lenp) { return ncmpi_inq_dim(ncid, dimid, nullptr, lenp); }
+
+COVE_PNETCDF_API int ncmpi_inq_varid(int ncid, const char* name, int* varidp) {
+  COUPLED(ncmpi_inq_varid, ncid, name, varidp)
+  const int id = index_of(f->schema.vars, name);
+  if (id < 0) return NC_ENOTVAR;
+  if (varidp) *varidp = id;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_var(int ncid, int varid, char* name, nc_type* xtypep, int* ndimsp, int* dimidsp,
+                                   int* nattsp) {
+  COUPLED(ncmpi_inq_var, ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp)
+  const Var* v = var_of(*f, varid);
+  if (v == nullptr) return NC_ENOTVAR;
+  copy_name(name, v->name);
+  if (xtypep) *xtypep = v->type;
+  if (ndimsp) *ndimsp = static_cast<int>(v->dims.size());
+  if (dimidsp) std::copy(v->dims.begin(), v->dims.end(), dimidsp);
+  if (nattsp) *nattsp = static_cast<int>(v->atts.size());
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_varname(int ncid, int varid, char* name) {
+  return ncmpi_inq_var(ncid, varid, name, nullptr, nullptr, nullptr, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_vartype(int ncid, int varid, nc_type* xtypep) {
+  return ncmpi_inq_var(ncid, varid, nullptr, xtypep, nullptr, nullptr, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_varndims(int ncid, int varid, int* ndimsp) {
+  return ncmpi_inq_var(ncid, varid, nullptr, nullptr, ndimsp, nullptr, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_vardimid(int ncid, int varid, int* dimidsp) {
+  return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, dimidsp, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_varnatts(int ncid, int varid, int* nattsp) {
+  return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, nullptr, nattsp);
+}
+
+COVE_PNETCDF_API int ncmpi_inq_num_rec_vars(int ncid, int* nump) {
+  COUPLED(ncmpi_inq_num_rec_vars, ncid, nump)
+  int n = 0;
+  for (const auto& v : f->schema.vars) n += !v.dims.empty() && v.dims[0] == f->schema.unlimdim;
+  if (nump) *nump = n;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_num_fix_vars(int ncid, int* nump) {
+  COUPLED(ncmpi_inq_num_fix_vars, ncid, nump)
+  int n = 0;
+  for (const auto& v : f->schema.vars) n += v.dims.empty() || v.dims[0] != f->schema.unlimdim;
+  if (nump) *nump = n;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_att(int ncid, int varid, const char* name, nc_type* xtypep, MPI_Offset* lenp) {
+  COUPLED(ncmpi_inq_att, ncid, varid, name, xtypep, lenp)
+  int status = NC_NOERR;
+  const Att* a = find_att(*f, varid, name, &status);
+  if (a == nullptr) return status;
+  if (xtypep) *xtypep = a->type;
+  if (lenp) *lenp = a->len;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_atttype(int ncid, int varid, const char* name, nc_type* xtypep) {
+  return ncmpi_inq_att(ncid, varid, name, xtypep, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_attlen(int ncid, int varid, const char* name, MPI_Offset* lenp) {
+  return ncmpi_inq_att(ncid, varid, name, nullptr, lenp);
+}
+
+COVE_PNETCDF_API int ncmpi_inq_attid(int ncid, int varid, const char* name, int* idp) {
+  COUPLED(ncmpi_inq_attid, ncid, varid, name, idp)
+  auto* atts = atts_of(*f, varid);
+  if (atts == nullptr) return NC_ENOTVAR;
+  const int id = index_of(*atts, name);
+  if (id < 0) return NC_ENOTATT;
+  if (idp) *idp = id;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_attname(int ncid, int varid, int attnum, char* name) {
+  COUPLED(ncmpi_inq_attname, ncid, varid, attnum, name)
+  auto* atts = atts_of(*f, varid);
+  if (atts == nullptr) return NC_ENOTVAR;
+  if (attnum < 0 || static_cast<std::size_t>(attnum) >= atts->size()) return NC_ENOTATT;
+  copy_name(name, (*atts)[static_cast<std::size_t>(attnum)].name);
+  return NC_NOERR;
+}
+
+}  // extern "C"
