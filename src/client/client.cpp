@@ -238,7 +238,8 @@ std::optional<std::size_t> Client::Impl::server_index(const std::string& address
 }
 
 void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                            std::size_t bytes, const Layout& layout, MemorySpace memory) {
+                            std::size_t bytes, const Layout& layout, MemorySpace memory,
+                            std::optional<std::size_t> on) {
   const char* what = op == Op::Put ? "put" : "put_local";
   detail::validate_box(box, "box");
   const VarInfo info = var_info(var);
@@ -246,7 +247,8 @@ void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version
   check_region(var, info, box);
   // The data goes to the first server that indexes part of it, or when
   // that one is gone to the next that answers (it tells the shards).
-  const std::size_t home = put_target(static_cast<std::size_t>(shard_map(var)->shards_for(box).front()));
+  const std::size_t home =
+      put_target(on ? *on : static_cast<std::size_t>(shard_map(var)->shards_for(box).front()));
   if (gpu::on_device(gpu::locate(data, memory, what)))
     send_device_put(op, var, version, box, data, bytes, layout, info, home);
   else
@@ -378,6 +380,14 @@ VariableDefinition Client::definition(const std::string& var) {
 void Client::put(const std::string& var, std::uint64_t version, const Box& box, const void* data, std::size_t bytes,
                  const Layout& layout, MemorySpace memory) {
   impl_->send_put(Op::Put, var, version, box, data, bytes, layout, memory);
+}
+
+void Client::put_on(std::size_t server, const std::string& var, std::uint64_t version, const Box& box,
+                    const void* data, std::size_t bytes, const Layout& layout, MemorySpace memory) {
+  if (server >= impl_->server_count())
+    fail(Code::OutOfRange, "put_on of '", var, "': server ", server, " is not one of the ", impl_->server_count(),
+         " servers");
+  impl_->send_put(Op::Put, var, version, box, data, bytes, layout, memory, server);
 }
 
 SharedBuffer Client::allocate(std::size_t bytes) {
@@ -595,6 +605,27 @@ void lock_call(Impl& impl, const std::string& name, bool write, std::span<const 
 }
 
 }  // namespace
+
+WorkerSlot Client::become_worker(std::size_t server, const std::string& name) {
+  if (server >= impl_->server_count())
+    fail(Code::OutOfRange, "worker '", name, "': server ", server, " is not one of the ", impl_->server_count(),
+         " servers");
+  if (name.empty()) fail(Code::InvalidArgument, "a worker's name is empty");
+  const net::WorkerReply r = impl_->call<Message<Op::Worker>>(server, {name});
+  return {r.slot, r.slots, r.workers};
+}
+
+std::vector<std::uint64_t> Client::locate(const std::string& var, std::uint64_t version, const Box& region,
+                                          std::int64_t timeout_ms) {
+  return impl_->locate(var, version, region, timeout_ms);
+}
+
+std::vector<std::uint64_t> Client::bytes_read() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::uint64_t> out = impl_->read_bytes;
+  out.resize(impl_->server_count());
+  return out;
+}
 
 void Client::lock_read(const std::string& name, std::span<const Index> start, std::span<const Index> count,
                        std::int64_t timeout_ms) {

@@ -202,6 +202,10 @@ ServerConfig load_server_config(const std::string& path) {
       auto i = v.value<std::int64_t>();
       if (!i || *i < 1 || *i > 64) fail(Code::InvalidArgument, key("reorg_threads"), " must be an integer in 1..64");
       c.options.reorg_threads = static_cast<int>(*i);
+    } else if (name == "worker_slots") {
+      auto i = v.value<std::int64_t>();
+      if (!i || *i < 0 || *i > 4096) fail(Code::InvalidArgument, key("worker_slots"), " must be an integer in 0..4096");
+      c.options.worker_slots = static_cast<int>(*i);
     } else if (name == "log_level") {
       auto s = v.value<std::string>();
       if (!s) fail(Code::InvalidArgument, key("log_level"), " must be a string");

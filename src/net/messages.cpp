@@ -442,7 +442,7 @@ void for_each_counter(Stats& s, Fn&& fn) {
                       &s.requests, &s.bytes_in, &s.bytes_out, &s.replicas, &s.replica_bytes, &s.reorganizations,
                       &s.replica_answers, &s.patterns, &s.parked_gets, &s.clients, &s.uptime_ms, &s.metadata,
                       &s.metadata_bytes, &s.lost_pieces, &s.replication, &s.copies, &s.copy_bytes,
-                      &s.single_copies, &s.moved_pieces, &s.lost_members})
+                      &s.single_copies, &s.moved_pieces, &s.lost_members, &s.worker_slots, &s.workers})
     fn(*field);
 }
 
@@ -565,6 +565,25 @@ UnlockRequest UnlockRequest::decode(WireReader& in) {
   UnlockRequest m;
   m.name = in.str();
   read_region(in, m.start, m.count);
+  return m;
+}
+
+void WorkerRequest::encode(WireWriter& out) const { out.str(name); }
+WorkerRequest WorkerRequest::decode(WireReader& in) {
+  WorkerRequest m;
+  m.name = in.str();
+  if (m.name.empty()) fail(Code::InvalidArgument, "a worker's name is empty");
+  return m;
+}
+
+void WorkerReply::encode(WireWriter& out) const { out.u32(slot).u32(slots).u32(workers); }
+WorkerReply WorkerReply::decode(WireReader& in) {
+  WorkerReply m;
+  m.slot = in.u32();
+  m.slots = in.u32();
+  m.workers = in.u32();
+  if (m.slot >= m.slots || m.workers > m.slots)
+    fail(Code::Protocol, "worker slot ", m.slot, " with ", m.workers, " workers does not fit ", m.slots, " slots");
   return m;
 }
 

@@ -392,6 +392,27 @@ struct UnlockRequest {
   bool operator==(const UnlockRequest&) const = default;
 };
 
+// ---- in-staging workers (docs/placement.md) ----
+
+// Worker: the sending connection takes one of the server's worker slots
+// until it closes. `name` (at most kMaxStringBytes) names it in stat and
+// errors. The reply: its slot, the server's slots, the workers now
+// registered there (slot < slots, workers <= slots, checked at decode).
+struct WorkerRequest {
+  std::string name;
+  void encode(WireWriter& out) const;
+  static WorkerRequest decode(WireReader& in);
+  bool operator==(const WorkerRequest&) const = default;
+};
+struct WorkerReply {
+  std::uint32_t slot = 0;
+  std::uint32_t slots = 0;
+  std::uint32_t workers = 0;
+  void encode(WireWriter& out) const;
+  static WorkerReply decode(WireReader& in);
+  bool operator==(const WorkerReply&) const = default;
+};
+
 // ---- the table: Op -> request and reply types ----
 
 template <Op>
@@ -429,6 +450,7 @@ COVE_MESSAGE(Undefine, VarRequest, CountReply)  // the pieces this server droppe
 COVE_MESSAGE(Copy, CopyRequest, CopyReply)
 COVE_MESSAGE(Lock, LockRequest, Empty)
 COVE_MESSAGE(Unlock, UnlockRequest, Empty)
+COVE_MESSAGE(Worker, WorkerRequest, WorkerReply)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -445,7 +467,7 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(List) COVE_VISIT(Stat) COVE_VISIT(Disconnect) COVE_VISIT(Stop) COVE_VISIT(IndexAdd)
     COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern) COVE_VISIT(PutGrant) COVE_VISIT(PutPublish)
     COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine) COVE_VISIT(Copy) COVE_VISIT(Lock)
-    COVE_VISIT(Unlock)
+    COVE_VISIT(Unlock) COVE_VISIT(Worker)
 #undef COVE_VISIT
   }
   return false;

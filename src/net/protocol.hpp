@@ -56,6 +56,7 @@ enum class Op : std::uint16_t {
   Copy = 24,       // server to server: keep a second copy of a piece (replicas = 2)
   Lock = 25,       // a read or write lock on an object or region (waits until granted or its timeout)
   Unlock = 26,
+  Worker = 27,     // the connection becomes a consumer worker of this server (a worker slot)
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -73,7 +74,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 26> kOps{{
+inline constexpr std::array<OpInfo, 27> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Greeted},
     {Op::Define, "define", Sender::Client},
@@ -100,6 +101,7 @@ inline constexpr std::array<OpInfo, 26> kOps{{
     {Op::Copy, "copy", Sender::Server},
     {Op::Lock, "lock", Sender::Client},
     {Op::Unlock, "unlock", Sender::Client},
+    {Op::Worker, "worker", Sender::Client},
 }};
 
 // The entry of `type`, or null for a type no Op has.

@@ -19,6 +19,8 @@ Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, 
                         common::kMaxMessageBytes);
   if (o.reorg_threads < 1 || o.reorg_threads > 64)
     fail(Code::InvalidArgument, "ServerOptions.reorg_threads = ", o.reorg_threads, " must be 1..64");
+  if (o.worker_slots < 0 || o.worker_slots > 4096)
+    fail(Code::InvalidArgument, "ServerOptions.worker_slots = ", o.worker_slots, " must be 0..4096");
   if (o.replicas < 1 || o.replicas > 2)
     fail(Code::InvalidArgument, "ServerOptions.replicas = ", o.replicas, " must be 1 or 2");
   if (static_cast<int>(o.reorg) < 1 || static_cast<int>(o.reorg) > 4)
@@ -98,6 +100,7 @@ void Service::start() {
   });
   d.on<Op::Unlock>(D::always(), [this](Session& s, net::UnlockRequest&& r) { return unlock(s, std::move(r)); });
   d.on<Op::List>(D::always(), [this](Session&, net::Empty&&) { return list(); });
+  d.on<Op::Worker>(D::always(), [this](Session& s, net::WorkerRequest&& r) { return register_worker(s, std::move(r)); });
   d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
   d.on_async<Op::Disconnect>(D::always(), [this](Session& s, net::DisconnectRequest&& r, Responder answer) {
     disconnect(s, std::move(r), std::move(answer));
@@ -215,6 +218,8 @@ ServerStats Service::stats() {
   out.single_copies = options_.replicas > 1 ? s.single : 0;
   out.moved_pieces = moved_pieces_;
   out.lost_members = dead_members_.size();
+  out.worker_slots = static_cast<std::uint64_t>(options_.worker_slots);
+  out.workers = workers_.size();
   out.parked_gets = parked_->size();
   out.clients = connections_;
   out.uptime_ms = static_cast<std::uint64_t>(

@@ -122,6 +122,9 @@ class Service : public std::enable_shared_from_this<Service> {
   net::Empty unlock(Session& s, net::UnlockRequest&& r);
   void answer_locks(const store::LockOutcome& outcome);  // under mutex
   void release_locks(Session& s);                        // the connection closed
+  // handlers_worker.cpp: in-staging consumer workers (worker slots).
+  net::WorkerReply register_worker(Session& s, net::WorkerRequest&& r);
+  void release_worker(Session& s);                       // the connection closed
 
   net::ListReply list();
 
@@ -162,6 +165,7 @@ class Service : public std::enable_shared_from_this<Service> {
   store::AccessPatterns patterns_;
   store::LockTable locks_;
   std::map<std::uint64_t, Responder> lock_waiters_;  // waiting lock requests, by id
+  std::map<const Session*, std::pair<std::uint32_t, std::string>> workers_;  // slot and name, by connection
   std::uint64_t next_lock_ = 1;
   std::map<std::string, common::ShardMap> shard_maps_;  // by variable, for the current group
   struct Grant {
