@@ -57,6 +57,7 @@ struct Options {
   double sim_ms = 10.0;    // the producer's compute per step
   std::int64_t timeout_ms = 60000;
   std::uint64_t summary_bytes = 1024;
+  bool halo = false;       // a local task also reads its right neighbour block (its ghost cells)
 };
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -102,6 +103,8 @@ nlohmann::json graph_json(const Options& o, const std::string& var) {
     for (const TaskInput& in : t.after) after.push_back({{"task", g.tasks()[static_cast<std::size_t>(in.task)].name}, {"bytes", in.bytes}});
     nlohmann::json reads = nlohmann::json::array();
     for (int r : t.reads) reads.push_back(g.objects()[static_cast<std::size_t>(r)].name);
+    if (o.halo && t.kind == "local" && o.blocks > 1)
+      reads.push_back(g.objects()[static_cast<std::size_t>((t.reads.front() + 1) % o.blocks)].name);
     tasks.push_back({{"name", t.name}, {"kind", t.kind}, {"reads", reads}, {"after", after}, {"cost", cost}});
   }
   return {{"objects", objects}, {"tasks", tasks}};
@@ -266,7 +269,8 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
   const std::uint64_t expected = g.tasks().size() * static_cast<std::uint64_t>(o.steps);
   if (r.tasks != expected)
     throw Error(Code::Internal, fmt::format("policy {}: the workers ran {} tasks of {}", r.policy, r.tasks, expected));
-  const std::uint64_t expected_bytes = static_cast<std::uint64_t>(o.blocks) * o.block_elems * 8 * o.steps;
+  const std::uint64_t expected_bytes =
+      static_cast<std::uint64_t>(o.blocks) * o.block_elems * 8 * o.steps * (o.halo && o.blocks > 1 ? 2 : 1);
   if (r.read_bytes != expected_bytes)
     throw Error(Code::Internal,
                 fmt::format("policy {}: the workers read {} bytes of {}", r.policy, r.read_bytes, expected_bytes));
@@ -295,6 +299,7 @@ int main(int argc, char** argv) {
   app.add_option("--base-ms", o.base_ms, "a local task's cost at the minimum depth")->check(CLI::Range(0.0, 1e5));
   app.add_option("--sim-ms", o.sim_ms, "the producer's compute per step")->check(CLI::Range(0.0, 1e5));
   app.add_option("--timeout-ms", o.timeout_ms, "the longest wait of a worker")->check(CLI::Range(1, 86400000));
+  app.add_flag("--halo", o.halo, "a local task also reads its neighbour block");
   CLI11_PARSE(app, argc, argv);
   try {
     if (o.max_depth < o.min_depth) throw Error(Code::InvalidArgument, "--max-depth is below --min-depth");
@@ -313,8 +318,8 @@ int main(int argc, char** argv) {
       if (r.policy == "rr-blocking") base = &r;
     for (const Result& r : results)
       fmt::print("{:<15} {:>9.3f} {:>9.3f} {:>9} {:>12.1f} {:>12.1f} {:>12.1f} {:>10.2f}\n", r.policy, r.end_to_end,
-                 r.sim_time, r.analysed, r.read_bytes / 1024.0, r.remote_read_bytes / 1024.0,
-                 r.remote_edge_bytes / 1024.0, r.decision_us);
+                 r.sim_time, r.analysed, static_cast<double>(r.read_bytes) / 1024, static_cast<double>(r.remote_read_bytes) / 1024,
+                 static_cast<double>(r.remote_edge_bytes) / 1024, r.decision_us);
     if (base)
       for (const Result& r : results)
         fmt::print("{:<15} e2e vs rr-blocking {:.2f}x, moved vs rr-blocking {:.2f}\n", r.policy,

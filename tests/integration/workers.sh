@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# In-staging workers against a real group of 2 servers (docs/placement.md,
+# "Workers" and "The real run"):
+#  * the AMR + k-way reduction workflow, small, for every policy: every
+#    task runs, every byte read is checked against what the producer wrote,
+#    and the bytes read are all those of the graph (cove-placement-run fails otherwise);
+#  * a worker whose partner on the other server never registers times out
+#    naming that server;
+#  * a server's worker slots run out: the next worker is refused naming them;
+#    a worker that exits leaves its slot to the next.
+#   workers.sh DIR   (COVE_BIN, COVE_RUN_BIN: the folders of cove and cove-placement-run)
+set -euo pipefail
+dir=$1
+here=$(dirname "$0")
+export COVE_TEST_SERVERS=2
+. "$here"/harness.sh
+"$here"/server.sh start "$dir" --worker-slots 2
+conn=$dir/cove.conn
+cove=$COVE_BIN/cove
+
+"$COVE_RUN_BIN"/cove-placement-run --connect "$conn" --cove "$cove" --out "$dir/run" --blocks 8 --k 2 --steps 3 \
+  --per-server 2 --halo --base-ms 1 --sim-ms 2 --timeout-ms 20000 | tee "$dir/run.out"
+for p in rr-blocking rr-nonblocking time data hybrid; do
+  grep -q "^$p " "$dir/run.out" || { echo "FAILED: no result for $p"; exit 1; }
+done
+# Every policy's blocks were read from servers other than the reader's
+# only through the halo: some bytes, never more than half.
+python3 - "$dir/run/results.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1])):
+    assert r["tasks"] > 0, r
+    assert 0 <= r["remote_read_bytes"] <= r["read_bytes"] // 2, r
+print("results:", [(r["policy"], r["remote_read_bytes"], r["remote_edge_bytes"]) for r in json.load(open(sys.argv[1]))])
+PY
+
+# A worker of server 0 whose partner on server 1 never comes.
+graph=$dir/run/time.graph.json
+if "$cove" worker "$graph" --server 0 --name lonely --timeout-ms 1500 --connect "$conn" > "$dir/lonely.out" 2>&1; then
+  echo "FAILED: a worker ran although server 1 has none"; exit 1
+fi
+grep -q "server 1 (.*) has 0 of 1 workers" "$dir/lonely.out" || { cat "$dir/lonely.out"; echo "FAILED: the missing worker is not named"; exit 1; }
+
+# Two slots: two waiting workers take them, a third is refused.
+start_bg "$dir/w1.out" "$cove" worker "$graph" --server 0 --name w1 --per-server 2 --timeout-ms 4000 --connect "$conn"
+w1=$last
+start_bg "$dir/w2.out" "$cove" worker "$graph" --server 0 --name w2 --per-server 2 --timeout-ms 4000 --connect "$conn"
+w2=$last
+for _ in $(seq 100); do
+  "$cove" stat --connect "$conn" | grep -q "workers (registered/slots, per server): 2/2, 0/2" && break
+  sleep 0.05
+done
+"$cove" stat --connect "$conn" | grep "workers (registered/slots, per server): 2/2, 0/2"
+if "$cove" worker "$graph" --server 0 --name w3 --timeout-ms 1000 --connect "$conn" > "$dir/w3.out" 2>&1; then
+  echo "FAILED: a third worker got one of 2 slots"; exit 1
+fi
+grep -q "all 2 worker slots of server" "$dir/w3.out" || { cat "$dir/w3.out"; echo "FAILED: the refusal does not name the slots"; exit 1; }
+kill_now "$w1"
+wait "$w2" || true
+# Both gone: their slots are free again.
+for _ in $(seq 100); do
+  "$cove" stat --connect "$conn" | grep -q "workers (registered/slots, per server): 0/2, 0/2" && break
+  sleep 0.05
+done
+"$cove" stat --connect "$conn" | grep "workers (registered/slots, per server): 0/2, 0/2"
+echo "workers: all checks passed"
