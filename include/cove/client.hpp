@@ -231,6 +231,30 @@ class COVE_EXPORT Client {
   void put_on(std::size_t server, const std::string& var, std::uint64_t version, const Box& box, const void* data,
               std::size_t bytes, const Layout& layout = Layout::c(), MemorySpace memory = MemorySpace::automatic);
 
+  // put() of a piece placed by the group's placement component (server 0,
+  // ServerOptions::placement; docs/placement.md): server 0 names the
+  // server (by the variable's policy, over the group's worker slots) and
+  // the piece goes there as put_on(). On any error of the placement (off
+  // for this variable, server 0 gone or refusing) the piece goes where
+  // put() sends it: a placement never loses a put. Returns the index of the
+  // server it went to. Blocking: one more request than put(); errors as put().
+  std::size_t put_placed(const std::string& var, std::uint64_t version, const Box& box, const void* data,
+                         std::size_t bytes);
+  // Reports to the placement component that the consumer task reading
+  // `box` of `var` ran `seconds`: the task monitor's explicit start and end
+  // events, from which it predicts the next step's execution time.
+  // Blocking: one request to server 0. InvalidArgument for a negative or
+  // non-finite time; Unavailable when server 0 is gone.
+  void task_done(const std::string& var, const Box& box, double seconds);
+  // Hands the consumer's dataflow graph (a .json or .toml file, at most
+  // 1 MiB; docs/placement.md) to the placement component: once every
+  // object it reads has a task time reported (its first step), METIS
+  // groups the objects read together, one group per server, for the data
+  // and hybrid policies. Blocking: one request to server 0. NotFound for a
+  // missing file; InvalidArgument naming the file and the culprit for a
+  // graph that does not parse, has a cycle or reads an unknown object.
+  void register_dataflow(const std::string& path);
+
   // Like put(), but the bytes stay in this process: the server only indexes
   // them and readers read them from here. `data` must stay valid and
   // unchanged until release() of the same (var, version, box), or until the

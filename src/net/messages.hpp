@@ -413,6 +413,48 @@ struct WorkerReply {
   bool operator==(const WorkerReply&) const = default;
 };
 
+// Place: where a piece of `bytes` bytes of `box` of `var` goes (server 0
+// decides, docs/placement.md): the server's index in the group, the
+// decision's number and the policy applied.
+struct PlaceRequest {
+  std::string var;
+  Box box;
+  std::uint64_t bytes = 0;
+  void encode(WireWriter& out) const;
+  static PlaceRequest decode(WireReader& in);
+  bool operator==(const PlaceRequest&) const = default;
+};
+struct PlaceReply {
+  std::uint32_t server = 0;
+  std::uint64_t sequence = 0;
+  std::string policy;
+  void encode(WireWriter& out) const;
+  static PlaceReply decode(WireReader& in);
+  bool operator==(const PlaceReply&) const = default;
+};
+// TaskDone: the task reading `box` of `var` ran `seconds` (>= 0, finite):
+// the task monitor's explicit end event.
+struct TaskDoneRequest {
+  std::string var;
+  Box box;
+  double seconds = 0;
+  void encode(WireWriter& out) const;
+  static TaskDoneRequest decode(WireReader& in);
+  bool operator==(const TaskDoneRequest&) const = default;
+};
+
+// Dataflow: a consumer's graph (docs/placement.md), the text of a JSON or
+// TOML file (`toml` says which; at most kMaxMetaBytes), `source` naming it
+// in errors.
+struct DataflowRequest {
+  std::string source;
+  bool toml = false;
+  std::string text;
+  void encode(WireWriter& out) const;
+  static DataflowRequest decode(WireReader& in);
+  bool operator==(const DataflowRequest&) const = default;
+};
+
 // ---- the table: Op -> request and reply types ----
 
 template <Op>
@@ -451,6 +493,9 @@ COVE_MESSAGE(Copy, CopyRequest, CopyReply)
 COVE_MESSAGE(Lock, LockRequest, Empty)
 COVE_MESSAGE(Unlock, UnlockRequest, Empty)
 COVE_MESSAGE(Worker, WorkerRequest, WorkerReply)
+COVE_MESSAGE(Place, PlaceRequest, PlaceReply)
+COVE_MESSAGE(TaskDone, TaskDoneRequest, Empty)
+COVE_MESSAGE(Dataflow, DataflowRequest, Empty)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -467,7 +512,8 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(List) COVE_VISIT(Stat) COVE_VISIT(Disconnect) COVE_VISIT(Stop) COVE_VISIT(IndexAdd)
     COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern) COVE_VISIT(PutGrant) COVE_VISIT(PutPublish)
     COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine) COVE_VISIT(Copy) COVE_VISIT(Lock)
-    COVE_VISIT(Unlock) COVE_VISIT(Worker)
+    COVE_VISIT(Unlock) COVE_VISIT(Worker) COVE_VISIT(Place) COVE_VISIT(TaskDone)
+    COVE_VISIT(Dataflow)
 #undef COVE_VISIT
   }
   return false;

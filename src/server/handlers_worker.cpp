@@ -34,4 +34,34 @@ void Service::release_worker(Session& s) {
   workers_.erase(it);
 }
 
+// Server 0 places; a client asking another server is told so (it then
+// puts where the sharding says).
+net::PlaceReply Service::place(net::PlaceRequest&& r) {
+  int rank = 0, servers = 1;
+  {
+    std::lock_guard lock(mutex);
+    rank = group_->rank();
+    servers = static_cast<int>(group_->size());
+  }
+  if (rank != 0) detail::fail(Code::Unsupported, "placement of '", r.var, "' is decided by server 0, not ", rank);
+  const store::placement::Decision d = placement_->place(r.var, r.box, r.bytes, servers);
+  return {static_cast<std::uint32_t>(d.node), d.sequence, store::placement::policy_name(d.applied)};
+}
+
+net::Empty Service::dataflow(net::DataflowRequest&& r) {
+  {
+    std::lock_guard lock(mutex);
+    if (group_->rank() != 0)
+      detail::fail(Code::Unsupported, "dataflow graph ", r.source, ": placement is decided by server 0, not ",
+                   group_->rank());
+  }
+  placement_->set_dataflow(r.source, r.toml, r.text);
+  return {};
+}
+
+net::Empty Service::task_done(net::TaskDoneRequest&& r) {
+  placement_->task_done(r.var, r.box, r.seconds);
+  return {};
+}
+
 }  // namespace cove::server

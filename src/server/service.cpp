@@ -37,6 +37,7 @@ Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, 
   replicas_ = std::make_unique<ReplicaPlanner>(options_, store_, patterns_, *reorganizer_);
   group_ = std::make_unique<GroupLink>(*endpoint_, address_);
   parked_ = std::make_unique<Parked>(mutex);
+  placement_ = std::make_unique<PlacementService>(o);
   dispatcher_ = std::make_unique<Dispatcher>(o.workers);
 }
 
@@ -101,6 +102,9 @@ void Service::start() {
   d.on<Op::Unlock>(D::always(), [this](Session& s, net::UnlockRequest&& r) { return unlock(s, std::move(r)); });
   d.on<Op::List>(D::always(), [this](Session&, net::Empty&&) { return list(); });
   d.on<Op::Worker>(D::always(), [this](Session& s, net::WorkerRequest&& r) { return register_worker(s, std::move(r)); });
+  d.on<Op::Place>(D::always(), [this](Session&, net::PlaceRequest&& r) { return place(std::move(r)); });
+  d.on<Op::Dataflow>(D::always(), [this](Session&, net::DataflowRequest&& r) { return dataflow(std::move(r)); });
+  d.on<Op::TaskDone>(D::always(), [this](Session&, net::TaskDoneRequest&& r) { return task_done(std::move(r)); });
   d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
   d.on_async<Op::Disconnect>(D::always(), [this](Session& s, net::DisconnectRequest&& r, Responder answer) {
     disconnect(s, std::move(r), std::move(answer));
@@ -220,6 +224,9 @@ ServerStats Service::stats() {
   out.lost_members = dead_members_.size();
   out.worker_slots = static_cast<std::uint64_t>(options_.worker_slots);
   out.workers = workers_.size();
+  out.placements = placement_->decisions();
+  out.placement_fallbacks = placement_->fallbacks();
+  out.task_reports = placement_->reports();
   out.parked_gets = parked_->size();
   out.clients = connections_;
   out.uptime_ms = static_cast<std::uint64_t>(

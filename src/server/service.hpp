@@ -24,6 +24,7 @@
 #include "server/dispatch.hpp"
 #include "server/group.hpp"
 #include "server/parked.hpp"
+#include "server/placement_service.hpp"
 #include "server/replicas.hpp"
 #include "server/reorganizer.hpp"
 #include "server/session.hpp"
@@ -125,6 +126,9 @@ class Service : public std::enable_shared_from_this<Service> {
   // handlers_worker.cpp: in-staging consumer workers (worker slots).
   net::WorkerReply register_worker(Session& s, net::WorkerRequest&& r);
   void release_worker(Session& s);                       // the connection closed
+  net::PlaceReply place(net::PlaceRequest&& r);
+  net::Empty task_done(net::TaskDoneRequest&& r);
+  net::Empty dataflow(net::DataflowRequest&& r);
 
   net::ListReply list();
 
@@ -186,6 +190,7 @@ class Service : public std::enable_shared_from_this<Service> {
   std::unique_ptr<ReplicaPlanner> replicas_;
   std::unique_ptr<GroupLink> group_;
   std::unique_ptr<Parked> parked_;
+  std::unique_ptr<PlacementService> placement_;  // answers Place on server 0
   std::unique_ptr<Dispatcher> dispatcher_;
   Transfers transfers_;  // puts whose bytes are read from their writers
 

@@ -7,6 +7,7 @@
 
 #include "expect_error.hpp"
 
+#include <cmath>
 #include <random>
 #include <set>
 
@@ -137,6 +138,14 @@ template <>
 net::WorkerRequest sample() { return {"worker-1"}; }
 template <>
 net::WorkerReply sample() { return {2, 4, 3}; }
+template <>
+net::PlaceRequest sample() { return {"rho", kBox, 32768}; }
+template <>
+net::PlaceReply sample() { return {1, 77, "hybrid"}; }
+template <>
+net::TaskDoneRequest sample() { return {"rho", kBox, 0.25}; }
+template <>
+net::DataflowRequest sample() { return {"g.json", false, R"({"objects": [], "tasks": []})"}; }
 
 template <typename T>
 net::Bytes message_of(std::uint16_t type) {
@@ -190,6 +199,15 @@ TEST(Protocol, WorkerMessagesAreCheckedAtDecode) {
   w.str("");
   const auto m = std::move(w).finish();
   EXPECT_EQ(code_of([&] { net::decode_body<net::WorkerRequest>(m); }), Code::InvalidArgument);
+}
+
+TEST(Protocol, TaskTimesMustBeFiniteAndNotNegative) {
+  for (double bad : {-1.0, std::nan(""), HUGE_VAL}) {
+    net::WireWriter w(static_cast<std::uint16_t>(net::Op::TaskDone), 1);
+    w.str("rho").box(kBox).f64(bad);
+    const auto m = std::move(w).finish();
+    EXPECT_EQ(code_of([&] { net::decode_body<net::TaskDoneRequest>(m); }), Code::InvalidArgument) << bad;
+  }
 }
 
 TEST(Protocol, EveryMessageRoundTrips) {

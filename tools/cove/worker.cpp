@@ -196,6 +196,11 @@ int worker(Client& client, const WorkerArgs& a) {
       work(task.cost * a.cost_scale);
       const double took = seconds_since(b);
       busy += took;
+      if (!task.reads.empty()) {
+        // The task monitor's end event, for the placement of the next step.
+        const DataObject& first = g.objects()[static_cast<std::size_t>(task.reads.front())];
+        client.task_done(first.var, box_of(first), took);
+      }
       // The output: how many tasks it sums up, the task's execution time
       // (the task monitor's explicit end event), padded to the edge's bytes.
       std::uint64_t out_bytes = sizeof contributed + sizeof took;
