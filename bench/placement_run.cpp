@@ -37,6 +37,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -58,7 +59,8 @@ struct Options {
   std::int64_t timeout_ms = 60000;
   std::uint64_t summary_bytes = 1024;
   bool halo = false;
-  bool server_placement = false;  // server 0 places (put_placed), by the policy its config gives the variable       // a local task also reads its right neighbour block (its ghost cells)
+  bool server_placement = false;
+  std::string prefix = "amr";     // variables are <prefix>.<policy>  // server 0 places (put_placed), by the policy its config gives the variable       // a local task also reads its right neighbour block (its ghost cells)
 };
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -155,7 +157,10 @@ bool step_done(Client& c, const std::string& run, int step, int blocks) {
 Result run_policy(Client& client, const Options& o, Policy policy, const std::string& conn) {
   Result r;
   r.policy = policy_name(policy);
-  const std::string var = fmt::format("amr.{}", r.policy);
+  const std::string var = fmt::format("{}.{}", o.prefix, r.policy);
+  // Names this run's task outputs and worker announcements (metadata
+  // stays after the variable goes: a later run must not see them).
+  const std::string run = fmt::format("{}.{}", var, std::chrono::system_clock::now().time_since_epoch().count());
   const std::size_t servers = client.servers().size();
   const Index shape[] = {static_cast<Index>(o.blocks) * o.block_elems};
   try {
@@ -167,6 +172,15 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
   std::ofstream(graph_path) << graph_json(o, var).dump(1);
   const Dataflow g = Dataflow::load(graph_path);
 
+  // The previous policy's workers have exited; the servers see their
+  // connections close a little later: their slots first.
+  for (const auto until = Clock::now() + std::chrono::milliseconds(o.timeout_ms);;) {
+    std::uint64_t left = 0;
+    for (const auto& [address, st] : client.stat_each()) left += st.workers;
+    if (left == 0) break;
+    if (Clock::now() >= until) throw Error(Code::Timeout, fmt::format("{} workers of the last run stay registered", left));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   if (o.server_placement) client.register_dataflow(graph_path);
   const Clock::time_point start = Clock::now();
   std::vector<pid_t> workers;
@@ -175,7 +189,7 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
     for (int w = 0; w < o.per_server; ++w) {
       outs.push_back(fmt::format("{}/{}.worker{}.{}.json", o.out, r.policy, s, w));
       workers.push_back(spawn({o.cove, "worker", graph_path, "--server", std::to_string(s), "--name",
-                               fmt::format("{}.{}.{}", r.policy, s, w), "--run", var, "--steps",
+                               fmt::format("{}.{}.{}", r.policy, s, w), "--run", run, "--steps",
                                std::to_string(o.steps), "--per-server", std::to_string(o.per_server),
                                "--timeout-ms", std::to_string(o.timeout_ms), "--verify", "--json", "--connect", conn},
                               outs.back()));
@@ -196,7 +210,7 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
       for (int i = 0; i < o.blocks; ++i) {
         if (measured[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]) continue;
         try {
-          const Metadata m = client.get_meta(fmt::format("cove.task.{}.{}.local{}", var, t, i), 0, 0);
+          const Metadata m = client.get_meta(fmt::format("cove.task.{}.{}.local{}", run, t, i), 0, 0);
           double took = 0;
           if (m.data.size() >= 16) std::memcpy(&took, m.data.data() + 8, sizeof took);
           monitor.record(static_cast<ObjectId>(i), took);
@@ -249,7 +263,7 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
     if (policy == Policy::rr_blocking) {
       // Synchronous coupling: the analysis of this step ends before the next step.
       for (int i = 0; i < o.blocks; ++i)
-        client.get_meta(fmt::format("cove.task.{}.{}.output{}", var, t, i), 0, o.timeout_ms);
+        client.get_meta(fmt::format("cove.task.{}.{}.output{}", run, t, i), 0, o.timeout_ms);
     }
     if (!partitioned && (policy == Policy::data || policy == Policy::hybrid)) {
       // Once, after the first step, as the paper does.
@@ -264,7 +278,7 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
   }
   r.sim_time = since(start);
   for (int t = 0; t < o.steps; ++t)
-    if (step_done(client, var, t, o.blocks)) ++r.analysed;
+    if (step_done(client, run, t, o.blocks)) ++r.analysed;
 
   std::string failures;
   for (std::size_t w = 0; w < workers.size(); ++w) {
@@ -316,6 +330,7 @@ int main(int argc, char** argv) {
   app.add_option("--base-ms", o.base_ms, "a local task's cost at the minimum depth")->check(CLI::Range(0.0, 1e5));
   app.add_option("--sim-ms", o.sim_ms, "the producer's compute per step")->check(CLI::Range(0.0, 1e5));
   app.add_option("--timeout-ms", o.timeout_ms, "the longest wait of a worker")->check(CLI::Range(1, 86400000));
+  app.add_option("--prefix", o.prefix, "variables are PREFIX.<policy> (default amr)");
   app.add_flag("--halo", o.halo, "a local task also reads its neighbour block");
   app.add_flag("--server-placement", o.server_placement,
                "server 0 places the blocks (put_placed) by the policy its config gives each variable amr.<policy>");

@@ -107,23 +107,25 @@ int worker(Client& client, const WorkerArgs& a) {
     throw Error(Code::InvalidArgument, fmt::format("worker '{}' got slot {} of server {}, but --per-server is {}: "
                                                    "more workers registered there than the run expects",
                                                    name, slot.slot, a.server, a.per_server));
-  // Every server the tasks need must have its workers before any task
-  // waits on another's output: a worker that never registers is named.
+  // Every worker of the run announces itself (a metadata entry, which
+  // stays: a worker that finished early still counts) and waits for the
+  // others before any task waits on another's output; one that never
+  // registers is named.
+  const std::byte here[1] = {std::byte{1}};
+  client.put_meta(fmt::format("cove.worker.{}.{}.{}", a.run, a.server, slot.slot), 0, here);
   const auto wait_until = Clock::now() + std::chrono::milliseconds(a.timeout_ms);
-  for (;;) {
-    const auto each = client.stat_each();
-    std::string missing;
-    for (std::size_t s = 0; s < each.size(); ++s)
-      if (each[s].second.workers < static_cast<std::uint64_t>(a.per_server))
-        missing += fmt::format("{}server {} ({}) has {} of {} workers", missing.empty() ? "" : "; ", s,
-                               each[s].first, each[s].second.workers, a.per_server);
-    if (missing.empty()) break;
-    if (Clock::now() >= wait_until)
-      throw Error(Code::Timeout, fmt::format("worker '{}': after {} ms the workers of the run have not all "
-                                             "registered: {}",
-                                             name, a.timeout_ms, missing));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  for (std::size_t s = 0; s < servers; ++s)
+    for (int w = 0; w < a.per_server; ++w) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(wait_until - Clock::now()).count();
+      try {
+        client.get_meta(fmt::format("cove.worker.{}.{}.{}", a.run, s, w), 0, std::max<std::int64_t>(0, left));
+      } catch (const Error& e) {
+        if (e.code() != Code::Timeout && e.code() != Code::NotFound) throw;
+        throw Error(Code::Timeout, fmt::format("worker '{}': after {} ms worker {} of server {} ({}) has not "
+                                               "registered for run '{}'",
+                                               name, a.timeout_ms, w, s, client.servers()[s], a.run));
+      }
+    }
 
   std::map<std::string, VariableDefinition> defs;
   std::uint64_t tasks_run = 0, object_bytes = 0, remote_object_bytes = 0, edge_bytes = 0, remote_edge_bytes = 0;
