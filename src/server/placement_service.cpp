@@ -12,12 +12,12 @@ PlacementService::PlacementService(const ServerOptions& o) : slots_(std::max(1, 
   try {
     if (!o.placement.empty()) default_ = parse_policy(o.placement);
   } catch (const Error& e) {
-    detail::fail(Code::InvalidArgument, "ServerOptions.placement: ", e.what());
+    detail::fail(Code::InvalidArgument, "ServerOptions.placement: ", detail::message_of(e));
   }
   for (const auto& [var, name] : o.placement_variables) try {
       by_var_.emplace(var, parse_policy(name));
     } catch (const Error& e) {
-      detail::fail(Code::InvalidArgument, "ServerOptions.placement_variables['", var, "']: ", e.what());
+      detail::fail(Code::InvalidArgument, "ServerOptions.placement_variables['", var, "']: ", detail::message_of(e));
     }
 }
 
