@@ -59,6 +59,7 @@ struct Options {
   std::int64_t timeout_ms = 60000;
   std::uint64_t summary_bytes = 1024;
   bool halo = false;
+  bool newest = false;  // the analysis takes the newest step written when free (cove worker --newest)
   bool server_placement = false;
   std::string prefix = "amr";     // variables are <prefix>.<policy>  // server 0 places (put_placed), by the policy its config gives the variable       // a local task also reads its right neighbour block (its ghost cells)
 };
@@ -139,6 +140,7 @@ struct Result {
   std::string policy;
   double end_to_end = 0, sim_time = 0;
   int analysed = 0;
+  std::uint64_t steps_analysed = 0;  // by the end (every step, unless --newest)
   std::uint64_t tasks = 0, read_bytes = 0, remote_read_bytes = 0, edge_bytes = 0, remote_edge_bytes = 0;
   double decision_us = 0;  // median per put
   std::uint64_t decisions = 0, fallbacks = 0;
@@ -188,11 +190,12 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
   for (std::size_t s = 0; s < servers; ++s)
     for (int w = 0; w < o.per_server; ++w) {
       outs.push_back(fmt::format("{}/{}.worker{}.{}.json", o.out, r.policy, s, w));
-      workers.push_back(spawn({o.cove, "worker", graph_path, "--server", std::to_string(s), "--name",
-                               fmt::format("{}.{}.{}", r.policy, s, w), "--run", run, "--steps",
-                               std::to_string(o.steps), "--per-server", std::to_string(o.per_server),
-                               "--timeout-ms", std::to_string(o.timeout_ms), "--verify", "--json", "--connect", conn},
-                              outs.back()));
+      std::vector<std::string> args{o.cove, "worker", graph_path, "--server", std::to_string(s), "--name",
+                                    fmt::format("{}.{}.{}", r.policy, s, w), "--run", run, "--steps",
+                                    std::to_string(o.steps), "--per-server", std::to_string(o.per_server),
+                                    "--timeout-ms", std::to_string(o.timeout_ms), "--verify", "--json", "--connect", conn};
+      if (o.newest) args.push_back("--newest");
+      workers.push_back(spawn(args, outs.back()));
     }
 
   std::vector<int> nodes_of;
@@ -260,6 +263,8 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
                     block.data(), block.size() * sizeof(double));
     }
     r.decisions += decisions.size();
+    const std::byte one[1] = {std::byte{1}};
+    client.put_meta(fmt::format("cove.written.{}", run), static_cast<std::uint64_t>(t), one);
     if (policy == Policy::rr_blocking) {
       // Synchronous coupling: the analysis of this step ends before the next step.
       for (int i = 0; i < o.blocks; ++i)
@@ -290,6 +295,7 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
     }
     const auto j = nlohmann::json::parse(slurp(outs[w]));
     r.tasks += j["tasks"].get<std::uint64_t>();
+    r.steps_analysed = j["steps_analysed"].get<std::uint64_t>();
     r.read_bytes += j["object_bytes"].get<std::uint64_t>();
     r.remote_read_bytes += j["remote_object_bytes"].get<std::uint64_t>();
     r.edge_bytes += j["edge_bytes"].get<std::uint64_t>();
@@ -297,11 +303,13 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
   }
   r.end_to_end = since(start);
   if (!failures.empty()) throw Error(Code::Internal, fmt::format("policy {}: workers failed:{}", r.policy, failures));
-  const std::uint64_t expected = g.tasks().size() * static_cast<std::uint64_t>(o.steps);
+  const std::uint64_t expected = g.tasks().size() * r.steps_analysed;
   if (r.tasks != expected)
     throw Error(Code::Internal, fmt::format("policy {}: the workers ran {} tasks of {}", r.policy, r.tasks, expected));
   const std::uint64_t expected_bytes =
-      static_cast<std::uint64_t>(o.blocks) * o.block_elems * 8 * o.steps * (o.halo && o.blocks > 1 ? 2 : 1);
+      static_cast<std::uint64_t>(o.blocks) * o.block_elems * 8 * r.steps_analysed * (o.halo && o.blocks > 1 ? 2 : 1);
+  if (!o.newest && r.steps_analysed != static_cast<std::uint64_t>(o.steps))
+    throw Error(Code::Internal, fmt::format("policy {}: {} steps analysed of {}", r.policy, r.steps_analysed, o.steps));
   if (r.read_bytes != expected_bytes)
     throw Error(Code::Internal,
                 fmt::format("policy {}: the workers read {} bytes of {}", r.policy, r.read_bytes, expected_bytes));
@@ -331,6 +339,7 @@ int main(int argc, char** argv) {
   app.add_option("--sim-ms", o.sim_ms, "the producer's compute per step")->check(CLI::Range(0.0, 1e5));
   app.add_option("--timeout-ms", o.timeout_ms, "the longest wait of a worker")->check(CLI::Range(1, 86400000));
   app.add_option("--prefix", o.prefix, "variables are PREFIX.<policy> (default amr)");
+  app.add_flag("--newest", o.newest, "the analysis takes the newest step written whenever it is free");
   app.add_flag("--halo", o.halo, "a local task also reads its neighbour block");
   app.add_flag("--server-placement", o.server_placement,
                "server 0 places the blocks (put_placed) by the policy its config gives each variable amr.<policy>");
@@ -345,14 +354,14 @@ int main(int argc, char** argv) {
     fmt::print("{} servers x {} workers, {} blocks of {} KiB, depths {}-{}, k = {}, {} steps, {} ms producer step\n",
                client.servers().size(), o.per_server, o.blocks, o.block_elems * 8 / 1024, o.min_depth, o.max_depth,
                o.k, o.steps, o.sim_ms);
-    fmt::print("{:<15} {:>9} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10}\n", "policy", "e2e (s)", "sim (s)", "analysed",
+    fmt::print("{:<15} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10}\n", "policy", "e2e (s)", "sim (s)", "analysed", "in all",
                "read KiB", "remote KiB", "edges KiB", "dec (us)");
     const Result* base = nullptr;
     for (const Result& r : results)
       if (r.policy == "rr-blocking") base = &r;
     for (const Result& r : results)
-      fmt::print("{:<15} {:>9.3f} {:>9.3f} {:>9} {:>12.1f} {:>12.1f} {:>12.1f} {:>10.2f}\n", r.policy, r.end_to_end,
-                 r.sim_time, r.analysed, static_cast<double>(r.read_bytes) / 1024, static_cast<double>(r.remote_read_bytes) / 1024,
+      fmt::print("{:<15} {:>9.3f} {:>9.3f} {:>9} {:>9} {:>12.1f} {:>12.1f} {:>12.1f} {:>10.2f}\n", r.policy, r.end_to_end,
+                 r.sim_time, r.analysed, r.steps_analysed, static_cast<double>(r.read_bytes) / 1024, static_cast<double>(r.remote_read_bytes) / 1024,
                  static_cast<double>(r.remote_edge_bytes) / 1024, r.decision_us);
     if (base)
       for (const Result& r : results)
@@ -365,7 +374,7 @@ int main(int argc, char** argv) {
     nlohmann::json j = nlohmann::json::array();
     for (const Result& r : results)
       j.push_back({{"policy", r.policy}, {"end_to_end_s", r.end_to_end}, {"sim_s", r.sim_time},
-                   {"analysed", r.analysed}, {"tasks", r.tasks}, {"read_bytes", r.read_bytes},
+                   {"analysed", r.analysed}, {"steps_analysed", r.steps_analysed}, {"tasks", r.tasks}, {"read_bytes", r.read_bytes},
                    {"remote_read_bytes", r.remote_read_bytes}, {"remote_edge_bytes", r.remote_edge_bytes},
                    {"decision_us", r.decision_us}, {"fallbacks", r.fallbacks}});
     std::ofstream(o.out + "/results.json") << j.dump(1) << "\n";

@@ -61,6 +61,17 @@ grep -q "placement: 120 decisions" "$dir/stat.out" || { echo "FAILED: server 0 d
   --per-server 2 --base-ms 1 --sim-ms 2 --timeout-ms 20000 --server-placement --prefix unplaced --policies time
 "$cove" stat --connect "$conn" | grep -q "placement: 120 decisions" || { echo "FAILED: an unplaced variable was placed"; exit 1; }
 
+# --newest: the analysis takes the newest step written when free (worker 0
+# of server 0 plans); every step it analysed is checked whole.
+"$COVE_RUN_BIN"/cove-placement-run --connect "$conn" --cove "$cove" --out "$dir/newest" --blocks 8 --k 2 --steps 4 \
+  --per-server 2 --base-ms 1 --sim-ms 2 --timeout-ms 20000 --newest --policies rr-blocking,time
+python3 - "$dir/newest/results.json" <<'PY'
+import json, sys
+r = {x["policy"]: x for x in json.load(open(sys.argv[1]))}
+assert r["rr-blocking"]["steps_analysed"] == 4, r   # it waits for every step's analysis
+assert 1 <= r["time"]["steps_analysed"] <= 4, r      # the last step is always analysed
+PY
+
 # A cyclic graph is refused, naming the cycle.
 if "$cove" worker "$here"/../placement/cycle.json --server 0 --connect "$conn" > "$dir/cycle.out" 2>&1; then
   echo "FAILED: a worker ran a cyclic graph"; exit 1

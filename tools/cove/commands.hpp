@@ -47,6 +47,7 @@ struct WorkerArgs {
   std::int64_t timeout_ms = 30000;
   double cost_scale = 1.0;     // tasks work cost x scale seconds
   bool verify = false;         // check the producer's pattern in every object read
+  bool newest = false;         // analyse the newest step written when free (worker 0 of server 0 plans)
   bool json = false;
 };
 int worker(Client& client, const WorkerArgs& args);

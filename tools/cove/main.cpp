@@ -115,6 +115,7 @@ int run(int argc, char** argv) {
   worker->add_option("--timeout-ms", wa.timeout_ms, "the longest wait for data, other workers and task outputs")
       ->check(CLI::Range(1, 86400000));
   worker->add_option("--cost-scale", wa.cost_scale, "a task works cost x this seconds")->check(CLI::Range(0.0, 1e6));
+  worker->add_flag("--newest", wa.newest, "analyse the newest step the producer announced whenever free, not every step");
   worker->add_flag("--verify", wa.verify, "check every object read against the producer's pattern");
   worker->add_flag("--json", wa.json, "print the summary as JSON");
   for (CLI::App* sub : {ls, stat, top, stop, undefine, worker}) add_connect(sub);

@@ -128,10 +128,42 @@ int worker(Client& client, const WorkerArgs& a) {
     }
 
   std::map<std::string, VariableDefinition> defs;
+  std::uint64_t steps_analysed = 0;
   std::uint64_t tasks_run = 0, object_bytes = 0, remote_object_bytes = 0, edge_bytes = 0, remote_edge_bytes = 0;
   double busy = 0, waiting = 0;
   const std::vector<int> order = g.topological_order();
-  for (int step = 0; step < a.steps; ++step) {
+  // --newest: the analysis takes the newest step written whenever it is
+  // free (the paper's loosely coupled analysis). Worker 0 of server 0
+  // plans: after each analysed step it publishes the next one (metadata
+  // cove.plan.<run>, version n: the step, -1 at the end), the newest the
+  // producer announced (cove.written.<run>, version = step).
+  const bool leader = a.server == 0 && slot.slot == 0;
+  const std::string plan_name = fmt::format("cove.plan.{}", a.run), written = fmt::format("cove.written.{}", a.run);
+  auto publish = [&](std::uint64_t n, std::int64_t step) {
+    std::vector<std::byte> b(sizeof step);
+    std::memcpy(b.data(), &step, sizeof step);
+    client.put_meta(plan_name, n, b);
+  };
+  auto newest_after = [&](std::int64_t previous) -> std::int64_t {
+    const Metadata m = previous < 0 ? client.get_meta_latest(written, a.timeout_ms)
+                                    : client.get_meta_next(written, static_cast<std::uint64_t>(previous), a.timeout_ms);
+    return static_cast<std::int64_t>(client.get_meta_latest(written, 0).version > m.version
+                                         ? client.get_meta_latest(written, 0).version
+                                         : m.version);
+  };
+  if (a.newest && leader) publish(0, newest_after(-1));
+  for (std::uint64_t n = 0;; ++n) {
+    int step = static_cast<int>(n);
+    if (a.newest) {
+      const Metadata m = client.get_meta(plan_name, n, a.timeout_ms);
+      std::int64_t planned = -1;
+      if (m.data.size() == sizeof planned) std::memcpy(&planned, m.data.data(), sizeof planned);
+      if (planned < 0) break;
+      step = static_cast<int>(planned);
+    } else if (step >= a.steps) {
+      break;
+    }
+    ++steps_analysed;
     // Where this step's objects are: the servers' index, asked now.
     std::vector<std::vector<std::uint64_t>> held;
     for (const DataObject& o : g.objects())
@@ -215,6 +247,11 @@ int worker(Client& client, const WorkerArgs& a) {
       client.put_meta(prefix + task.name, 0, out);
       ++tasks_run;
     }
+    if (a.newest && leader) {
+      // The step is analysed when every task's output is there.
+      for (const Task& task : g.tasks()) client.get_meta(prefix + task.name, 0, a.timeout_ms);
+      publish(n + 1, step >= a.steps - 1 ? -1 : newest_after(step));
+    }
   }
   const double wall = seconds_since(started);
   if (a.json) {
@@ -222,6 +259,7 @@ int worker(Client& client, const WorkerArgs& a) {
                         {"server", a.server},
                         {"slot", slot.slot},
                         {"steps", a.steps},
+                        {"steps_analysed", steps_analysed},
                         {"tasks", tasks_run},
                         {"object_bytes", object_bytes},
                         {"remote_object_bytes", remote_object_bytes},
