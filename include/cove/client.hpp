@@ -179,6 +179,13 @@ class COVE_EXPORT SharedBuffer {
   std::size_t size_ = 0;
 };
 
+// A worker slot taken by Client::become_worker.
+struct WorkerSlot {
+  std::uint32_t slot = 0;     // 0 .. slots - 1
+  std::uint32_t slots = 0;    // the server's worker slots
+  std::uint32_t workers = 0;  // workers registered there, this one included
+};
+
 class COVE_EXPORT Client {
  public:
   // Connects to a server group. `target` is the path of a connection file
@@ -214,6 +221,39 @@ class COVE_EXPORT Client {
   // segment the server granted); `data` may be reused when it returns.
   void put(const std::string& var, std::uint64_t version, const Box& box, const void* data, std::size_t bytes,
            const Layout& layout = Layout::c(), MemorySpace memory = MemorySpace::automatic);
+  // put() onto server `server` (an index into servers()) instead of the one
+  // the variable's sharding names: for a placement component choosing
+  // where a consumer's input lies (docs/placement.md). The shards still
+  // index it, so every reader finds it. When that server does not answer
+  // the piece goes to the next that does, as put() does: a placement
+  // never loses a put. OutOfRange for an index past servers(); otherwise
+  // blocking and errors as put().
+  void put_on(std::size_t server, const std::string& var, std::uint64_t version, const Box& box, const void* data,
+              std::size_t bytes, const Layout& layout = Layout::c(), MemorySpace memory = MemorySpace::automatic);
+
+  // put() of a piece placed by the group's placement component (server 0,
+  // ServerOptions::placement; docs/placement.md): server 0 names the
+  // server (by the variable's policy, over the group's worker slots) and
+  // the piece goes there as put_on(). On any error of the placement (off
+  // for this variable, server 0 gone or refusing) the piece goes where
+  // put() sends it: a placement never loses a put. Returns the index of the
+  // server it went to. Blocking: one more request than put(); errors as put().
+  std::size_t put_placed(const std::string& var, std::uint64_t version, const Box& box, const void* data,
+                         std::size_t bytes);
+  // Reports to the placement component that the consumer task reading
+  // `box` of `var` ran `seconds`: the task monitor's explicit start and end
+  // events, from which it predicts the next step's execution time.
+  // Blocking: one request to server 0. InvalidArgument for a negative or
+  // non-finite time; Unavailable when server 0 is gone.
+  void task_done(const std::string& var, const Box& box, double seconds);
+  // Hands the consumer's dataflow graph (a .json or .toml file, at most
+  // 1 MiB; docs/placement.md) to the placement component: once every
+  // object it reads has a task time reported (its first step), METIS
+  // groups the objects read together, one group per server, for the data
+  // and hybrid policies. Blocking: one request to server 0. NotFound for a
+  // missing file; InvalidArgument naming the file and the culprit for a
+  // graph that does not parse, has a cycle or reads an unknown object.
+  void register_dataflow(const std::string& path);
 
   // Like put(), but the bytes stay in this process: the server only indexes
   // them and readers read them from here. `data` must stay valid and
@@ -287,6 +327,30 @@ class COVE_EXPORT Client {
   // when nobody holds it; PermissionDenied (naming the holder's connection
   // only as "another client") when another client does.
   void unlock(const std::string& name, std::span<const Index> start, std::span<const Index> count);
+
+  // ---- in-staging workers (docs/placement.md, "Workers") ----
+  //
+  // Makes this client a consumer worker of server `server` (an index into
+  // servers()): its connection takes one of that server's worker slots
+  // (ServerOptions::worker_slots) until this client goes or its
+  // connection closes (the process exits or is killed). `name` names the
+  // worker in the server's log. Blocking: one request. Returns the slot, the
+  // server's slots and the workers registered there now. Errors:
+  // OutOfRange for an index past servers(); InvalidArgument for an empty
+  // name; Unavailable when every slot is taken or the server is gone;
+  // AlreadyExists when this client already is a worker of that server.
+  WorkerSlot become_worker(std::size_t server, const std::string& name);
+  // The bytes of `region` of `var` version `version` held by each server
+  // (servers() order; put_local pieces left in writers' memory count for
+  // no server), waiting up to timeout_ms for the version as get does.
+  // Blocking; errors as get's.
+  std::vector<std::uint64_t> locate(const std::string& var, std::uint64_t version, const Box& region,
+                                    std::int64_t timeout_ms = -1);
+  // The bytes this client's gets have read so far, by the server they came
+  // from (servers() order): pieces a server holds, and small regions a
+  // server answered with. Bytes read from writers' memory (put_local)
+  // count for no server. Thread-safe.
+  std::vector<std::uint64_t> bytes_read() const;
 
   // The definition of `var`: asked of a server the first time (one request,
   // blocking), then remembered by this client, as put and get do. NotFound

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,16 @@ struct ServerOptions {
   // Threads that build replicas (each also splits large copies over the
   // region engine's thread pool). 1..64.
   int reorg_threads = 1;
+  // Consumer worker slots (the in-staging placement paper's staging
+  // cores): processes that Client::become_worker of this server. 0..4096.
+  int worker_slots = 4;
+  // In-staging placement (docs/placement.md): the policy server 0 (the
+  // master) places the pieces of Client::put_placed with: "" (off: the
+  // sharding's server), "rr-blocking", "rr-nonblocking", "time", "data" or
+  // "hybrid"; placement_variables overrides it per variable. The resources
+  // are the worker slots of every server of the group.
+  std::string placement;
+  std::map<std::string, std::string> placement_variables;
 };
 
 struct ServerStats {
@@ -87,6 +98,11 @@ struct ServerStats {
   std::uint64_t single_copies = 0;    // replicas = 2: pieces held here with no second copy (none could be made)
   std::uint64_t moved_pieces = 0;     // index entries moved to a second copy when their holder died
   std::uint64_t lost_members = 0;     // members of the group this server found dead
+  std::uint64_t worker_slots = 0;     // consumer worker slots (ServerOptions.worker_slots)
+  std::uint64_t workers = 0;          // workers registered now (Client::become_worker)
+  std::uint64_t placements = 0;       // placement decisions made here (server 0, put_placed)
+  std::uint64_t placement_fallbacks = 0;  // of them, data/hybrid placed as time (no affinity)
+  std::uint64_t task_reports = 0;     // task execution times reported to the task monitor (Client::task_done)
   std::uint64_t parked_gets = 0;      // gets and metadata gets waiting for data now
   std::uint64_t clients = 0;          // connections open now (clients and other servers)
   std::uint64_t uptime_ms = 0;        // since the server started

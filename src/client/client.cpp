@@ -14,8 +14,11 @@
 #include "net/segment.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -238,7 +241,8 @@ std::optional<std::size_t> Client::Impl::server_index(const std::string& address
 }
 
 void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                            std::size_t bytes, const Layout& layout, MemorySpace memory) {
+                            std::size_t bytes, const Layout& layout, MemorySpace memory,
+                            std::optional<std::size_t> on) {
   const char* what = op == Op::Put ? "put" : "put_local";
   detail::validate_box(box, "box");
   const VarInfo info = var_info(var);
@@ -246,7 +250,8 @@ void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version
   check_region(var, info, box);
   // The data goes to the first server that indexes part of it, or when
   // that one is gone to the next that answers (it tells the shards).
-  const std::size_t home = put_target(static_cast<std::size_t>(shard_map(var)->shards_for(box).front()));
+  const std::size_t home =
+      put_target(on ? *on : static_cast<std::size_t>(shard_map(var)->shards_for(box).front()));
   if (gpu::on_device(gpu::locate(data, memory, what)))
     send_device_put(op, var, version, box, data, bytes, layout, info, home);
   else
@@ -378,6 +383,51 @@ VariableDefinition Client::definition(const std::string& var) {
 void Client::put(const std::string& var, std::uint64_t version, const Box& box, const void* data, std::size_t bytes,
                  const Layout& layout, MemorySpace memory) {
   impl_->send_put(Op::Put, var, version, box, data, bytes, layout, memory);
+}
+
+void Client::put_on(std::size_t server, const std::string& var, std::uint64_t version, const Box& box,
+                    const void* data, std::size_t bytes, const Layout& layout, MemorySpace memory) {
+  if (server >= impl_->server_count())
+    fail(Code::OutOfRange, "put_on of '", var, "': server ", server, " is not one of the ", impl_->server_count(),
+         " servers");
+  impl_->send_put(Op::Put, var, version, box, data, bytes, layout, memory, server);
+}
+
+std::size_t Client::put_placed(const std::string& var, std::uint64_t version, const Box& box, const void* data,
+                               std::size_t bytes) {
+  detail::validate_box(box, "box");
+  std::optional<std::size_t> on;
+  try {
+    const net::PlaceReply r = impl_->call<Message<Op::Place>>(0, {var, box, bytes});
+    if (r.server < impl_->server_count()) on = r.server;
+    else log::warn("put_placed of '{}': server 0 placed it on server {} of {}; putting it as put()", var, r.server,
+                   impl_->server_count());
+  } catch (const Error& e) {
+    log::debug("put_placed of '{}' {}: no placement ({}); putting it as put()", var, box.to_string(), e.what());
+  }
+  impl_->send_put(Op::Put, var, version, box, data, bytes, Layout::c(), MemorySpace::automatic, on);
+  return on ? *on : static_cast<std::size_t>(impl_->shard_map(var)->shards_for(box).front());
+}
+
+void Client::task_done(const std::string& var, const Box& box, double seconds) {
+  detail::validate_box(box, "box");
+  if (!(seconds >= 0) || !std::isfinite(seconds))
+    fail(Code::InvalidArgument, "task_done of '", var, "': ", seconds, " s is negative or not finite");
+  impl_->call<Message<Op::TaskDone>>(0, {var, box, seconds});
+}
+
+void Client::register_dataflow(const std::string& path) {
+  const bool toml = path.size() >= 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
+  const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  if (!toml && !json) fail(Code::InvalidArgument, "dataflow graph ", path, ": expected a .json or .toml file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(Code::NotFound, "dataflow graph ", path, " cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().size() > net::kMaxMetaBytes)
+    fail(Code::InvalidArgument, "dataflow graph ", path, " has ", text.str().size(), " bytes; at most ",
+         net::kMaxMetaBytes);
+  impl_->call<Message<Op::Dataflow>>(0, {path, toml, text.str()});
 }
 
 SharedBuffer Client::allocate(std::size_t bytes) {
@@ -595,6 +645,27 @@ void lock_call(Impl& impl, const std::string& name, bool write, std::span<const 
 }
 
 }  // namespace
+
+WorkerSlot Client::become_worker(std::size_t server, const std::string& name) {
+  if (server >= impl_->server_count())
+    fail(Code::OutOfRange, "worker '", name, "': server ", server, " is not one of the ", impl_->server_count(),
+         " servers");
+  if (name.empty()) fail(Code::InvalidArgument, "a worker's name is empty");
+  const net::WorkerReply r = impl_->call<Message<Op::Worker>>(server, {name});
+  return {r.slot, r.slots, r.workers};
+}
+
+std::vector<std::uint64_t> Client::locate(const std::string& var, std::uint64_t version, const Box& region,
+                                          std::int64_t timeout_ms) {
+  return impl_->locate(var, version, region, timeout_ms);
+}
+
+std::vector<std::uint64_t> Client::bytes_read() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::uint64_t> out = impl_->read_bytes;
+  out.resize(impl_->server_count());
+  return out;
+}
 
 void Client::lock_read(const std::string& name, std::span<const Index> start, std::span<const Index> count,
                        std::int64_t timeout_ms) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace cove {
 
@@ -57,7 +58,7 @@ Client::Impl::Answer Client::Impl::query(std::size_t server, int shard, const st
       server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg, shard}, wait_deadline(timeout_ms));
   leases.add(server, reply.lease);
   if (!(reply.dtype == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", reply.dtype.name());
-  Answer a{reply.version, std::move(reply.pieces), std::move(reply.data), reply.method, {}};
+  Answer a{reply.version, std::move(reply.pieces), std::move(reply.data), reply.method, {}, server};
   for (auto& p : a.pieces) {
     if (p.holder.empty()) p.holder = addresses[server];
     if (p.piece == 0) continue;
@@ -197,6 +198,7 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
         gpu::check(gpu::require("get").copy(data, a.data->data(), bytes, nullptr));
       else
         std::memcpy(data, a.data->data(), bytes);
+      count_read(a.server, bytes);
       return a.version;
     }
     try {
@@ -205,6 +207,8 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
         read_pieces_to_device(a.pieces, region, data, bytes, layout, dtype.size());
       else
         for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
+      for (const auto& p : a.pieces)
+        count_read(server_index(p.holder), static_cast<std::uint64_t>(p.box.intersection(region).volume()) * dtype.size());
     } catch (const Error& e) {
       // A piece deleted or evicted meanwhile, or (in a group) its holder
       // gone: asked again, the shards answer with what is there now.
@@ -218,6 +222,29 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
     if (a.method == Reorg::Sahr) record_pattern(var, a.version, region, layout);
     return a.version;
   }
+}
+
+std::vector<std::uint64_t> Client::Impl::locate(const std::string& var, std::uint64_t version, const Box& region,
+                                                std::int64_t timeout_ms) {
+  detail::validate_box(region, "region");
+  const VarInfo info =
+      var_info(var, timeout_ms < 0 ? std::nullopt : std::optional<net::Deadline>(wait_deadline(timeout_ms)));
+  check_region(var, info, region);
+  std::vector<std::uint64_t> held(server_count(), 0);
+  Leases leases(*this);
+  const net::Deadline deadline = net::deadline_in(timeout_ms);
+  // A piece indexed by two shards comes from both: counted once.
+  std::set<std::pair<std::string, net::Bytes>> seen;
+  for (int s : shard_map(var)->shards_for(region)) {
+    const Answer a = query_shard(static_cast<std::size_t>(s), var, version, false, region,
+                                 remaining_ms(timeout_ms, deadline), info.dtype, Layout{}, 0, leases);
+    for (const auto& p : a.pieces) {
+      if (!seen.insert({p.holder, p.source}).second) continue;
+      if (const auto at = server_index(p.holder))
+        held[*at] += static_cast<std::uint64_t>(p.box.intersection(region).volume()) * info.dtype.size();
+    }
+  }
+  return held;
 }
 
 // SAHR: the get goes into this client's records (Algorithm 1); a pattern

@@ -42,6 +42,13 @@ struct Client::Impl {
   DeviceRecvPath recv_path = DeviceRecvPath::automatic;  // ConnectOptions, COVE_GPU_RECV
 
   std::mutex mutex;
+  std::vector<std::uint64_t> read_bytes;  // by server: what gets read from each (bytes_read()), under mutex
+  void count_read(std::optional<std::size_t> server, std::uint64_t bytes) {
+    if (!server) return;
+    std::lock_guard lock(mutex);
+    if (read_bytes.size() < addresses.size()) read_bytes.resize(addresses.size());
+    if (*server < read_bytes.size()) read_bytes[*server] += bytes;
+  }
   std::map<std::string, VarInfo> vars;  // definitions seen
   std::map<std::string, std::shared_ptr<const common::ShardMap>> maps;  // by variable; replaced, never changed
   net::PeerCache peers;                 // writers read from (put_local), by address
@@ -127,8 +134,10 @@ struct Client::Impl {
   // The server a piece whose first shard is `home` goes to: `home`, or
   // when it is gone the next that answers.
   std::size_t put_target(std::size_t home);
+  // `on`: the server chosen by the caller (put_on) instead of the sharding's.
   void send_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                std::size_t bytes, const Layout& layout, MemorySpace memory);
+                std::size_t bytes, const Layout& layout, MemorySpace memory,
+                std::optional<std::size_t> on = std::nullopt);
   // The put of host memory to server `home` (after send_put's checks);
   // a put_local piece keeps `staging` until release.
   void send_host_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
@@ -139,6 +148,8 @@ struct Client::Impl {
                        std::size_t bytes, const Layout& layout, const VarInfo& info, std::size_t home);
 
   // get.cpp
+  std::vector<std::uint64_t> locate(const std::string& var, std::uint64_t version, const Box& region,
+                                    std::int64_t timeout_ms);
   // The leases a get holds on servers while it copies (the servers keep
   // the pieces' bytes for it until then): ended, with a notice to each
   // server, when this goes. Errors ending them are logged: a server that
@@ -166,6 +177,7 @@ struct Client::Impl {
     // Pieces held by servers other than the shard that answered with them:
     // their ids, by holder, to lease there before they are read.
     std::map<std::size_t, std::vector<std::uint64_t>> elsewhere;
+    std::size_t server = 0;               // the server that answered (with `data`)
   };
   // Asks `server` for the pieces of index shard `shard` (-1: its own).
   Answer query(std::size_t server, int shard, const std::string& var, std::uint64_t version, bool latest,

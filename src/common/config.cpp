@@ -202,6 +202,22 @@ ServerConfig load_server_config(const std::string& path) {
       auto i = v.value<std::int64_t>();
       if (!i || *i < 1 || *i > 64) fail(Code::InvalidArgument, key("reorg_threads"), " must be an integer in 1..64");
       c.options.reorg_threads = static_cast<int>(*i);
+    } else if (name == "placement") {
+      auto s = v.value<std::string>();
+      if (!s) fail(Code::InvalidArgument, key("placement"), " must be a string: a policy name");
+      c.options.placement = *s;  // the name is checked by the server (ServerOptions.placement)
+    } else if (name == "placement_variables") {
+      const toml::table* t = v.as_table();
+      if (!t) fail(Code::InvalidArgument, key("placement_variables"), " must be a table: variable = \"policy\"");
+      for (const auto& [var, policy] : *t) {
+        auto s = policy.value<std::string>();
+        if (!s) fail(Code::InvalidArgument, key("placement_variables"), ".", var.str(), " must be a string: a policy name");
+        c.options.placement_variables[std::string(var.str())] = *s;
+      }
+    } else if (name == "worker_slots") {
+      auto i = v.value<std::int64_t>();
+      if (!i || *i < 0 || *i > 4096) fail(Code::InvalidArgument, key("worker_slots"), " must be an integer in 0..4096");
+      c.options.worker_slots = static_cast<int>(*i);
     } else if (name == "log_level") {
       auto s = v.value<std::string>();
       if (!s) fail(Code::InvalidArgument, key("log_level"), " must be a string");

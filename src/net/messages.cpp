@@ -1,5 +1,7 @@
 #include "net/messages.hpp"
 
+#include <cmath>
+
 #include "core/fail.hpp"
 
 namespace cove::net {
@@ -442,7 +444,8 @@ void for_each_counter(Stats& s, Fn&& fn) {
                       &s.requests, &s.bytes_in, &s.bytes_out, &s.replicas, &s.replica_bytes, &s.reorganizations,
                       &s.replica_answers, &s.patterns, &s.parked_gets, &s.clients, &s.uptime_ms, &s.metadata,
                       &s.metadata_bytes, &s.lost_pieces, &s.replication, &s.copies, &s.copy_bytes,
-                      &s.single_copies, &s.moved_pieces, &s.lost_members})
+                      &s.single_copies, &s.moved_pieces, &s.lost_members, &s.worker_slots, &s.workers,
+                      &s.placements, &s.placement_fallbacks, &s.task_reports})
     fn(*field);
 }
 
@@ -565,6 +568,68 @@ UnlockRequest UnlockRequest::decode(WireReader& in) {
   UnlockRequest m;
   m.name = in.str();
   read_region(in, m.start, m.count);
+  return m;
+}
+
+void WorkerRequest::encode(WireWriter& out) const { out.str(name); }
+WorkerRequest WorkerRequest::decode(WireReader& in) {
+  WorkerRequest m;
+  m.name = in.str();
+  if (m.name.empty()) fail(Code::InvalidArgument, "a worker's name is empty");
+  return m;
+}
+
+void WorkerReply::encode(WireWriter& out) const { out.u32(slot).u32(slots).u32(workers); }
+WorkerReply WorkerReply::decode(WireReader& in) {
+  WorkerReply m;
+  m.slot = in.u32();
+  m.slots = in.u32();
+  m.workers = in.u32();
+  if (m.slot >= m.slots || m.workers > m.slots)
+    fail(Code::Protocol, "worker slot ", m.slot, " with ", m.workers, " workers does not fit ", m.slots, " slots");
+  return m;
+}
+
+void PlaceRequest::encode(WireWriter& out) const { out.str(var).box(box).u64(bytes); }
+PlaceRequest PlaceRequest::decode(WireReader& in) {
+  PlaceRequest m;
+  m.var = in.str();
+  m.box = in.box();
+  m.bytes = in.u64();
+  return m;
+}
+
+void PlaceReply::encode(WireWriter& out) const { out.u32(server).u64(sequence).str(policy); }
+PlaceReply PlaceReply::decode(WireReader& in) {
+  PlaceReply m;
+  m.server = in.u32();
+  m.sequence = in.u64();
+  m.policy = in.str();
+  return m;
+}
+
+void TaskDoneRequest::encode(WireWriter& out) const { out.str(var).box(box).f64(seconds); }
+TaskDoneRequest TaskDoneRequest::decode(WireReader& in) {
+  TaskDoneRequest m;
+  m.var = in.str();
+  m.box = in.box();
+  m.seconds = in.f64();
+  if (!(m.seconds >= 0) || !std::isfinite(m.seconds))
+    fail(Code::InvalidArgument, "task time ", m.seconds, " s of '", m.var, "' is negative or not finite");
+  return m;
+}
+
+void DataflowRequest::encode(WireWriter& out) const {
+  out.str(source).u8(toml ? 1 : 0).bytes({reinterpret_cast<const std::byte*>(text.data()), text.size()});
+}
+DataflowRequest DataflowRequest::decode(WireReader& in) {
+  DataflowRequest m;
+  m.source = in.str();
+  m.toml = read_flag(in, "dataflow toml");
+  const Bytes b = blob(in);
+  if (b.size() > kMaxMetaBytes)
+    fail(Code::InvalidArgument, "dataflow graph ", m.source, " has ", b.size(), " bytes; at most ", kMaxMetaBytes);
+  m.text.assign(reinterpret_cast<const char*>(b.data()), b.size());
   return m;
 }
 

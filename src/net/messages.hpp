@@ -392,6 +392,69 @@ struct UnlockRequest {
   bool operator==(const UnlockRequest&) const = default;
 };
 
+// ---- in-staging workers (docs/placement.md) ----
+
+// Worker: the sending connection takes one of the server's worker slots
+// until it closes. `name` (at most kMaxStringBytes) names it in stat and
+// errors. The reply: its slot, the server's slots, the workers now
+// registered there (slot < slots, workers <= slots, checked at decode).
+struct WorkerRequest {
+  std::string name;
+  void encode(WireWriter& out) const;
+  static WorkerRequest decode(WireReader& in);
+  bool operator==(const WorkerRequest&) const = default;
+};
+struct WorkerReply {
+  std::uint32_t slot = 0;
+  std::uint32_t slots = 0;
+  std::uint32_t workers = 0;
+  void encode(WireWriter& out) const;
+  static WorkerReply decode(WireReader& in);
+  bool operator==(const WorkerReply&) const = default;
+};
+
+// Place: where a piece of `bytes` bytes of `box` of `var` goes (server 0
+// decides, docs/placement.md): the server's index in the group, the
+// decision's number and the policy applied.
+struct PlaceRequest {
+  std::string var;
+  Box box;
+  std::uint64_t bytes = 0;
+  void encode(WireWriter& out) const;
+  static PlaceRequest decode(WireReader& in);
+  bool operator==(const PlaceRequest&) const = default;
+};
+struct PlaceReply {
+  std::uint32_t server = 0;
+  std::uint64_t sequence = 0;
+  std::string policy;
+  void encode(WireWriter& out) const;
+  static PlaceReply decode(WireReader& in);
+  bool operator==(const PlaceReply&) const = default;
+};
+// TaskDone: the task reading `box` of `var` ran `seconds` (>= 0, finite):
+// the task monitor's explicit end event.
+struct TaskDoneRequest {
+  std::string var;
+  Box box;
+  double seconds = 0;
+  void encode(WireWriter& out) const;
+  static TaskDoneRequest decode(WireReader& in);
+  bool operator==(const TaskDoneRequest&) const = default;
+};
+
+// Dataflow: a consumer's graph (docs/placement.md), the text of a JSON or
+// TOML file (`toml` says which; at most kMaxMetaBytes), `source` naming it
+// in errors.
+struct DataflowRequest {
+  std::string source;
+  bool toml = false;
+  std::string text;
+  void encode(WireWriter& out) const;
+  static DataflowRequest decode(WireReader& in);
+  bool operator==(const DataflowRequest&) const = default;
+};
+
 // ---- the table: Op -> request and reply types ----
 
 template <Op>
@@ -429,6 +492,10 @@ COVE_MESSAGE(Undefine, VarRequest, CountReply)  // the pieces this server droppe
 COVE_MESSAGE(Copy, CopyRequest, CopyReply)
 COVE_MESSAGE(Lock, LockRequest, Empty)
 COVE_MESSAGE(Unlock, UnlockRequest, Empty)
+COVE_MESSAGE(Worker, WorkerRequest, WorkerReply)
+COVE_MESSAGE(Place, PlaceRequest, PlaceReply)
+COVE_MESSAGE(TaskDone, TaskDoneRequest, Empty)
+COVE_MESSAGE(Dataflow, DataflowRequest, Empty)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -445,7 +512,8 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(List) COVE_VISIT(Stat) COVE_VISIT(Disconnect) COVE_VISIT(Stop) COVE_VISIT(IndexAdd)
     COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern) COVE_VISIT(PutGrant) COVE_VISIT(PutPublish)
     COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine) COVE_VISIT(Copy) COVE_VISIT(Lock)
-    COVE_VISIT(Unlock)
+    COVE_VISIT(Unlock) COVE_VISIT(Worker) COVE_VISIT(Place) COVE_VISIT(TaskDone)
+    COVE_VISIT(Dataflow)
 #undef COVE_VISIT
   }
   return false;

@@ -56,6 +56,10 @@ enum class Op : std::uint16_t {
   Copy = 24,       // server to server: keep a second copy of a piece (replicas = 2)
   Lock = 25,       // a read or write lock on an object or region (waits until granted or its timeout)
   Unlock = 26,
+  Worker = 27,     // the connection becomes a consumer worker of this server (a worker slot)
+  Place = 28,      // where a piece goes (server 0's placement component)
+  TaskDone = 29,   // a consumer task's execution time (the task monitor)
+  Dataflow = 30,   // a consumer's dataflow graph, for affinity (server 0)
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -73,7 +77,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 26> kOps{{
+inline constexpr std::array<OpInfo, 30> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Greeted},
     {Op::Define, "define", Sender::Client},
@@ -100,6 +104,10 @@ inline constexpr std::array<OpInfo, 26> kOps{{
     {Op::Copy, "copy", Sender::Server},
     {Op::Lock, "lock", Sender::Client},
     {Op::Unlock, "unlock", Sender::Client},
+    {Op::Worker, "worker", Sender::Client},
+    {Op::Place, "place", Sender::Client},
+    {Op::TaskDone, "task_done", Sender::Client},
+    {Op::Dataflow, "dataflow", Sender::Client},
 }};
 
 // The entry of `type`, or null for a type no Op has.

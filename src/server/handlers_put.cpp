@@ -317,6 +317,7 @@ void Service::drop_lost(const std::string& owner, const char* who) {
 void Service::connection_closed(Session& s) {
   s.end_all_leases();  // a reader gone: what it was reading is free
   release_locks(s);    // a lock holder gone (killed, crashed): whoever waits goes on
+  release_worker(s);   // a worker gone: its slot is free
   // A writer that goes without Disconnect (killed, crashed) takes its
   // put_local memory with it, and a member of the group that dies the
   // pieces it held: they leave this server's index, so that readers get

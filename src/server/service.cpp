@@ -19,6 +19,8 @@ Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, 
                         common::kMaxMessageBytes);
   if (o.reorg_threads < 1 || o.reorg_threads > 64)
     fail(Code::InvalidArgument, "ServerOptions.reorg_threads = ", o.reorg_threads, " must be 1..64");
+  if (o.worker_slots < 0 || o.worker_slots > 4096)
+    fail(Code::InvalidArgument, "ServerOptions.worker_slots = ", o.worker_slots, " must be 0..4096");
   if (o.replicas < 1 || o.replicas > 2)
     fail(Code::InvalidArgument, "ServerOptions.replicas = ", o.replicas, " must be 1 or 2");
   if (static_cast<int>(o.reorg) < 1 || static_cast<int>(o.reorg) > 4)
@@ -35,6 +37,7 @@ Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, 
   replicas_ = std::make_unique<ReplicaPlanner>(options_, store_, patterns_, *reorganizer_);
   group_ = std::make_unique<GroupLink>(*endpoint_, address_);
   parked_ = std::make_unique<Parked>(mutex);
+  placement_ = std::make_unique<PlacementService>(o);
   dispatcher_ = std::make_unique<Dispatcher>(o.workers);
 }
 
@@ -98,6 +101,10 @@ void Service::start() {
   });
   d.on<Op::Unlock>(D::always(), [this](Session& s, net::UnlockRequest&& r) { return unlock(s, std::move(r)); });
   d.on<Op::List>(D::always(), [this](Session&, net::Empty&&) { return list(); });
+  d.on<Op::Worker>(D::always(), [this](Session& s, net::WorkerRequest&& r) { return register_worker(s, std::move(r)); });
+  d.on<Op::Place>(D::always(), [this](Session&, net::PlaceRequest&& r) { return place(std::move(r)); });
+  d.on<Op::Dataflow>(D::always(), [this](Session&, net::DataflowRequest&& r) { return dataflow(std::move(r)); });
+  d.on<Op::TaskDone>(D::always(), [this](Session&, net::TaskDoneRequest&& r) { return task_done(std::move(r)); });
   d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
   d.on_async<Op::Disconnect>(D::always(), [this](Session& s, net::DisconnectRequest&& r, Responder answer) {
     disconnect(s, std::move(r), std::move(answer));
@@ -215,6 +222,11 @@ ServerStats Service::stats() {
   out.single_copies = options_.replicas > 1 ? s.single : 0;
   out.moved_pieces = moved_pieces_;
   out.lost_members = dead_members_.size();
+  out.worker_slots = static_cast<std::uint64_t>(options_.worker_slots);
+  out.workers = workers_.size();
+  out.placements = placement_->decisions();
+  out.placement_fallbacks = placement_->fallbacks();
+  out.task_reports = placement_->reports();
   out.parked_gets = parked_->size();
   out.clients = connections_;
   out.uptime_ms = static_cast<std::uint64_t>(

@@ -24,6 +24,7 @@
 #include "server/dispatch.hpp"
 #include "server/group.hpp"
 #include "server/parked.hpp"
+#include "server/placement_service.hpp"
 #include "server/replicas.hpp"
 #include "server/reorganizer.hpp"
 #include "server/session.hpp"
@@ -122,6 +123,12 @@ class Service : public std::enable_shared_from_this<Service> {
   net::Empty unlock(Session& s, net::UnlockRequest&& r);
   void answer_locks(const store::LockOutcome& outcome);  // under mutex
   void release_locks(Session& s);                        // the connection closed
+  // handlers_worker.cpp: in-staging consumer workers (worker slots).
+  net::WorkerReply register_worker(Session& s, net::WorkerRequest&& r);
+  void release_worker(Session& s);                       // the connection closed
+  net::PlaceReply place(net::PlaceRequest&& r);
+  net::Empty task_done(net::TaskDoneRequest&& r);
+  net::Empty dataflow(net::DataflowRequest&& r);
 
   net::ListReply list();
 
@@ -162,6 +169,7 @@ class Service : public std::enable_shared_from_this<Service> {
   store::AccessPatterns patterns_;
   store::LockTable locks_;
   std::map<std::uint64_t, Responder> lock_waiters_;  // waiting lock requests, by id
+  std::map<const Session*, std::pair<std::uint32_t, std::string>> workers_;  // slot and name, by connection
   std::uint64_t next_lock_ = 1;
   std::map<std::string, common::ShardMap> shard_maps_;  // by variable, for the current group
   struct Grant {
@@ -182,6 +190,7 @@ class Service : public std::enable_shared_from_this<Service> {
   std::unique_ptr<ReplicaPlanner> replicas_;
   std::unique_ptr<GroupLink> group_;
   std::unique_ptr<Parked> parked_;
+  std::unique_ptr<PlacementService> placement_;  // answers Place on server 0
   std::unique_ptr<Dispatcher> dispatcher_;
   Transfers transfers_;  // puts whose bytes are read from their writers
 

@@ -79,3 +79,24 @@ TEST_F(ConfigFile, ADirectoryIsNotAConfiguration) {
 }
 
 }  // namespace
+
+TEST_F(ConfigFile, WorkerSlotsAndPlacementPolicies) {
+  const auto c = load("[server]\nworker_slots = 3\nplacement = \"time\"\n"
+                      "placement_variables = { rho = \"hybrid\", \"amr.x\" = \"rr-blocking\" }\n");
+  EXPECT_EQ(c.options.worker_slots, 3);
+  EXPECT_EQ(c.options.placement, "time");
+  EXPECT_EQ(c.options.placement_variables.at("rho"), "hybrid");
+  EXPECT_EQ(c.options.placement_variables.at("amr.x"), "rr-blocking");
+  expect_error(Code::InvalidArgument, "server.worker_slots must be an integer in 0..4096",
+               [&] { load("[server]\nworker_slots = 5000\n"); });
+  expect_error(Code::InvalidArgument, "server.placement_variables.rho must be a string",
+               [&] { load("[server]\nplacement_variables = { rho = 3 }\n"); });
+  // Policy names are the server's to check: it refuses to start, naming the variable.
+  cove::ServerOptions o;
+  o.placement_variables["rho"] = "fastest";
+  expect_error(Code::InvalidArgument, "placement_variables['rho']: placement policy 'fastest'",
+               [&] { cove::Server s(o); });
+  o.placement_variables.clear();
+  o.worker_slots = -1;
+  expect_error(Code::InvalidArgument, "ServerOptions.worker_slots", [&] { cove::Server s(o); });
+}

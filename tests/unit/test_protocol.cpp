@@ -7,6 +7,7 @@
 
 #include "expect_error.hpp"
 
+#include <cmath>
 #include <random>
 #include <set>
 
@@ -133,6 +134,18 @@ template <>
 net::LockRequest sample() { return {"rho", true, {1, 2}, {3, 4}, 2500}; }
 template <>
 net::UnlockRequest sample() { return {"rho", {1, 2}, {3, 4}}; }
+template <>
+net::WorkerRequest sample() { return {"worker-1"}; }
+template <>
+net::WorkerReply sample() { return {2, 4, 3}; }
+template <>
+net::PlaceRequest sample() { return {"rho", kBox, 32768}; }
+template <>
+net::PlaceReply sample() { return {1, 77, "hybrid"}; }
+template <>
+net::TaskDoneRequest sample() { return {"rho", kBox, 0.25}; }
+template <>
+net::DataflowRequest sample() { return {"g.json", false, R"({"objects": [], "tasks": []})"}; }
 
 template <typename T>
 net::Bytes message_of(std::uint16_t type) {
@@ -167,6 +180,34 @@ TEST(Protocol, EveryOpHasOneEntryAndOneName) {
   EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(net::Op::Hello))->sender, net::Sender::Anyone);
   EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(net::Op::IndexAdd))->sender, net::Sender::Server);
   EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(net::Op::Copy))->sender, net::Sender::Server);
+}
+
+TEST(Protocol, WorkerMessagesAreCheckedAtDecode) {
+  EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(net::Op::Worker))->sender, net::Sender::Client);
+  auto reply = [](std::uint32_t slot, std::uint32_t slots, std::uint32_t workers) {
+    net::WireWriter w(static_cast<std::uint16_t>(net::Op::Worker), 1);
+    w.u32(slot).u32(slots).u32(workers);
+    const auto m = std::move(w).finish();
+    return code_of([&] { net::decode_body<net::WorkerReply>(m); });
+  };
+  EXPECT_EQ(reply(0, 1, 1), Code::Ok);
+  EXPECT_EQ(reply(3, 4, 4), Code::Ok);
+  EXPECT_EQ(reply(4, 4, 1), Code::Protocol);  // a slot past the slots
+  EXPECT_EQ(reply(0, 0, 0), Code::Protocol);  // no slots: nobody could be a worker
+  EXPECT_EQ(reply(1, 4, 5), Code::Protocol);  // more workers than slots
+  net::WireWriter w(static_cast<std::uint16_t>(net::Op::Worker), 1);
+  w.str("");
+  const auto m = std::move(w).finish();
+  EXPECT_EQ(code_of([&] { net::decode_body<net::WorkerRequest>(m); }), Code::InvalidArgument);
+}
+
+TEST(Protocol, TaskTimesMustBeFiniteAndNotNegative) {
+  for (double bad : {-1.0, std::nan(""), HUGE_VAL}) {
+    net::WireWriter w(static_cast<std::uint16_t>(net::Op::TaskDone), 1);
+    w.str("rho").box(kBox).f64(bad);
+    const auto m = std::move(w).finish();
+    EXPECT_EQ(code_of([&] { net::decode_body<net::TaskDoneRequest>(m); }), Code::InvalidArgument) << bad;
+  }
 }
 
 TEST(Protocol, EveryMessageRoundTrips) {

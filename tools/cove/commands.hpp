@@ -19,7 +19,7 @@ struct ServeArgs {
   std::string config;           // a TOML file (docs/staging.md); "" for none
   std::string connection_file;  // overrides the config's
   std::string transport, listen, memory_budget, max_message_bytes, reorg, layouts, log_level, log_file;
-  int max_versions = -1, workers = -1, reorg_threads = -1, replicas = -1;  // -1: the config's
+  int max_versions = -1, workers = -1, reorg_threads = -1, replicas = -1, worker_slots = -1;  // -1: the config's
   bool allow_root = false;
 };
 int serve(const ServeArgs& args);
@@ -34,6 +34,23 @@ int top(Client& client, double interval_s, int count);
 // `cove graph`: validates a dataflow graph file and prints its METIS
 // affinity groups for `nodes` staging nodes (docs/placement.md).
 int graph(const std::string& path, int nodes, int imbalance, bool json);
+
+// `cove worker`: an in-staging consumer worker of one server, running the
+// tasks of a dataflow graph whose inputs are placed there (worker.cpp).
+struct WorkerArgs {
+  std::string graph;           // .json or .toml
+  int server = 0;              // index into the group
+  std::string name;            // "" -> worker-<server>
+  std::string run = "run";     // names the task outputs of this run
+  int steps = 1;               // objects' versions: version, version + 1, ...
+  int per_server = 1;          // workers each server must have
+  std::int64_t timeout_ms = 30000;
+  double cost_scale = 1.0;     // tasks work cost x scale seconds
+  bool verify = false;         // check the producer's pattern in every object read
+  bool newest = false;         // analyse the newest step written when free (worker 0 of server 0 plans)
+  bool json = false;
+};
+int worker(Client& client, const WorkerArgs& args);
 
 // Names and messages for a terminal (common/printable.hpp).
 using common::printable;

@@ -64,6 +64,11 @@ json stats_json(const std::string& address, const ServerStats& s) {
           {"reachable", s.reachable},
           {"parked_gets", s.parked_gets},
           {"clients", s.clients},
+          {"worker_slots", s.worker_slots},
+          {"workers", s.workers},
+          {"placements", s.placements},
+          {"placement_fallbacks", s.placement_fallbacks},
+          {"task_reports", s.task_reports},
           {"uptime_ms", s.uptime_ms},
           {"reorg", reorg_name(s.reorg)},
           {"layouts", layouts_text(s.layouts)}};
@@ -220,6 +225,19 @@ int stat(Client& c, bool as_json) {
     std::uint64_t lost = 0;
     for (const auto& [address, t] : all) lost += t.lost_pieces;
     if (lost) fmt::print("lost: {} pieces, with writers or servers that went without releasing them\n", lost);
+    std::string workers;
+    for (const auto& [address, t] : all)
+      if (t.reachable) workers += fmt::format("{}{}/{}", workers.empty() ? "" : ", ", t.workers, t.worker_slots);
+    fmt::print("workers (registered/slots, per server): {}\n", workers);
+    std::uint64_t placed = 0, fallbacks = 0, reports = 0;
+    for (const auto& [address, t] : all) {
+      placed += t.placements;
+      fallbacks += t.placement_fallbacks;
+      reports += t.task_reports;
+    }
+    if (placed || reports)
+      fmt::print("placement: {} decisions ({} data/hybrid placed as time, without affinity), {} task times reported\n",
+                 placed, fallbacks, reports);
   }
   if (replication > 1) {
     std::uint64_t copies = 0, copy_bytes = 0, moved = 0;

@@ -7,6 +7,7 @@
 //   cove stop  [--connect T]      shut the service down
 //   cove undefine NAME [--connect T]   remove a variable and everything it holds
 //   cove graph FILE --nodes N [--json] check a dataflow graph, show its METIS affinity groups
+//   cove worker GRAPH --server S [--connect T]   an in-staging worker running GRAPH's tasks placed on server S
 //
 // T is a connection file or an address; without --connect, COVE_CONNECT is
 // used. `--help` on any command lists its options. Exit status: 0 on
@@ -38,6 +39,8 @@ void add_serve_options(CLI::App& app, ServeArgs& a) {
   app.add_option("--replicas", a.replicas, "copies of each piece in a group: 1, or 2 (survives one server's death)")
       ->check(CLI::Range(1, 2));
   app.add_option("--workers", a.workers, "request-handling threads")->check(CLI::Range(1, 1024));
+  app.add_option("--worker-slots", a.worker_slots, "consumer worker slots (cove worker), default 4")
+      ->check(CLI::Range(0, 4096));
   app.add_option("--log-level", a.log_level, "error, warn, info or debug (default info)")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}));
   app.add_option("--log-file", a.log_file, "append the log to this file (default stderr)");
@@ -101,7 +104,21 @@ int run(int argc, char** argv) {
   graph->add_option("--nodes", nodes, "staging nodes: METIS parts")->required()->check(CLI::Range(1, 1 << 20));
   graph->add_option("--imbalance", imbalance, "METIS ufactor: allowed imbalance in 1/1000 (default 30)");
   graph->add_flag("--json", json, "print JSON for scripts");
-  for (CLI::App* sub : {ls, stat, top, stop, undefine}) add_connect(sub);
+  CLI::App* worker = app.add_subcommand("worker", "run a dataflow graph's tasks next to one server (docs/placement.md)");
+  cove::tool::WorkerArgs wa;
+  worker->add_option("GRAPH", wa.graph, "the consumer's dataflow graph (.json or .toml)")->required()->check(CLI::ExistingFile);
+  worker->add_option("--server", wa.server, "the server (index in the group) whose worker this is")->required();
+  worker->add_option("--name", wa.name, "the worker's name (default worker-<server>)");
+  worker->add_option("--run", wa.run, "names this run's task outputs (default 'run')");
+  worker->add_option("--steps", wa.steps, "steps: the objects' versions go up by one each")->check(CLI::Range(1, 1 << 20));
+  worker->add_option("--per-server", wa.per_server, "workers each server has in this run (default 1)")->check(CLI::Range(1, 4096));
+  worker->add_option("--timeout-ms", wa.timeout_ms, "the longest wait for data, other workers and task outputs")
+      ->check(CLI::Range(1, 86400000));
+  worker->add_option("--cost-scale", wa.cost_scale, "a task works cost x this seconds")->check(CLI::Range(0.0, 1e6));
+  worker->add_flag("--newest", wa.newest, "analyse the newest step the producer announced whenever free, not every step");
+  worker->add_flag("--verify", wa.verify, "check every object read against the producer's pattern");
+  worker->add_flag("--json", wa.json, "print the summary as JSON");
+  for (CLI::App* sub : {ls, stat, top, stop, undefine, worker}) add_connect(sub);
   for (CLI::App* sub : {ls, stat}) sub->add_flag("--json", json, "print JSON for scripts");
   top->add_option("--interval", interval, "seconds between refreshes")->check(CLI::Range(0.05, 3600.0));
   top->add_option("--count", count, "stop after this many refreshes (0: until interrupted)")->check(CLI::NonNegativeNumber);
@@ -113,6 +130,7 @@ int run(int argc, char** argv) {
   if (ls->parsed()) return cove::tool::ls(client, json);
   if (stat->parsed()) return cove::tool::stat(client, json);
   if (top->parsed()) return cove::tool::top(client, interval, count);
+  if (worker->parsed()) return cove::tool::worker(client, wa);
   if (undefine->parsed()) {
     const std::size_t n = client.undefine(var);
     fmt::print("undefined '{}': {} pieces dropped\n", cove::tool::printable(var), n);

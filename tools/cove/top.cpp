@@ -29,8 +29,8 @@ void draw(const Sample& now, const std::map<std::string, ServerStats>& before, d
   const auto uptime = std::chrono::seconds(now.empty() ? 0 : now.front().second.uptime_ms / 1000);
   fmt::print("cove top: {} server{}, up {:%H:%M:%S}, rates over {:.1f} s\n", now.size(), now.size() == 1 ? "" : "s",
              uptime, seconds);
-  fmt::print("{:<6} {:>30} {:>6} {:>8} {:>8} {:>9} {:>11} {:>11} {:>7} {:>7} {:>8}\n", "server", "memory / budget",
-             "vars", "versions", "pieces", "req/s", "in/s", "out/s", "parked", "clients", "replicas");
+  fmt::print("{:<6} {:>30} {:>6} {:>8} {:>8} {:>9} {:>11} {:>11} {:>7} {:>7} {:>8} {:>8}\n", "server", "memory / budget",
+             "vars", "versions", "pieces", "req/s", "in/s", "out/s", "parked", "clients", "replicas", "workers");
   int i = 0;
   for (const auto& [address, s] : now) {
     if (!s.reachable) {
@@ -42,10 +42,10 @@ void draw(const Sample& now, const std::map<std::string, ServerStats>& before, d
     auto rate = [&](std::uint64_t later, std::uint64_t earlier) {
       return seconds > 0 && later >= earlier ? static_cast<double>(later - earlier) / seconds : 0.0;
     };
-    fmt::print("{:<6} {:>30} {:>6} {:>8} {:>8} {:>9.1f} {:>9}/s {:>9}/s {:>7} {:>7} {:>8}\n", i++, memory_text(s),
+    fmt::print("{:<6} {:>30} {:>6} {:>8} {:>8} {:>9.1f} {:>9}/s {:>9}/s {:>7} {:>7} {:>8} {:>8}\n", i++, memory_text(s),
                s.variables, s.versions, s.pieces, rate(s.requests, b.requests),
                human_bytes(rate(s.bytes_in, b.bytes_in)), human_bytes(rate(s.bytes_out, b.bytes_out)), s.parked_gets,
-               s.clients, s.replicas);
+               s.clients, s.replicas, fmt::format("{}/{}", s.workers, s.worker_slots));
   }
   std::fflush(stdout);
 }

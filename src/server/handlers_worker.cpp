@@ -1,0 +1,67 @@
+// Handlers of in-staging consumer workers (docs/placement.md, "Workers"):
+// a connection takes one of the server's worker slots (the paper's staging
+// cores) until it closes; connection_closed calls release_worker.
+#include "common/log.hpp"
+#include "core/fail.hpp"
+#include "server/service.hpp"
+
+namespace cove::server {
+
+net::WorkerReply Service::register_worker(Session& s, net::WorkerRequest&& r) {
+  std::lock_guard lock(mutex);
+  const auto slots = static_cast<std::uint32_t>(options_.worker_slots);
+  if (auto it = workers_.find(&s); it != workers_.end())
+    detail::fail(Code::AlreadyExists, "this connection is already worker '", it->second.second, "' in slot ",
+                 it->second.first, " of server ", address_);
+  // The lowest free slot: a worker that went leaves its slot to the next.
+  std::vector<bool> used(slots, false);
+  for (const auto& [session, w] : workers_) used[w.first] = true;
+  std::uint32_t slot = 0;
+  while (slot < slots && used[slot]) ++slot;
+  if (slot == slots)
+    detail::fail(Code::Unavailable, "worker '", r.name, "': all ", slots, " worker slots of server ", address_,
+                 " are taken (server.worker_slots)");
+  workers_.emplace(&s, std::make_pair(slot, r.name));
+  log::info("worker '{}' registered in slot {} of {}", r.name, slot, slots);
+  return {slot, slots, static_cast<std::uint32_t>(workers_.size())};
+}
+
+void Service::release_worker(Session& s) {
+  std::lock_guard lock(mutex);
+  auto it = workers_.find(&s);
+  if (it == workers_.end()) return;
+  log::info("worker '{}' in slot {} left", it->second.second, it->second.first);
+  workers_.erase(it);
+}
+
+// Server 0 places; a client asking another server is told so (it then
+// puts where the sharding says).
+net::PlaceReply Service::place(net::PlaceRequest&& r) {
+  int rank = 0, servers = 1;
+  {
+    std::lock_guard lock(mutex);
+    rank = group_->rank();
+    servers = static_cast<int>(group_->size());
+  }
+  if (rank != 0) detail::fail(Code::Unsupported, "placement of '", r.var, "' is decided by server 0, not ", rank);
+  const store::placement::Decision d = placement_->place(r.var, r.box, r.bytes, servers);
+  return {static_cast<std::uint32_t>(d.node), d.sequence, store::placement::policy_name(d.applied)};
+}
+
+net::Empty Service::dataflow(net::DataflowRequest&& r) {
+  {
+    std::lock_guard lock(mutex);
+    if (group_->rank() != 0)
+      detail::fail(Code::Unsupported, "dataflow graph ", r.source, ": placement is decided by server 0, not ",
+                   group_->rank());
+  }
+  placement_->set_dataflow(r.source, r.toml, r.text);
+  return {};
+}
+
+net::Empty Service::task_done(net::TaskDoneRequest&& r) {
+  placement_->task_done(r.var, r.box, r.seconds);
+  return {};
+}
+
+}  // namespace cove::server
