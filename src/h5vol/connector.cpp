@@ -407,6 +407,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     if (rank > kMaxDims) unsupported("a dataset of rank " + std::to_string(rank) + " (at most 10)");
     d->dcpl = Hid(check(H5Pcopy(dcpl == H5P_DEFAULT ? H5P_DATASET_CREATE_DEFAULT : dcpl), "H5Pcopy"));
     d->file_only = dmode == Mode::file;
+    d->held = !d->file_only && o.file->settings.dataset_transfer(d->path) != Transfer::deep;
     if (!d->file_only) define_dataset(*o.file, *d);
     parent->links[leaf] = d;
     o.file->index(d);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -90,6 +91,7 @@ void Session::configure(const std::string& config_path) {
 
 void Session::shutdown() {
   if (removing_.valid()) removing_.wait();
+  retire_all();
   if (server_) {
     // Consumers still reading this producer's versions finish first (bounded).
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(config().embedded.linger_ms);
@@ -250,11 +252,10 @@ void Session::close(FileState& file) {
   file.published = true;
   // Every rank's puts are done before any reader can see this version.
   if (file.comm != MPI_COMM_NULL) quiet_barrier(file.comm);
-  if (file.rank != 0) return;
-  auto bytes = serialize(*file.root);
-  client().put_meta(file.meta_key(), file.version, bytes);
+  if (file.rank == 0) client().put_meta(file.meta_key(), file.version, serialize(*file.root));
   const auto keep = file.settings.keep_files;
   if (keep <= 0) return;
+  // Every rank keeps the list (its held pieces of a removed file go too); rank 0 removes.
   auto& files = published_[file.settings.rule];
   for (auto it = files.begin(); it != files.end(); ++it)
     if (it->first == file.name) {
@@ -264,10 +265,18 @@ void Session::close(FileState& file) {
   files.emplace_back(file.name, file.defined);
   std::vector<std::string> old;
   while (files.size() > static_cast<std::size_t>(keep)) {
+    for (auto it = held_.begin(); it != held_.end();) {
+      if (it->first.first != files.front().first) {
+        ++it;
+        continue;
+      }
+      retire(it->second);
+      it = held_.erase(it);
+    }
     old.insert(old.end(), files.front().second.begin(), files.front().second.end());
     files.pop_front();
   }
-  if (old.empty()) return;
+  if (old.empty() || file.rank != 0) return;
   if (removing_.valid()) removing_.get();  // at most one removal in flight
   removing_ = std::async(std::launch::async, [c = client(), old = std::move(old)]() mutable {
     for (const auto& var : old) {
@@ -279,6 +288,41 @@ void Session::close(FileState& file) {
       }
     }
   });
+}
+
+Held& Session::hold(const FileState& file, const Node& dataset) {
+  auto& h = held_[{file.name, dataset.path}];
+  if (h.version != 0 && h.version < file.version) retire(h);
+  if (h.version == 0) {
+    h.var = file.variable(dataset);
+    h.retired_key = file.retired_key(dataset);
+    h.version = file.version;
+  }
+  return h;
+}
+
+void Session::retire(Held& h) {
+  if (h.version == 0) return;
+  // The marker goes first: a consumer whose get finds the pieces gone learns why.
+  try {
+    client().put_meta(h.retired_key, h.version, {});
+    for (const auto& box : h.boxes) client().release(h.var, h.version, box);
+  } catch (const std::exception& e) {
+    // keep_files removed the variable already, or the server went: no reader can copy from the pieces now.
+    if (std::getenv("COVE_H5VOL_VERBOSE"))
+      std::fprintf(stderr, "cove h5vol: retiring %s version %llu: %s\n", h.var.c_str(),
+                   static_cast<unsigned long long>(h.version), e.what());
+  }
+  h = Held{};
+}
+
+void Session::retire_all() {
+  if (!client_) {
+    held_.clear();
+    return;
+  }
+  for (auto& [key, h] : held_) retire(h);
+  held_.clear();
 }
 
 }  // namespace cove::h5vol

@@ -9,11 +9,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <future>
 #include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace cove::h5vol {
 
@@ -43,8 +45,20 @@ struct FileState {
   ~FileState();
   std::string meta_key() const { return "h5:" + name; }
   std::string variable(const Node& dataset) const { return "h5:" + name + ":" + dataset.path; }
+  // Metadata whose newest version is the newest retired version of a held dataset.
+  std::string retired_key(const Node& dataset) const { return "h5-retired:" + name + ":" + dataset.path; }
   void index(const std::shared_ptr<Node>& node);
   std::shared_ptr<Node> find_id(std::uint64_t id) const;
+};
+
+// Transfer shallow / local: this process's put_local pieces of the newest
+// version it wrote of one dataset (of one file name).
+struct Held {
+  std::string var;
+  std::string retired_key;
+  std::uint64_t version = 0;
+  std::vector<Box> boxes;
+  std::vector<SharedBuffer> buffers;  // local: the copies the pieces are in
 };
 
 // The process-wide state of the connector: its configuration and its client.
@@ -70,6 +84,13 @@ class Session {
   // H5Fclose: the producer publishes its version.
   void close(FileState& file);
 
+  // The held pieces of `dataset` for a write of file.version: pieces of an
+  // older version are retired first (the retired marker is published, then
+  // each piece released, which waits for reads in flight).
+  Held& hold(const FileState& file, const Node& dataset);
+  // Retires the pieces of every held dataset (the connector closes).
+  void retire_all();
+
  private:
   std::string config_path_;
   std::unique_ptr<Config> config_;
@@ -80,6 +101,8 @@ class Session {
   // Per rule: the files this producer published, oldest first, with their variables (keep_files).
   std::unordered_map<std::string, std::deque<std::pair<std::string, std::set<std::string>>>> published_;
   unsigned long next_fileno_ = 1;
+  std::map<std::pair<std::string, std::string>, Held> held_;  // (file name, dataset path)
+  void retire(Held& h);
 };
 
 }  // namespace cove::h5vol

@@ -211,6 +211,52 @@ Hid dataset_space(const Node& dataset, hid_t file_space) {
   return Hid(check(H5Scopy(file_space), "H5Scopy"));
 }
 
+// Hands pieces to Cove: `pieces` are (box, offset into data), `bytes` in all.
+// deep: put. local: one copy into this producer's shared memory, put_local
+// from it. shallow: put_local of `data` itself (the program's buffer).
+void send(FileState& file, const Node& dataset, Transfer transfer, const std::vector<std::pair<Box, std::size_t>>& pieces,
+          const void* data, std::size_t bytes) {
+  auto& session = Session::get();
+  auto& client = session.client();
+  const auto var = file.variable(dataset);
+  const auto* base = static_cast<const std::byte*>(data);
+  auto size = [&](std::size_t i) {
+    return (i + 1 < pieces.size() ? pieces[i + 1].second : bytes) - pieces[i].second;
+  };
+  if (transfer == Transfer::deep) {
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+      client.put(var, file.version, pieces[i].first, base + pieces[i].second, size(i));
+    return;
+  }
+  Held& held = session.hold(file, dataset);
+  if (transfer == Transfer::local) {
+    SharedBuffer copy = client.allocate(bytes);
+    std::memcpy(copy.data(), data, bytes);
+    base = copy.data();
+    held.buffers.push_back(std::move(copy));
+  }
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    client.put_local(var, file.version, pieces[i].first, base + pieces[i].second, size(i));
+    held.boxes.push_back(pieces[i].first);
+  }
+}
+
+// A held dataset's version that its producer retired (wrote a later one):
+// the error that says so, or "" while the version is served.
+std::string retired(FileState& file, const Node& dataset) {
+  if (!dataset.held) return {};
+  try {
+    const auto newest = Session::get().client().get_meta_latest(file.retired_key(dataset), 0).version;
+    if (newest < file.version) return {};
+    return "dataset " + dataset.path + " of file \"" + file.name + "\" version " + std::to_string(file.version) +
+           " was retired by its producer (transfer shallow or local: a version goes when the dataset is written in a "
+           "later one; version " + std::to_string(newest) + " and older are gone)";
+  } catch (const Error& e) {
+    if (e.code() == Code::NotFound) return {};
+    throw;
+  }
+}
+
 }  // namespace
 
 DType dtype_of(hid_t type) {
@@ -255,34 +301,41 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
   define_dataset(file, dataset);
   const hid_t ftype = dataset.type.get();
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(ftype);
+  const Transfer transfer = file.settings.dataset_transfer(dataset.path);
   if (direct(mem_type, mspace, ftype, blocks)) {
-    Session::get().client().put(file.variable(dataset), file.version, blocks.boxes[0], buf, n * fsize);
+    send(file, dataset, transfer, {{blocks.boxes[0], 0}}, buf, n * fsize);
     return;
   }
   std::vector<std::byte> g(n * std::max(msize, fsize));
   gather(mem_type, mspace, buf, n * msize, g.data());
   convert(mem_type, ftype, n, g);
-  auto& client = Session::get().client();
-  const auto var = file.variable(dataset);
+  // Shallow needs the elements in the file's type and order: they are made
+  // here, so they are held as a local copy (the program's buffer is free at once).
+  const Transfer made = transfer == Transfer::shallow ? Transfer::local : transfer;
+  std::vector<std::pair<Box, std::size_t>> pieces;
   if (blocks.points) {
-    for (std::size_t i = 0; i < n; ++i) client.put(var, file.version, blocks.boxes[i], g.data() + i * fsize, fsize);
+    for (std::size_t i = 0; i < n; ++i) pieces.push_back({blocks.boxes[i], i * fsize});
+    send(file, dataset, made, pieces, g.data(), n * fsize);
     return;
   }
   if (blocks.boxes.size() == 1) {
-    client.put(var, file.version, blocks.boxes[0], g.data(), n * fsize);
+    send(file, dataset, made, {{blocks.boxes[0], 0}}, g.data(), n * fsize);
     return;
   }
+  // The blocks' elements in the order of each block, one after the other.
   const Box bb = bounding(blocks.boxes);
   std::vector<std::byte> scratch(static_cast<std::size_t>(bb.volume()) * fsize);
   Hid all = local_selection(bb, blocks.boxes);
   scatter(ftype, all.get(), g.data(), n * fsize, scratch.data());
-  std::vector<std::byte> piece;
+  std::size_t at = 0;
   for (const auto& b : blocks.boxes) {
     Hid one = local_selection(bb, {b});
-    piece.resize(static_cast<std::size_t>(b.volume()) * fsize);
-    gather(ftype, one.get(), scratch.data(), piece.size(), piece.data());
-    client.put(var, file.version, b, piece.data(), piece.size());
+    const auto bytes = static_cast<std::size_t>(b.volume()) * fsize;
+    gather(ftype, one.get(), scratch.data(), bytes, g.data() + at);
+    pieces.push_back({b, at});
+    at += bytes;
   }
+  send(file, dataset, made, pieces, g.data(), at);
 }
 
 void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
@@ -307,12 +360,18 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   auto& client = Session::get().client();
   const auto var = file.variable(dataset);
   const auto timeout = file.settings.read_timeout_ms;
+  if (auto why = retired(file, dataset); !why.empty()) fail(why);
+  auto failed = [&](const Error& e) {
+    auto why = retired(file, dataset);
+    if (!why.empty()) fail(why);
+    fail("reading dataset " + dataset.path + " of file \"" + file.name + "\" version " + std::to_string(file.version) +
+         ": " + e.what());
+  };
   if (direct(mem_type, mspace, ftype, blocks)) {
     try {
       client.get(var, file.version, blocks.boxes[0], buf, n * fsize, timeout);
     } catch (const Error& e) {
-      fail("reading dataset " + dataset.path + " of file \"" + file.name + "\" version " +
-           std::to_string(file.version) + ": " + e.what());
+      failed(e);
     }
     return;
   }
@@ -337,8 +396,7 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
       gather(ftype, all.get(), scratch.data(), n * fsize, g.data());
     }
   } catch (const Error& e) {
-    fail("reading dataset " + dataset.path + " of file \"" + file.name + "\" version " + std::to_string(file.version) +
-         ": " + e.what());
+    failed(e);
   }
   convert(ftype, mem_type, n, g);
   scatter(mem_type, mspace, g.data(), n * msize, buf);
