@@ -182,7 +182,7 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
   f->version = broadcast(f->comm, last + 1);
   last = f->version;
   f->root = std::make_shared<Node>();
-  f->root->path = "/";
+  f->root->path.assign(1, '/');  // not = "/": GCC 12 flags that assign (-Wrestrict, a false positive)
   f->root->id = f->next_id++;
   f->index(f->root);
   client();  // connect now, collectively, rather than inside the first H5Dwrite

@@ -34,9 +34,13 @@ class Writer {
   std::vector<std::byte> out;
 
  private:
+  // resize + memcpy, not insert: GCC 12 flags insert's move of the (empty)
+  // old elements when the vector first grows (-Wstringop-overflow, a false positive).
   void raw(const void* p, std::size_t n) {
-    const auto* b = static_cast<const std::byte*>(p);
-    out.insert(out.end(), b, b + n);
+    if (n == 0) return;
+    const auto at = out.size();
+    out.resize(at + n);
+    std::memcpy(out.data() + at, p, n);
   }
 };
 
