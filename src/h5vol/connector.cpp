@@ -409,6 +409,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     d->file_only = dmode == Mode::file;
     d->held = !d->file_only && o.file->settings.dataset_transfer(d->path) != Transfer::deep;
     if (!d->file_only) define_dataset(*o.file, *d);
+    Session::get().resolve(*o.file);  // collective, like H5Dcreate; after the define, which overlapped the lookup
     parent->links[leaf] = d;
     o.file->index(d);
     return child(o, Object::Kind::dataset, d, under);

@@ -1,6 +1,7 @@
 #include "h5vol/session.hpp"
 
 #include "h5vol/errors.hpp"
+#include "h5vol/timing.hpp"
 
 #include <cove/error.hpp>
 
@@ -91,6 +92,7 @@ void Session::configure(const std::string& config_path) {
 
 void Session::shutdown() {
   if (removing_.valid()) removing_.wait();
+  print_timing();
   retire_all();
   if (server_) {
     // Consumers still reading this producer's versions finish first (bounded).
@@ -161,26 +163,37 @@ void Session::start_embedded(MPI_Comm comm, int rank) {
 }
 
 std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) {
+  PhaseTimer timer("H5Fcreate");
   auto f = std::make_shared<FileState>();
   f->name = name;
   f->writer = true;
   f->settings = config().settings_for(name);
-  f->comm = comm_of(fapl);
+  {
+    PhaseTimer t("H5Fcreate comm");
+    f->comm = comm_of(fapl);
+  }
   if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
   f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
   f->fileno = next_fileno_++;
   start_embedded(f->comm, f->rank);
   auto& last = last_version_[name];
-  if (last == 0 && f->rank == 0) {
-    // A producer run that follows another one under the same name goes on after its versions.
-    try {
-      last = client().get_meta_latest(f->meta_key(), 0).version;
-    } catch (const Error& e) {
-      if (e.code() != Code::NotFound) throw;
-    }
+  if (last == 0) {
+    // A producer run that follows another one under the same name goes on
+    // after its versions: rank 0 asks, off this call's path (see resolve).
+    f->version_known = false;
+    if (f->rank == 0)
+      f->version_lookup = std::async(std::launch::async, [c = client(), key = f->meta_key()]() mutable -> std::uint64_t {
+        try {
+          return c.get_meta_latest(key, 0).version;
+        } catch (const Error& e) {
+          if (e.code() != Code::NotFound) throw;
+          return 0;
+        }
+      });
+  } else {
+    // All ranks have created the same names in the same order: they agree without a broadcast.
+    f->version = ++last;
   }
-  f->version = broadcast(f->comm, last + 1);
-  last = f->version;
   f->root = std::make_shared<Node>();
   f->root->path.assign(1, '/');  // not = "/": GCC 12 flags that assign (-Wrestrict, a false positive)
   f->root->id = f->next_id++;
@@ -189,7 +202,29 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
   return f;
 }
 
+void Session::resolve(FileState& file) {
+  if (file.version_known) return;
+  PhaseTimer timer("version resolve");
+  std::uint64_t last = 0;
+  std::string error;
+  if (file.rank == 0) {
+    try {
+      last = file.version_lookup.get();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  // The others learn it, or that it failed (version 0), from rank 0.
+  const auto version = broadcast(file.comm, error.empty() ? last + 1 : 0);
+  if (version == 0)
+    fail("looking up the last version of file \"" + file.name + "\" failed" + (error.empty() ? " on rank 0" : ": " + error));
+  file.version = version;
+  file.version_known = true;
+  last_version_[file.name] = version;
+}
+
 std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
+  PhaseTimer timer("H5Fopen");
   auto f = std::make_shared<FileState>();
   f->name = name;
   f->settings = config().settings_for(name);
@@ -201,6 +236,7 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   const auto& s = f->settings;
   Metadata meta{0, {}};
   if (f->rank == 0) {
+    PhaseTimer wait("H5Fopen get_meta");
     try {
       switch (s.policy) {
         case Policy::next:
@@ -220,6 +256,7 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   }
   // Rank 0 chose the version; the others get its metadata from it.
   if (f->comm != MPI_COMM_NULL) {
+    PhaseTimer bcast("H5Fopen bcast");
     std::uint64_t head[2] = {meta.version, meta.data.size()};
     quiet_bcast(f->comm, head, 2, MPI_UINT64_T);
     meta.version = head[0];
@@ -250,9 +287,17 @@ std::shared_ptr<FileState> Session::native(const std::string& name, hid_t fapl, 
 void Session::close(FileState& file) {
   if (!file.writer || !file.memory || file.published) return;
   file.published = true;
+  PhaseTimer timer("H5Fclose");
+  resolve(file);
   // Every rank's puts are done before any reader can see this version.
-  if (file.comm != MPI_COMM_NULL) quiet_barrier(file.comm);
-  if (file.rank == 0) client().put_meta(file.meta_key(), file.version, serialize(*file.root));
+  if (file.comm != MPI_COMM_NULL) {
+    PhaseTimer barrier("H5Fclose barrier");
+    quiet_barrier(file.comm);
+  }
+  if (file.rank == 0) {
+    PhaseTimer put("H5Fclose put_meta");
+    client().put_meta(file.meta_key(), file.version, serialize(*file.root));
+  }
   const auto keep = file.settings.keep_files;
   if (keep <= 0) return;
   // Every rank keeps the list (its held pieces of a removed file go too); rank 0 removes.

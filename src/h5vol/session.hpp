@@ -41,6 +41,12 @@ struct FileState {
   // The Object of the open file handle (H5Iget_file_id finds its identifier by it).
   void* file_object = nullptr;
   bool published = false;  // a producer publishes its version once
+  // A producer's new file name: rank 0 looks up the name's last version in
+  // the background (H5Fcreate does not wait); the first collective call that
+  // needs it (H5Dcreate, after its define, or H5Fclose) ends the lookup and
+  // broadcasts the version (Session::resolve).
+  bool version_known = true;
+  std::future<std::uint64_t> version_lookup;
 
   ~FileState();
   std::string meta_key() const { return "h5:" + name; }
@@ -83,6 +89,8 @@ class Session {
   std::shared_ptr<FileState> native(const std::string& name, hid_t fapl, bool writer);
   // H5Fclose: the producer publishes its version.
   void close(FileState& file);
+  // Collective over the file's ranks: makes file.version known (see FileState::version_lookup).
+  void resolve(FileState& file);
 
   // The held pieces of `dataset` for a write of file.version: pieces of an
   // older version are retired first (the retired marker is published, then

@@ -1,6 +1,7 @@
 #include "h5vol/transfer.hpp"
 
 #include "h5vol/errors.hpp"
+#include "h5vol/timing.hpp"
 
 #include <cove/error.hpp>
 
@@ -282,12 +283,14 @@ void define_dataset(FileState& file, const Node& dataset) {
   reject_variable_length(dataset.type.get(), dataset.path.c_str());
   const auto var = file.variable(dataset);
   if (file.defined.count(var)) return;
+  PhaseTimer timer("define");
   Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())));
   file.defined.insert(var);
 }
 
 void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                    const void* buf) {
+  PhaseTimer timer("H5Dwrite");
   if (!file.writer) fail("file \"" + file.name + "\" was opened for reading (the Cove connector's files are written through H5Fcreate)");
   reject_variable_length(mem_type, "the memory type");
   Hid fspace = dataset_space(dataset, file_space);
@@ -298,6 +301,7 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
   auto blocks = blocks_of(fspace.get());
   check_inside(dataset, blocks);
   if (n == 0 || dataset.file_only) return;
+  if (!file.version_known) fail("file \"" + file.name + "\": H5Dwrite before the version is known (the dataset was not created collectively)");
   define_dataset(file, dataset);
   const hid_t ftype = dataset.type.get();
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(ftype);
@@ -340,6 +344,7 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
 
 void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                   void* buf) {
+  PhaseTimer timer("H5Dread");
   reject_variable_length(mem_type, "the memory type");
   Hid fspace = dataset_space(dataset, file_space);
   const hid_t mspace = mem_space == H5S_ALL ? fspace.get() : mem_space;
