@@ -111,6 +111,7 @@ void Session::shutdown() {
   client_.reset();
   config_.reset();
   last_version_.clear();
+  defined_.clear();
 }
 
 const Config& Session::config() {
@@ -318,6 +319,7 @@ void Session::close(FileState& file) {
       retire(it->second);
       it = held_.erase(it);
     }
+    for (const auto& var : files.front().second) defined_.erase(var);
     old.insert(old.end(), files.front().second.begin(), files.front().second.end());
     files.pop_front();
   }

@@ -32,7 +32,7 @@ struct FileState {
   int rank = 0;
   Hid fapl;
   unsigned long fileno = 0;
-  std::set<std::string> defined;  // Cove variables this process has defined
+  std::set<std::string> defined;  // this file's Cove variables (defined by this process)
   std::unordered_map<std::uint64_t, std::weak_ptr<Node>> by_id;
   // Modes file and both: the native connector under this one (H5VL_NATIVE).
   hid_t under_vol = H5I_INVALID_HID;
@@ -98,6 +98,9 @@ class Session {
   Held& hold(const FileState& file, const Node& dataset);
   // Retires the pieces of every held dataset (the connector closes).
   void retire_all();
+  // Cove variables this process defined, across versions of a file name
+  // (keep_files forgets those it removes): a define per dataset name, not per version.
+  std::set<std::string>& defined() { return defined_; }
 
  private:
   std::string config_path_;
@@ -110,6 +113,7 @@ class Session {
   std::unordered_map<std::string, std::deque<std::pair<std::string, std::set<std::string>>>> published_;
   unsigned long next_fileno_ = 1;
   std::map<std::pair<std::string, std::string>, Held> held_;  // (file name, dataset path)
+  std::set<std::string> defined_;
   void retire(Held& h);
 };
 

@@ -283,8 +283,12 @@ void define_dataset(FileState& file, const Node& dataset) {
   reject_variable_length(dataset.type.get(), dataset.path.c_str());
   const auto var = file.variable(dataset);
   if (file.defined.count(var)) return;
-  PhaseTimer timer("define");
-  Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())));
+  auto& defined = Session::get().defined();
+  if (!defined.count(var)) {
+    PhaseTimer timer("define");
+    Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())));
+    defined.insert(var);
+  }
   file.defined.insert(var);
 }
 
