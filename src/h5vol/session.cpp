@@ -92,6 +92,7 @@ void Session::configure(const std::string& config_path) {
 
 void Session::shutdown() {
   if (removing_.valid()) removing_.wait();
+  lookups_.stop();
   print_timing();
   retire_all();
   if (server_) {
@@ -169,10 +170,7 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
   f->name = name;
   f->writer = true;
   f->settings = config().settings_for(name);
-  {
-    PhaseTimer t("H5Fcreate comm");
-    f->comm = comm_of(fapl);
-  }
+  f->comm = comm_of(fapl);
   if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
   f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
   f->fileno = next_fileno_++;
@@ -183,7 +181,7 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
     // after its versions: rank 0 asks, off this call's path (see resolve).
     f->version_known = false;
     if (f->rank == 0)
-      f->version_lookup = std::async(std::launch::async, [c = client(), key = f->meta_key()]() mutable -> std::uint64_t {
+      f->version_lookup = lookups_.run<std::uint64_t>([c = client(), key = f->meta_key()]() mutable -> std::uint64_t {
         try {
           return c.get_meta_latest(key, 0).version;
         } catch (const Error& e) {

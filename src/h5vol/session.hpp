@@ -2,6 +2,7 @@
 
 #include "h5vol/config.hpp"
 #include "h5vol/tree.hpp"
+#include "h5vol/worker.hpp"
 
 #include <cove/client.hpp>
 
@@ -114,6 +115,7 @@ class Session {
   unsigned long next_fileno_ = 1;
   std::map<std::pair<std::string, std::string>, Held> held_;  // (file name, dataset path)
   std::set<std::string> defined_;
+  Worker lookups_;  // new file names' version lookups, off H5Fcreate's path
   void retire(Held& h);
 };
 
