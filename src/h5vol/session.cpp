@@ -92,6 +92,7 @@ void Session::configure(const std::string& config_path) {
 
 void Session::shutdown() {
   if (removing_.valid()) removing_.wait();
+  removals_.stop();
   lookups_.stop();
   print_timing();
   retire_all();
@@ -323,7 +324,7 @@ void Session::close(FileState& file) {
   }
   if (old.empty() || file.rank != 0) return;
   if (removing_.valid()) removing_.get();  // at most one removal in flight
-  removing_ = std::async(std::launch::async, [c = client(), old = std::move(old)]() mutable {
+  removing_ = removals_.run<void>([c = client(), old = std::move(old)]() mutable {
     for (const auto& var : old) {
       try {
         c.undefine(var);

@@ -115,7 +115,8 @@ class Session {
   unsigned long next_fileno_ = 1;
   std::map<std::pair<std::string, std::string>, Held> held_;  // (file name, dataset path)
   std::set<std::string> defined_;
-  Worker lookups_;  // new file names' version lookups, off H5Fcreate's path
+  Worker lookups_;   // new file names' version lookups, off H5Fcreate's path
+  Worker removals_;  // keep_files removals (removing_), off H5Fclose's path
   void retire(Held& h);
 };
 
