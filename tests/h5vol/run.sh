@@ -15,6 +15,8 @@
 #   datasets            mode both with per-dataset rules (memory only, file only)
 #   transfers           per-dataset transfers shallow, local and deep: a reader beside the
 #                       writer, and one after it, get exact values or "retired" errors
+#   series              transfers with a file per step and keep_files = 2: held versions of a
+#                       removed file are retired, the writer garbles their buffers then
 #   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
@@ -220,6 +222,39 @@ TOML
     grep -qx 'step 4: held=ok converted=ok copied=ok deep=ok' late.log || { echo "FAIL: version 4 of late.h5"; cat late.log; exit 1; }
     grep -q 'dataset /held of file "late.h5" version 1 was retired by its producer' late.log ||
       { echo "FAIL: no error naming the retired dataset and version"; cat late.log; exit 1; } ;;
+  series)  # a file per step, keep_files = 2: the writer reuses a /held buffer once its file was removed
+    cat >> "$dir/cove.toml" <<TOML
+keep_files = 2
+[[dataset]]
+pattern = "/held"
+transfer = "shallow"
+[[dataset]]
+pattern = "/converted"
+transfer = "shallow"
+[[dataset]]
+pattern = "/copied"
+transfer = "local"
+TOML
+    H5VOL_TEST_DEEP_MAY_GO=1 "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-shallow-reader" s%d.h5 6 > reader.log 2>&1 &
+    rpid=$!
+    H5VOL_TEST_BUFFERS=3 H5VOL_TEST_PACE_MS=300 "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-shallow-writer" s%d.h5 6 \
+      "$dir/done" > writer.log 2>&1 &
+    wpid=$!
+    wait "$rpid" || { cat reader.log writer.log; exit 1; }
+    # s1.h5 went by keep_files: its held datasets were retired (an error at once), /deep removed.
+    sed 's/^read_timeout_ms = .*/read_timeout_ms = 1000/' "$dir/cove.toml" > "$dir/late.toml"
+    HDF5_VOL_CONNECTOR="cove config=$dir/late.toml" H5VOL_TEST_DEEP_MAY_GO=1 "${mpi[@]}" -n 1 \
+      "$COVE_TEST_BIN/cove-h5vol-shallow-reader" s%d.h5 1 > late.log 2>&1 || { cat late.log; exit 1; }
+    touch "$dir/done"
+    wait "$wpid" || { cat writer.log; exit 1; }
+    grep '^step ' reader.log late.log
+    grep -qx 'step 1: held=retired converted=retired copied=retired deep=retired' late.log ||
+      { echo "FAIL: s1.h5 is still served after keep_files removed it"; cat late.log; exit 1; }
+    grep -q 'dataset /held of file "s1.h5" version 1 was retired by its producer' late.log ||
+      { echo "FAIL: no error naming the retired dataset"; cat late.log; exit 1; }
+    [ "$(grep -c '^step ' reader.log)" = 6 ] || { echo "FAIL: the reader did not report 6 files"; cat reader.log; exit 1; }
+    grep -qx 'step 6: held=ok converted=ok copied=ok deep=ok' reader.log ||
+      { echo "FAIL: the newest file was not served in full"; cat reader.log; exit 1; } ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
 # Memory mode: the data went through Cove, and no file was written.

@@ -9,6 +9,10 @@
  *   /copied     overwritten with garbage right after its write
  *   /deep       overwritten with garbage right after its write
  * H5VOL_TEST_PACE_MS (environment) makes it wait that long after each version.
+ * A FILE with %d names a file per step (a series): /held then cycles
+ * through H5VOL_TEST_BUFFERS buffers (default 2), and a step's buffer is
+ * garbled after the H5Fclose of step + buffers - 1 (with keep_files =
+ * buffers - 1, the connector removed that step's file there).
  * Then, with a FLAG path, it waits (up to 120 s) for FLAG to exist before it
  * ends, so that its held versions stay served while a late reader runs.
  * Nothing here knows about Cove.
@@ -39,27 +43,33 @@ static hid_t write_one(hid_t file, const char* name, hid_t mem_type, const void*
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   CHECK(argc == 3 || argc == 4, "usage: shallow_writer FILE STEPS [FLAG]");
-  const char* path = argv[1];
+  const int series = strstr(argv[1], "%d") != NULL;
+  const char* nbuf_env = getenv("H5VOL_TEST_BUFFERS");
+  const int nbuf = nbuf_env ? atoi(nbuf_env) : 2;
+  CHECK(nbuf >= 2 && nbuf <= 8, "H5VOL_TEST_BUFFERS=%d", nbuf);
+  char path[256];
   const int steps = atoi(argv[2]);
   int rank, size;
   MPI_Comm_rank(program_comm(), &rank);
   MPI_Comm_size(program_comm(), &size);
   const hsize_t n = kShallowN, lo = n * (hsize_t)rank, total = n * (hsize_t)size;
-  double* held[2] = {malloc(n * sizeof(double)), malloc(n * sizeof(double))};
+  double* held[8];
+  for (int b = 0; b < nbuf; ++b) held[b] = malloc(n * sizeof(double));
   double* scratch = malloc(n * sizeof(double));
   float* narrow = malloc(n * sizeof(float));
   const char* pace = getenv("H5VOL_TEST_PACE_MS");
   for (int step = 1; step <= steps; ++step) {
     if (pace && step > 1) usleep((useconds_t)atoi(pace) * 1000u);
+    snprintf(path, sizeof path, argv[1], step);
     hid_t fapl = mpio_fapl();
     hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(file >= 0, "H5Fcreate %s", path);
     H5Pclose(fapl);
-    double* mine = held[step % 2];
+    double* mine = held[step % nbuf];
     fill(mine, step, lo, n);
     H5Dclose(write_one(file, "held", H5T_NATIVE_DOUBLE, mine, lo, n, total));
     /* The previous version's buffer: free to reuse now that /held was written again. */
-    garble(held[(step + 1) % 2], n * sizeof(double));
+    if (!series) garble(held[(step + 1) % nbuf], n * sizeof(double));
     for (hsize_t i = 0; i < n; ++i) narrow[i] = (float)shallow_value(step, lo + i);
     H5Dclose(write_one(file, "converted", H5T_NATIVE_FLOAT, narrow, lo, n, total));
     garble(narrow, n * sizeof(float));
@@ -70,6 +80,7 @@ int main(int argc, char** argv) {
     H5Dclose(write_one(file, "deep", H5T_NATIVE_DOUBLE, scratch, lo, n, total));
     garble(scratch, n * sizeof(double));
     CHECK(H5Fclose(file) >= 0, "H5Fclose");
+    if (series) garble(held[(step + 1) % nbuf], n * sizeof(double));
   }
   if (rank == 0) {
     printf("wrote %d versions\n", steps);
@@ -81,8 +92,7 @@ int main(int argc, char** argv) {
   }
   /* The held buffers stay valid until HDF5 closes (H5close, below MPI_Finalize's hooks). */
   H5close();
-  free(held[0]);
-  free(held[1]);
+  for (int b = 0; b < nbuf; ++b) free(held[b]);
   free(scratch);
   free(narrow);
   MPI_Finalize();
