@@ -19,14 +19,18 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     auto owner = resolve(o, loc);
     if (owner->find_attribute(name)) fail("attribute \"" + std::string(name) + "\" of " + owner->path + " already exists");
-    if (H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0)
-      unsupported("a variable-length attribute (\"" + std::string(name) + "\")");
+    const bool strings = is_variable_string(type);
+    if (!strings && H5Tdetect_class(type, H5T_VLEN) > 0)
+      unsupported("a variable-length attribute (\"" + std::string(name) + "\") other than of strings");
     auto a = std::make_shared<Attribute>();
     a->name = name;
     a->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
     a->space = Hid(check(H5Scopy(space), "H5Scopy"));
     const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(space), "H5Sget_simple_extent_npoints"));
-    a->data.assign(n * H5Tget_size(type), std::byte{0});
+    if (strings)
+      a->data = encode_strings(nullptr, n);  // unwritten: empty strings
+    else
+      a->data.assign(n * H5Tget_size(type), std::byte{0});
     a->corder = owner->next_corder++;
     owner->attributes.push_back(a);
     auto* r = child(o, Object::Kind::attribute, owner, under);

@@ -7,6 +7,7 @@
 #include <cove/h5vol.h>
 
 #include <H5PLextern.h>
+#include <H5VLnative.h>
 
 #include <cstring>
 
@@ -79,7 +80,7 @@ herr_t get_wrap_ctx(const void* obj, void** ctx) {
 // native connector's get an Object around them.
 void* wrap_object(void* obj, H5I_type_t type, void* ctx) {
   auto* c = static_cast<WrapCtx*>(ctx);
-  if (c->memory) return obj;
+  if (c->memory && (registering_own() || c->file->under_vol == H5I_INVALID_HID)) return obj;
   auto* o = new_object(kind_of(type), c->file, nullptr);
   o->under = obj;
   return o;
@@ -127,6 +128,9 @@ herr_t get_cap_flags(const void*, uint64_t* flags) {
 }
 herr_t opt_query(void* obj, H5VL_subclass_t cls, int op, uint64_t* flags) {
   if (obj && as(obj).under && !in_memory(as(obj))) return H5VLintrospect_opt_query(as(obj).under, nvol(as(obj)), cls, op, flags);
+  // Mode both: the native file's post-open step (file_optional passes it down).
+  if (obj && as(obj).under && cls == H5VL_SUBCLS_FILE && op == H5VL_NATIVE_FILE_POST_OPEN)
+    return H5VLintrospect_opt_query(as(obj).under, nvol(as(obj)), cls, op, flags);
   *flags = 0;  // in memory, no native optional operation is supported
   return 0;
 }

@@ -140,6 +140,9 @@ herr_t file_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req)
   return guarded<herr_t>("H5F optional", -1, [&]() -> herr_t {
     auto& o = as(obj);
     if (!in_memory(o)) return H5VLfile_optional(o.under, nvol(o), a, dxpl, req);
+    // Mode both: the native file needs its post-open step, or HDF5 finds no
+    // VOL object for it later (a variable-length attribute's H5Acreate crashed there).
+    if (o.under && a->op_type == H5VL_NATIVE_FILE_POST_OPEN) return H5VLfile_optional(o.under, nvol(o), a, dxpl, req);
     unsupported("the native file operation " + std::to_string(a->op_type) + " (H5F*)");
   });
 }

@@ -411,7 +411,44 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   scatter(mem_type, mspace, g.data(), n * msize, buf);
 }
 
+bool is_variable_string(hid_t type) { return H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0; }
+
+std::vector<std::byte> encode_strings(const char* const* strings, std::size_t n) {
+  std::vector<std::byte> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t len = strings && strings[i] ? std::strlen(strings[i]) : 0;
+    const auto at = out.size();
+    out.resize(at + sizeof len + len);
+    std::memcpy(out.data() + at, &len, sizeof len);
+    if (len) std::memcpy(out.data() + at + sizeof len, strings[i], len);
+  }
+  return out;
+}
+
+std::vector<std::string> decode_strings(const std::vector<std::byte>& data, std::size_t n) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t len = 0;
+    if (data.size() - at < sizeof len) fail("a variable-length string attribute's stored bytes are truncated");
+    std::memcpy(&len, data.data() + at, sizeof len);
+    at += sizeof len;
+    if (data.size() - at < len) fail("a variable-length string attribute's stored bytes are truncated");
+    out.emplace_back(reinterpret_cast<const char*>(data.data() + at), static_cast<std::size_t>(len));
+    at += static_cast<std::size_t>(len);
+  }
+  return out;
+}
+
 void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
+  if (is_variable_string(attr.type.get())) {
+    if (!is_variable_string(mem_type))
+      fail("attribute " + attr.name + " holds variable-length strings: write it from a variable-length string type "
+           "(HDF5 converts no fixed-length strings to them)");
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    attr.data = encode_strings(static_cast<const char* const*>(buf), n);
+    return;
+  }
   reject_variable_length(mem_type, "the attribute's memory type");
   const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(attr.space.get()), "H5Sget_select_npoints"));
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(attr.type.get());
@@ -423,6 +460,22 @@ void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
 }
 
 void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
+  if (is_variable_string(attr.type.get())) {
+    if (!is_variable_string(mem_type))
+      fail("attribute " + attr.name + " holds variable-length strings: read it into a variable-length string type "
+           "(HDF5 converts them to no fixed-length strings)");
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    const auto strings = decode_strings(attr.data, n);
+    auto* out = static_cast<char**>(buf);
+    // The caller frees each with H5free_memory (or H5Treclaim), so HDF5's allocator makes them.
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i] = static_cast<char*>(H5allocate_memory(strings[i].size() + 1, false));
+      if (!out[i]) fail("no memory for a string of attribute " + attr.name);
+      std::memcpy(out[i], strings[i].data(), strings[i].size());
+      out[i][strings[i].size()] = '\0';
+    }
+    return;
+  }
   reject_variable_length(mem_type, "the attribute's memory type");
   const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(attr.space.get()), "H5Sget_select_npoints"));
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(attr.type.get());

@@ -44,6 +44,10 @@ void copy_name(const std::string& name, char* buf, std::size_t size, std::size_t
 // callback can be given one; closing it deletes the Object.
 hid_t register_id(const Object& from, const std::shared_ptr<Node>& node);
 void link_info(const Node& n, H5L_info2_t* info);
+// True on this thread while register_id registers one of the connector's own
+// Objects: wrap_object then leaves it as it is (everything else HDF5 asks to
+// wrap in a file of mode both is the native connector's, and is wrapped).
+bool& registering_own();
 // The Session's configuration from the file access list's Info (connector.cpp).
 void configure_from(hid_t fapl);
 

@@ -138,7 +138,11 @@ case "$case" in
   h5py)  # h5py, built against the same HDF5, reads the producer's file from memory
     "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
     "$COVE_PYTHON" "$here/h5py_reader.py" "$file" > reader.log 2>&1 || { cat reader.log; exit 1; }
-    cat reader.log ;;
+    cat reader.log
+    # h5py as the producer: str attributes are variable-length strings.
+    "$COVE_PYTHON" "$here/h5py_strings.py" write py.h5 > pywriter.log 2>&1 || { cat pywriter.log; exit 1; }
+    "$COVE_PYTHON" "$here/h5py_strings.py" read py.h5 > pyreader.log 2>&1 || { cat pyreader.log; exit 1; }
+    cat pyreader.log ;;
   embedded)  # one MPMD job, no cove-server: the producer's rank 0 serves
     "$server" stop "$dir/server"
     cat >> "$dir/cove.toml" <<TOML
