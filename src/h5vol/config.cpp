@@ -17,6 +17,13 @@ Mode parse_mode(const std::string& where, const std::string& s) {
   fail(where + ": mode \"" + s + "\" is not memory, file or both");
 }
 
+Transfer parse_transfer(const std::string& where, const std::string& s) {
+  if (s == "deep") return Transfer::deep;
+  if (s == "local") return Transfer::local;
+  if (s == "shallow") return Transfer::shallow;
+  fail(where + ": transfer \"" + s + "\" is not deep, local or shallow");
+}
+
 Policy parse_policy(const std::string& where, const std::string& s) {
   if (s == "next") return Policy::next;
   if (s == "latest") return Policy::latest;
@@ -35,6 +42,8 @@ FileSettings read_settings(const std::string& where, const toml::table& t, FileS
     if (key == "pattern") continue;
     if (key == "mode") {
       s.mode = parse_mode(where, v.value<std::string>().value_or("?"));
+    } else if (key == "transfer") {
+      s.transfer = parse_transfer(where, v.value<std::string>().value_or("?"));
     } else if (key == "policy") {
       s.policy = parse_policy(where, v.value<std::string>().value_or("?"));
     } else if (key == "every") {
@@ -56,12 +65,18 @@ FileSettings read_settings(const std::string& where, const toml::table& t, FileS
         if (!d) fail(at + " is not a table");
         auto pattern = (*d)["pattern"].value<std::string>();
         auto mode = (*d)["mode"].value<std::string>();
-        if (!pattern || !mode) fail(at + " needs pattern and mode");
+        auto transfer = (*d)["transfer"].value<std::string>();
+        if (!pattern || (!mode && !transfer)) fail(at + " needs pattern and mode or transfer");
         for (auto&& [dk, dv] : *d)
-          if (dk.str() != "pattern" && dk.str() != "mode") fail(at + ": unknown key \"" + std::string(dk.str()) + "\"");
-        const Mode m = parse_mode(at, *mode);
-        if (m == Mode::both) fail(at + ": a dataset's mode is memory or file (both is the file's)");
-        s.datasets.push_back({*pattern, m});
+          if (dk.str() != "pattern" && dk.str() != "mode" && dk.str() != "transfer")
+            fail(at + ": unknown key \"" + std::string(dk.str()) + "\"");
+        DatasetRule rule{*pattern, std::nullopt, std::nullopt};
+        if (mode) {
+          rule.mode = parse_mode(at, *mode);
+          if (*rule.mode == Mode::both) fail(at + ": a dataset's mode is memory or file (both is the file's)");
+        }
+        if (transfer) rule.transfer = parse_transfer(at, *transfer);
+        s.datasets.push_back(std::move(rule));
       }
     } else if (key != "connect" && key != "file" && key != "embedded") {
       fail(where + ": unknown key \"" + key + "\"");
@@ -70,12 +85,24 @@ FileSettings read_settings(const std::string& where, const toml::table& t, FileS
   return s;
 }
 
+bool has_mode_rule(const FileSettings& s) {
+  for (const auto& d : s.datasets)
+    if (d.mode) return true;
+  return false;
+}
+
 }  // namespace
 
 Mode FileSettings::dataset_mode(const std::string& path) const {
   for (const auto& d : datasets)
-    if (fnmatch(d.pattern.c_str(), path.c_str(), 0) == 0) return d.mode;
+    if (fnmatch(d.pattern.c_str(), path.c_str(), 0) == 0) return d.mode.value_or(mode);
   return mode;
+}
+
+Transfer FileSettings::dataset_transfer(const std::string& path) const {
+  for (const auto& d : datasets)
+    if (fnmatch(d.pattern.c_str(), path.c_str(), 0) == 0) return d.transfer.value_or(transfer);
+  return transfer;
 }
 
 const FileSettings& Config::settings_for(const std::string& file_name) const {
@@ -120,8 +147,8 @@ Config load_config(const std::string& given) {
     }
     if (config.embedded.path.empty()) fail(where + " has no path");
   }
-  if (!config.defaults.datasets.empty() && config.defaults.mode != Mode::both)
-    fail("config " + path + ": dataset rules need mode = \"both\"");
+  if (has_mode_rule(config.defaults) && config.defaults.mode != Mode::both)
+    fail("config " + path + ": dataset rules with a mode need mode = \"both\"");
   if (auto* files = root["file"].as_array()) {
     int i = 0;
     for (auto& entry : *files) {
@@ -133,7 +160,7 @@ Config load_config(const std::string& given) {
       config.files.push_back({*pattern, read_settings(where, *t, config.defaults)});
       config.files.back().settings.rule = *pattern;
       const auto& fs = config.files.back().settings;
-      if (!fs.datasets.empty() && fs.mode != Mode::both) fail(where + ": dataset rules need mode = \"both\"");
+      if (has_mode_rule(fs) && fs.mode != Mode::both) fail(where + ": dataset rules with a mode need mode = \"both\"");
     }
   }
   return config;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,12 +9,19 @@ namespace cove::h5vol {
 
 enum class Mode { memory, file, both };
 enum class Policy { next, latest, every };
+// How H5Dwrite hands a dataset's bytes to Cove (docs/hdf5.md, "Transfers"):
+// deep: put, a copy on the servers; local: a copy in this producer's own
+// Cove memory (put_local of a shared buffer); shallow: put_local of the
+// program's own buffer, which it leaves untouched until the dataset is next
+// written in a later version of the same file (or the connector closes).
+enum class Transfer { deep, local, shallow };
 
 // Where one dataset of a `both` file goes: its `mode` memory (staged only,
 // not in the file) or file (in the file only, not staged).
 struct DatasetRule {
   std::string pattern;  // fnmatch(3) on the dataset's path ("/fields/*")
-  Mode mode = Mode::both;
+  std::optional<Mode> mode;          // unset: the file's
+  std::optional<Transfer> transfer;  // unset: the file's
 };
 
 // What applies to one file (docs/hdf5.md).
@@ -28,9 +36,11 @@ struct FileSettings {
   // file series named per step; versions of one name go by max_versions.
   std::int64_t keep_files = 0;
   std::string rule;  // the rule's pattern ("" for the defaults)
+  Transfer transfer = Transfer::deep;
   std::vector<DatasetRule> datasets;  // [[file.dataset]]: the first match wins; none: the file's mode
 
   Mode dataset_mode(const std::string& path) const;
+  Transfer dataset_transfer(const std::string& path) const;
 };
 
 struct FileRule {

@@ -83,7 +83,8 @@ std::pair<std::shared_ptr<Node>, std::string> parent_for_create(const Object& ob
   if (!parent) fail("the parent group of \"" + name + "\" does not exist (intermediate groups are not created)");
   if (parent->kind != Node::Kind::group) fail(parent->path + " is not a group");
   if (leaf.empty() || leaf == ".") fail("\"" + name + "\" is not a valid link name");
-  if (parent->links.count(leaf)) fail("\"" + join_path(parent->path, leaf) + "\" already exists");
+  // Not `"literal" + std::string&&`: GCC 12 warns on its inlined insert (-Wrestrict, a false positive).
+  if (parent->links.count(leaf)) fail(std::string("\"").append(join_path(parent->path, leaf)).append("\" already exists"));
   return {parent, leaf};
 }
 

@@ -1,6 +1,7 @@
 #include "h5vol/session.hpp"
 
 #include "h5vol/errors.hpp"
+#include "h5vol/timing.hpp"
 
 #include <cove/error.hpp>
 
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -90,6 +92,10 @@ void Session::configure(const std::string& config_path) {
 
 void Session::shutdown() {
   if (removing_.valid()) removing_.wait();
+  removals_.stop();
+  lookups_.stop();
+  print_timing();
+  retire_all();
   if (server_) {
     // Consumers still reading this producer's versions finish first (bounded).
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(config().embedded.linger_ms);
@@ -107,6 +113,7 @@ void Session::shutdown() {
   client_.reset();
   config_.reset();
   last_version_.clear();
+  defined_.clear();
 }
 
 const Config& Session::config() {
@@ -159,6 +166,7 @@ void Session::start_embedded(MPI_Comm comm, int rank) {
 }
 
 std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) {
+  PhaseTimer timer("H5Fcreate");
   auto f = std::make_shared<FileState>();
   f->name = name;
   f->writer = true;
@@ -169,25 +177,54 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
   f->fileno = next_fileno_++;
   start_embedded(f->comm, f->rank);
   auto& last = last_version_[name];
-  if (last == 0 && f->rank == 0) {
-    // A producer run that follows another one under the same name goes on after its versions.
-    try {
-      last = client().get_meta_latest(f->meta_key(), 0).version;
-    } catch (const Error& e) {
-      if (e.code() != Code::NotFound) throw;
-    }
+  if (last == 0) {
+    // A producer run that follows another one under the same name goes on
+    // after its versions: rank 0 asks, off this call's path (see resolve).
+    f->version_known = false;
+    if (f->rank == 0)
+      f->version_lookup = lookups_.run<std::uint64_t>([c = client(), key = f->meta_key()]() mutable -> std::uint64_t {
+        try {
+          return c.get_meta_latest(key, 0).version;
+        } catch (const Error& e) {
+          if (e.code() != Code::NotFound) throw;
+          return 0;
+        }
+      });
+  } else {
+    // All ranks have created the same names in the same order: they agree without a broadcast.
+    f->version = ++last;
   }
-  f->version = broadcast(f->comm, last + 1);
-  last = f->version;
   f->root = std::make_shared<Node>();
-  f->root->path = "/";
+  f->root->path.assign(1, '/');  // not = "/": GCC 12 flags that assign (-Wrestrict, a false positive)
   f->root->id = f->next_id++;
   f->index(f->root);
   client();  // connect now, collectively, rather than inside the first H5Dwrite
   return f;
 }
 
+void Session::resolve(FileState& file) {
+  if (file.version_known) return;
+  PhaseTimer timer("version resolve");
+  std::uint64_t last = 0;
+  std::string error;
+  if (file.rank == 0) {
+    try {
+      last = file.version_lookup.get();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  // The others learn it, or that it failed (version 0), from rank 0.
+  const auto version = broadcast(file.comm, error.empty() ? last + 1 : 0);
+  if (version == 0)
+    fail("looking up the last version of file \"" + file.name + "\" failed" + (error.empty() ? " on rank 0" : ": " + error));
+  file.version = version;
+  file.version_known = true;
+  last_version_[file.name] = version;
+}
+
 std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
+  PhaseTimer timer("H5Fopen");
   auto f = std::make_shared<FileState>();
   f->name = name;
   f->settings = config().settings_for(name);
@@ -199,6 +236,7 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   const auto& s = f->settings;
   Metadata meta{0, {}};
   if (f->rank == 0) {
+    PhaseTimer wait("H5Fopen get_meta");
     try {
       switch (s.policy) {
         case Policy::next:
@@ -218,6 +256,7 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   }
   // Rank 0 chose the version; the others get its metadata from it.
   if (f->comm != MPI_COMM_NULL) {
+    PhaseTimer bcast("H5Fopen bcast");
     std::uint64_t head[2] = {meta.version, meta.data.size()};
     quiet_bcast(f->comm, head, 2, MPI_UINT64_T);
     meta.version = head[0];
@@ -248,13 +287,20 @@ std::shared_ptr<FileState> Session::native(const std::string& name, hid_t fapl, 
 void Session::close(FileState& file) {
   if (!file.writer || !file.memory || file.published) return;
   file.published = true;
+  PhaseTimer timer("H5Fclose");
+  resolve(file);
   // Every rank's puts are done before any reader can see this version.
-  if (file.comm != MPI_COMM_NULL) quiet_barrier(file.comm);
-  if (file.rank != 0) return;
-  auto bytes = serialize(*file.root);
-  client().put_meta(file.meta_key(), file.version, bytes);
+  if (file.comm != MPI_COMM_NULL) {
+    PhaseTimer barrier("H5Fclose barrier");
+    quiet_barrier(file.comm);
+  }
+  if (file.rank == 0) {
+    PhaseTimer put("H5Fclose put_meta");
+    client().put_meta(file.meta_key(), file.version, serialize(*file.root));
+  }
   const auto keep = file.settings.keep_files;
   if (keep <= 0) return;
+  // Every rank keeps the list (its held pieces of a removed file go too); rank 0 removes.
   auto& files = published_[file.settings.rule];
   for (auto it = files.begin(); it != files.end(); ++it)
     if (it->first == file.name) {
@@ -264,12 +310,21 @@ void Session::close(FileState& file) {
   files.emplace_back(file.name, file.defined);
   std::vector<std::string> old;
   while (files.size() > static_cast<std::size_t>(keep)) {
+    for (auto it = held_.begin(); it != held_.end();) {
+      if (it->first.first != files.front().first) {
+        ++it;
+        continue;
+      }
+      retire(it->second);
+      it = held_.erase(it);
+    }
+    for (const auto& var : files.front().second) defined_.erase(var);
     old.insert(old.end(), files.front().second.begin(), files.front().second.end());
     files.pop_front();
   }
-  if (old.empty()) return;
+  if (old.empty() || file.rank != 0) return;
   if (removing_.valid()) removing_.get();  // at most one removal in flight
-  removing_ = std::async(std::launch::async, [c = client(), old = std::move(old)]() mutable {
+  removing_ = removals_.run<void>([c = client(), old = std::move(old)]() mutable {
     for (const auto& var : old) {
       try {
         c.undefine(var);
@@ -279,6 +334,41 @@ void Session::close(FileState& file) {
       }
     }
   });
+}
+
+Held& Session::hold(const FileState& file, const Node& dataset) {
+  auto& h = held_[{file.name, dataset.path}];
+  if (h.version != 0 && h.version < file.version) retire(h);
+  if (h.version == 0) {
+    h.var = file.variable(dataset);
+    h.retired_key = file.retired_key(dataset);
+    h.version = file.version;
+  }
+  return h;
+}
+
+void Session::retire(Held& h) {
+  if (h.version == 0) return;
+  // The marker goes first: a consumer whose get finds the pieces gone learns why.
+  try {
+    client().put_meta(h.retired_key, h.version, {});
+    for (const auto& box : h.boxes) client().release(h.var, h.version, box);
+  } catch (const std::exception& e) {
+    // keep_files removed the variable already, or the server went: no reader can copy from the pieces now.
+    if (std::getenv("COVE_H5VOL_VERBOSE"))
+      std::fprintf(stderr, "cove h5vol: retiring %s version %llu: %s\n", h.var.c_str(),
+                   static_cast<unsigned long long>(h.version), e.what());
+  }
+  h = Held{};
+}
+
+void Session::retire_all() {
+  if (!client_) {
+    held_.clear();
+    return;
+  }
+  for (auto& [key, h] : held_) retire(h);
+  held_.clear();
 }
 
 }  // namespace cove::h5vol

@@ -2,6 +2,7 @@
 
 #include "h5vol/config.hpp"
 #include "h5vol/tree.hpp"
+#include "h5vol/worker.hpp"
 
 #include <cove/client.hpp>
 
@@ -9,11 +10,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <future>
 #include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace cove::h5vol {
 
@@ -30,7 +33,7 @@ struct FileState {
   int rank = 0;
   Hid fapl;
   unsigned long fileno = 0;
-  std::set<std::string> defined;  // Cove variables this process has defined
+  std::set<std::string> defined;  // this file's Cove variables (defined by this process)
   std::unordered_map<std::uint64_t, std::weak_ptr<Node>> by_id;
   // Modes file and both: the native connector under this one (H5VL_NATIVE).
   hid_t under_vol = H5I_INVALID_HID;
@@ -39,12 +42,30 @@ struct FileState {
   // The Object of the open file handle (H5Iget_file_id finds its identifier by it).
   void* file_object = nullptr;
   bool published = false;  // a producer publishes its version once
+  // A producer's new file name: rank 0 looks up the name's last version in
+  // the background (H5Fcreate does not wait); the first collective call that
+  // needs it (H5Dcreate, after its define, or H5Fclose) ends the lookup and
+  // broadcasts the version (Session::resolve).
+  bool version_known = true;
+  std::future<std::uint64_t> version_lookup;
 
   ~FileState();
   std::string meta_key() const { return "h5:" + name; }
   std::string variable(const Node& dataset) const { return "h5:" + name + ":" + dataset.path; }
+  // Metadata whose newest version is the newest retired version of a held dataset.
+  std::string retired_key(const Node& dataset) const { return "h5-retired:" + name + ":" + dataset.path; }
   void index(const std::shared_ptr<Node>& node);
   std::shared_ptr<Node> find_id(std::uint64_t id) const;
+};
+
+// Transfer shallow / local: this process's put_local pieces of the newest
+// version it wrote of one dataset (of one file name).
+struct Held {
+  std::string var;
+  std::string retired_key;
+  std::uint64_t version = 0;
+  std::vector<Box> boxes;
+  std::vector<SharedBuffer> buffers;  // local: the copies the pieces are in
 };
 
 // The process-wide state of the connector: its configuration and its client.
@@ -69,6 +90,18 @@ class Session {
   std::shared_ptr<FileState> native(const std::string& name, hid_t fapl, bool writer);
   // H5Fclose: the producer publishes its version.
   void close(FileState& file);
+  // Collective over the file's ranks: makes file.version known (see FileState::version_lookup).
+  void resolve(FileState& file);
+
+  // The held pieces of `dataset` for a write of file.version: pieces of an
+  // older version are retired first (the retired marker is published, then
+  // each piece released, which waits for reads in flight).
+  Held& hold(const FileState& file, const Node& dataset);
+  // Retires the pieces of every held dataset (the connector closes).
+  void retire_all();
+  // Cove variables this process defined, across versions of a file name
+  // (keep_files forgets those it removes): a define per dataset name, not per version.
+  std::set<std::string>& defined() { return defined_; }
 
  private:
   std::string config_path_;
@@ -80,6 +113,11 @@ class Session {
   // Per rule: the files this producer published, oldest first, with their variables (keep_files).
   std::unordered_map<std::string, std::deque<std::pair<std::string, std::set<std::string>>>> published_;
   unsigned long next_fileno_ = 1;
+  std::map<std::pair<std::string, std::string>, Held> held_;  // (file name, dataset path)
+  std::set<std::string> defined_;
+  Worker lookups_;   // new file names' version lookups, off H5Fcreate's path
+  Worker removals_;  // keep_files removals (removing_), off H5Fclose's path
+  void retire(Held& h);
 };
 
 }  // namespace cove::h5vol

@@ -1,6 +1,7 @@
 #include "h5vol/transfer.hpp"
 
 #include "h5vol/errors.hpp"
+#include "h5vol/timing.hpp"
 
 #include <cove/error.hpp>
 
@@ -211,6 +212,52 @@ Hid dataset_space(const Node& dataset, hid_t file_space) {
   return Hid(check(H5Scopy(file_space), "H5Scopy"));
 }
 
+// Hands pieces to Cove: `pieces` are (box, offset into data), `bytes` in all.
+// deep: put. local: one copy into this producer's shared memory, put_local
+// from it. shallow: put_local of `data` itself (the program's buffer).
+void send(FileState& file, const Node& dataset, Transfer transfer, const std::vector<std::pair<Box, std::size_t>>& pieces,
+          const void* data, std::size_t bytes) {
+  auto& session = Session::get();
+  auto& client = session.client();
+  const auto var = file.variable(dataset);
+  const auto* base = static_cast<const std::byte*>(data);
+  auto size = [&](std::size_t i) {
+    return (i + 1 < pieces.size() ? pieces[i + 1].second : bytes) - pieces[i].second;
+  };
+  if (transfer == Transfer::deep) {
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+      client.put(var, file.version, pieces[i].first, base + pieces[i].second, size(i));
+    return;
+  }
+  Held& held = session.hold(file, dataset);
+  if (transfer == Transfer::local) {
+    SharedBuffer copy = client.allocate(bytes);
+    std::memcpy(copy.data(), data, bytes);
+    base = copy.data();
+    held.buffers.push_back(std::move(copy));
+  }
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    client.put_local(var, file.version, pieces[i].first, base + pieces[i].second, size(i));
+    held.boxes.push_back(pieces[i].first);
+  }
+}
+
+// A held dataset's version that its producer retired (wrote a later one):
+// the error that says so, or "" while the version is served.
+std::string retired(FileState& file, const Node& dataset) {
+  if (!dataset.held) return {};
+  try {
+    const auto newest = Session::get().client().get_meta_latest(file.retired_key(dataset), 0).version;
+    if (newest < file.version) return {};
+    return "dataset " + dataset.path + " of file \"" + file.name + "\" version " + std::to_string(file.version) +
+           " was retired by its producer (transfer shallow or local: a version goes when the dataset is written in a "
+           "later one; version " + std::to_string(newest) + " and older are gone)";
+  } catch (const Error& e) {
+    if (e.code() == Code::NotFound) return {};
+    throw;
+  }
+}
+
 }  // namespace
 
 DType dtype_of(hid_t type) {
@@ -236,12 +283,18 @@ void define_dataset(FileState& file, const Node& dataset) {
   reject_variable_length(dataset.type.get(), dataset.path.c_str());
   const auto var = file.variable(dataset);
   if (file.defined.count(var)) return;
-  Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())));
+  auto& defined = Session::get().defined();
+  if (!defined.count(var)) {
+    PhaseTimer timer("define");
+    Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())));
+    defined.insert(var);
+  }
   file.defined.insert(var);
 }
 
 void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                    const void* buf) {
+  PhaseTimer timer("H5Dwrite");
   if (!file.writer) fail("file \"" + file.name + "\" was opened for reading (the Cove connector's files are written through H5Fcreate)");
   reject_variable_length(mem_type, "the memory type");
   Hid fspace = dataset_space(dataset, file_space);
@@ -252,41 +305,50 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
   auto blocks = blocks_of(fspace.get());
   check_inside(dataset, blocks);
   if (n == 0 || dataset.file_only) return;
+  if (!file.version_known) fail("file \"" + file.name + "\": H5Dwrite before the version is known (the dataset was not created collectively)");
   define_dataset(file, dataset);
   const hid_t ftype = dataset.type.get();
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(ftype);
+  const Transfer transfer = file.settings.dataset_transfer(dataset.path);
   if (direct(mem_type, mspace, ftype, blocks)) {
-    Session::get().client().put(file.variable(dataset), file.version, blocks.boxes[0], buf, n * fsize);
+    send(file, dataset, transfer, {{blocks.boxes[0], 0}}, buf, n * fsize);
     return;
   }
   std::vector<std::byte> g(n * std::max(msize, fsize));
   gather(mem_type, mspace, buf, n * msize, g.data());
   convert(mem_type, ftype, n, g);
-  auto& client = Session::get().client();
-  const auto var = file.variable(dataset);
+  // Shallow needs the elements in the file's type and order: they are made
+  // here, so they are held as a local copy (the program's buffer is free at once).
+  const Transfer made = transfer == Transfer::shallow ? Transfer::local : transfer;
+  std::vector<std::pair<Box, std::size_t>> pieces;
   if (blocks.points) {
-    for (std::size_t i = 0; i < n; ++i) client.put(var, file.version, blocks.boxes[i], g.data() + i * fsize, fsize);
+    for (std::size_t i = 0; i < n; ++i) pieces.push_back({blocks.boxes[i], i * fsize});
+    send(file, dataset, made, pieces, g.data(), n * fsize);
     return;
   }
   if (blocks.boxes.size() == 1) {
-    client.put(var, file.version, blocks.boxes[0], g.data(), n * fsize);
+    send(file, dataset, made, {{blocks.boxes[0], 0}}, g.data(), n * fsize);
     return;
   }
+  // The blocks' elements in the order of each block, one after the other.
   const Box bb = bounding(blocks.boxes);
   std::vector<std::byte> scratch(static_cast<std::size_t>(bb.volume()) * fsize);
   Hid all = local_selection(bb, blocks.boxes);
   scatter(ftype, all.get(), g.data(), n * fsize, scratch.data());
-  std::vector<std::byte> piece;
+  std::size_t at = 0;
   for (const auto& b : blocks.boxes) {
     Hid one = local_selection(bb, {b});
-    piece.resize(static_cast<std::size_t>(b.volume()) * fsize);
-    gather(ftype, one.get(), scratch.data(), piece.size(), piece.data());
-    client.put(var, file.version, b, piece.data(), piece.size());
+    const auto bytes = static_cast<std::size_t>(b.volume()) * fsize;
+    gather(ftype, one.get(), scratch.data(), bytes, g.data() + at);
+    pieces.push_back({b, at});
+    at += bytes;
   }
+  send(file, dataset, made, pieces, g.data(), at);
 }
 
 void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                   void* buf) {
+  PhaseTimer timer("H5Dread");
   reject_variable_length(mem_type, "the memory type");
   Hid fspace = dataset_space(dataset, file_space);
   const hid_t mspace = mem_space == H5S_ALL ? fspace.get() : mem_space;
@@ -307,12 +369,18 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   auto& client = Session::get().client();
   const auto var = file.variable(dataset);
   const auto timeout = file.settings.read_timeout_ms;
+  if (auto why = retired(file, dataset); !why.empty()) fail(why);
+  auto failed = [&](const Error& e) {
+    auto why = retired(file, dataset);
+    if (!why.empty()) fail(why);
+    fail("reading dataset " + dataset.path + " of file \"" + file.name + "\" version " + std::to_string(file.version) +
+         ": " + e.what());
+  };
   if (direct(mem_type, mspace, ftype, blocks)) {
     try {
       client.get(var, file.version, blocks.boxes[0], buf, n * fsize, timeout);
     } catch (const Error& e) {
-      fail("reading dataset " + dataset.path + " of file \"" + file.name + "\" version " +
-           std::to_string(file.version) + ": " + e.what());
+      failed(e);
     }
     return;
   }
@@ -337,14 +405,50 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
       gather(ftype, all.get(), scratch.data(), n * fsize, g.data());
     }
   } catch (const Error& e) {
-    fail("reading dataset " + dataset.path + " of file \"" + file.name + "\" version " + std::to_string(file.version) +
-         ": " + e.what());
+    failed(e);
   }
   convert(ftype, mem_type, n, g);
   scatter(mem_type, mspace, g.data(), n * msize, buf);
 }
 
+bool is_variable_string(hid_t type) { return H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0; }
+
+std::vector<std::byte> encode_strings(const char* const* strings, std::size_t n) {
+  std::vector<std::byte> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t len = strings && strings[i] ? std::strlen(strings[i]) : 0;
+    const auto at = out.size();
+    out.resize(at + sizeof len + len);
+    std::memcpy(out.data() + at, &len, sizeof len);
+    if (len) std::memcpy(out.data() + at + sizeof len, strings[i], len);
+  }
+  return out;
+}
+
+std::vector<std::string> decode_strings(const std::vector<std::byte>& data, std::size_t n) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t len = 0;
+    if (data.size() - at < sizeof len) fail("a variable-length string attribute's stored bytes are truncated");
+    std::memcpy(&len, data.data() + at, sizeof len);
+    at += sizeof len;
+    if (data.size() - at < len) fail("a variable-length string attribute's stored bytes are truncated");
+    out.emplace_back(reinterpret_cast<const char*>(data.data() + at), static_cast<std::size_t>(len));
+    at += static_cast<std::size_t>(len);
+  }
+  return out;
+}
+
 void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
+  if (is_variable_string(attr.type.get())) {
+    if (!is_variable_string(mem_type))
+      fail("attribute " + attr.name + " holds variable-length strings: write it from a variable-length string type "
+           "(HDF5 converts no fixed-length strings to them)");
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    attr.data = encode_strings(static_cast<const char* const*>(buf), n);
+    return;
+  }
   reject_variable_length(mem_type, "the attribute's memory type");
   const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(attr.space.get()), "H5Sget_select_npoints"));
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(attr.type.get());
@@ -356,6 +460,22 @@ void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
 }
 
 void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
+  if (is_variable_string(attr.type.get())) {
+    if (!is_variable_string(mem_type))
+      fail("attribute " + attr.name + " holds variable-length strings: read it into a variable-length string type "
+           "(HDF5 converts them to no fixed-length strings)");
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    const auto strings = decode_strings(attr.data, n);
+    auto* out = static_cast<char**>(buf);
+    // The caller frees each with H5free_memory (or H5Treclaim), so HDF5's allocator makes them.
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i] = static_cast<char*>(H5allocate_memory(strings[i].size() + 1, false));
+      if (!out[i]) fail("no memory for a string of attribute " + attr.name);
+      std::memcpy(out[i], strings[i].data(), strings[i].size());
+      out[i][strings[i].size()] = '\0';
+    }
+    return;
+  }
   reject_variable_length(mem_type, "the attribute's memory type");
   const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(attr.space.get()), "H5Sget_select_npoints"));
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(attr.type.get());

@@ -18,7 +18,15 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
 void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                   void* buf);
 
-// Attribute values: converted with H5Tconvert into / out of the stored type.
+// A variable-length string type (h5py's str attributes).
+bool is_variable_string(hid_t type);
+// Such an attribute's values as stored (and serialized): per string its
+// length (8 bytes) and bytes. Decoding throws Failure on truncated bytes.
+std::vector<std::byte> encode_strings(const char* const* strings, std::size_t n);
+std::vector<std::string> decode_strings(const std::vector<std::byte>& data, std::size_t n);
+
+// Attribute values: converted with H5Tconvert into / out of the stored type;
+// variable-length strings from and into variable-length string memory types.
 void write_attribute(Attribute& attr, hid_t mem_type, const void* buf);
 void read_attribute(const Attribute& attr, hid_t mem_type, void* buf);
 

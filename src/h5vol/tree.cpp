@@ -34,9 +34,13 @@ class Writer {
   std::vector<std::byte> out;
 
  private:
+  // resize + memcpy, not insert: GCC 12 flags insert's move of the (empty)
+  // old elements when the vector first grows (-Wstringop-overflow, a false positive).
   void raw(const void* p, std::size_t n) {
-    const auto* b = static_cast<const std::byte*>(p);
-    out.insert(out.end(), b, b + n);
+    if (n == 0) return;
+    const auto at = out.size();
+    out.resize(at + n);
+    std::memcpy(out.data() + at, p, n);
   }
 };
 
@@ -100,7 +104,7 @@ void write_node(Writer& w, const Node& n) {
     std::vector<std::byte> b(len);
     check(H5Pencode2(n.dcpl.get(), b.data(), &len, H5P_DEFAULT), "H5Pencode2");
     w.bytes(b.data(), len);
-    w.u64(n.file_only ? 1 : 0);
+    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u));
     return;
   }
   w.u64(n.links.size());
@@ -139,7 +143,9 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     }
     auto plist = r.bytes();
     n->dcpl = Hid(check(H5Pdecode(plist.data()), "H5Pdecode of a dataset creation list"));
-    n->file_only = r.u64() != 0;
+    const auto flags = r.u64();
+    n->file_only = (flags & 1u) != 0;
+    n->held = (flags & 2u) != 0;
     return n;
   }
   const auto nlinks = r.u64();

@@ -65,6 +65,9 @@ struct Node {
   std::vector<hsize_t> maxdims;
   Hid dcpl;
   bool file_only = false;  // mode both, dataset rule file: in the file, not staged
+  // Transfer shallow or local: the producer holds the bytes, and a version
+  // goes (is retired) when the dataset is written in a later one.
+  bool held = false;
 
   Attribute* find_attribute(const std::string& name) const;
   hid_t make_space() const;  // a new simple (or scalar) dataspace of dims / maxdims

@@ -21,7 +21,7 @@
 
 /* The datasets under /fields: rank 1, 2 and 3, sizes not divisible by the rank counts. */
 static const hsize_t kDims[3][3] = {{997, 1, 1}, {37, 29, 1}, {11, 13, 17}};
-static const char* kNames[3] = {"d1", "d2", "d3"};
+static const char* kNames[3] __attribute__((unused)) = {"d1", "d2", "d3"};
 enum { kExt = 40, kTable = 5, kStrings = 4, kStrLen = 8 };
 
 typedef struct {

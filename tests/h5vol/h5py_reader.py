@@ -25,7 +25,9 @@ def main(path):
         assert sorted(f.keys()) == ["ext", "fields", "names", "table"], list(f.keys())
         step = int(f.attrs["step"])
         assert f.attrs["title"] == b"cove-h5vol-test", f.attrs["title"]
-        assert sorted(f.attrs.keys()) == ["step", "title"], list(f.attrs.keys())
+        assert sorted(f.attrs.keys()) == ["notes", "step", "title"], list(f.attrs.keys())
+        notes = [n.decode() if isinstance(n, bytes) else n for n in f.attrs["notes"]]
+        assert notes == [f"written at step {step}", "a second, longer note"], notes
         fields = f["fields"]
         assert isinstance(fields, h5py.Group)
         assert list(fields.keys()) == ["d1", "d2", "d3"], list(fields.keys())

@@ -147,6 +147,19 @@ static int read_once(const char* path) {
   CHECK(a >= 0 && H5Aread(a, str16, title) >= 0 && strcmp(title, "cove-h5vol-test") == 0, "attribute title");
   H5Aclose(a);
   H5Tclose(str16);
+  hid_t vstr = H5Tcopy(H5T_C_S1);
+  H5Tset_size(vstr, H5T_VARIABLE);
+  char* notes[2] = {NULL, NULL};
+  char want0[32];
+  snprintf(want0, sizeof want0, "written at step %d", step);
+  a = H5Aopen(file, "notes", H5P_DEFAULT);
+  CHECK(a >= 0 && H5Aread(a, vstr, notes) >= 0, "attribute notes");
+  CHECK(notes[0] && strcmp(notes[0], want0) == 0, "attribute notes[0] is \"%s\", want \"%s\"", notes[0] ? notes[0] : "(null)", want0);
+  CHECK(notes[1] && strcmp(notes[1], "a second, longer note") == 0, "attribute notes[1] is \"%s\"", notes[1] ? notes[1] : "(null)");
+  H5free_memory(notes[0]);
+  H5free_memory(notes[1]);
+  H5Aclose(a);
+  H5Tclose(vstr);
 
   CHECK(H5Lexists(file, "fields", H5P_DEFAULT) > 0, "H5Lexists fields");
   CHECK(H5Lexists(file, "nope", H5P_DEFAULT) == 0, "H5Lexists nope");

@@ -13,6 +13,10 @@
 #   file, both          modes file and both (H5VOL_MODE): h5dump reads back what plain HDF5 writes
 #   embedded            one MPMD mpiexec job, the server embedded in the producer's rank 0
 #   datasets            mode both with per-dataset rules (memory only, file only)
+#   transfers           per-dataset transfers shallow, local and deep: a reader beside the
+#                       writer, and one after it, get exact values or "retired" errors
+#   series              transfers with a file per step and keep_files = 2: held versions of a
+#                       removed file are retired, the writer garbles their buffers then
 #   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
@@ -134,7 +138,11 @@ case "$case" in
   h5py)  # h5py, built against the same HDF5, reads the producer's file from memory
     "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 > writer.log 2>&1 || { cat writer.log; exit 1; }
     "$COVE_PYTHON" "$here/h5py_reader.py" "$file" > reader.log 2>&1 || { cat reader.log; exit 1; }
-    cat reader.log ;;
+    cat reader.log
+    # h5py as the producer: str attributes are variable-length strings.
+    "$COVE_PYTHON" "$here/h5py_strings.py" write py.h5 > pywriter.log 2>&1 || { cat pywriter.log; exit 1; }
+    "$COVE_PYTHON" "$here/h5py_strings.py" read py.h5 > pyreader.log 2>&1 || { cat pyreader.log; exit 1; }
+    cat pyreader.log ;;
   embedded)  # one MPMD job, no cove-server: the producer's rank 0 serves
     "$server" stop "$dir/server"
     cat >> "$dir/cove.toml" <<TOML
@@ -153,7 +161,12 @@ TOML
       > writer.log 2>&1 && { echo "FAIL: the writer ran with mode = disk"; exit 1; }
     grep -q 'mode "disk" is not memory, file or both' writer.log || { echo "FAIL: no error naming the bad mode"; cat writer.log; exit 1; }
     grep -q "H5Fcreate" writer.log || { echo "FAIL: the error does not name H5Fcreate"; cat writer.log; exit 1; }
-    if grep -qiE "segmentation|core dumped|terminate called" writer.log; then cat writer.log; exit 1; fi ;;
+    if grep -qiE "segmentation|core dumped|terminate called" writer.log; then cat writer.log; exit 1; fi
+    printf '[[dataset]]\npattern = "/fields/*"\ntransfer = "lazy"\n' > "$dir/bad2.toml"
+    HDF5_VOL_CONNECTOR="cove config=$dir/bad2.toml" "${mpi[@]}" -n 1 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 \
+      > writer2.log 2>&1 && { echo "FAIL: the writer ran with transfer = lazy"; exit 1; }
+    grep -q 'transfer "lazy" is not deep, local or shallow' writer2.log ||
+      { echo "FAIL: no error naming the bad transfer"; cat writer2.log; exit 1; } ;;
   datasets)  # mode both with dataset rules: /fields/d3 only in memory, /names only in the file
     cat >> "$dir/cove.toml" <<TOML
 [[dataset]]
@@ -173,6 +186,79 @@ TOML
     grep -q 'DATASET "d2"' data.dump || { echo "FAIL: /fields/d2 is not in the file"; exit 1; }
     if grep -q 'DATASET "d3"' data.dump; then echo "FAIL: /fields/d3 (memory only) is in the file"; exit 1; fi
     rm -f ./*.h5 ;;
+  transfers)  # transfer per dataset: shallow (from the writer's buffers), local (a copy in the writer), deep
+    cat >> "$dir/cove.toml" <<TOML
+[[dataset]]
+pattern = "/held"
+transfer = "shallow"
+[[dataset]]
+pattern = "/converted"
+transfer = "shallow"
+[[dataset]]
+pattern = "/copied"
+transfer = "local"
+TOML
+    # A reader beside the writer: whatever it gets of a version is exact, or an error.
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-shallow-reader" live.h5 6 > live.log 2>&1 &
+    rpid=$!
+    H5VOL_TEST_PACE_MS=300 "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-shallow-writer" live.h5 6 "$dir/live.done" \
+      > writer1.log 2>&1 &
+    wpid=$!
+    wait "$rpid" || { cat live.log writer1.log; exit 1; }
+    touch "$dir/live.done"
+    wait "$wpid" || { cat writer1.log; exit 1; }
+    cat live.log
+    [ "$(grep -c '^step ' live.log)" = 6 ] || { echo "FAIL: the live reader did not report 6 versions"; exit 1; }
+    grep -qx 'step 6: held=ok converted=ok copied=ok deep=ok' live.log ||
+      { echo "FAIL: the newest version was not served in full"; exit 1; }
+    # A reader after the writer has written 4 versions (and still runs): 1 to 3 are retired.
+    "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-shallow-writer" late.h5 4 "$dir/late.done" > writer2.log 2>&1 &
+    wpid=$!
+    for _ in $(seq 600); do grep -q 'wrote 4 versions' writer2.log && break; sleep 0.1; done
+    "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-shallow-reader" late.h5 4 > late.log 2>&1 || { cat late.log; exit 1; }
+    touch "$dir/late.done"
+    wait "$wpid" || { cat writer2.log; exit 1; }
+    grep '^step ' late.log
+    for s in 1 2 3; do
+      grep -qx "step $s: held=retired converted=retired copied=retired deep=ok" late.log ||
+        { echo "FAIL: version $s of late.h5"; cat late.log; exit 1; }
+    done
+    grep -qx 'step 4: held=ok converted=ok copied=ok deep=ok' late.log || { echo "FAIL: version 4 of late.h5"; cat late.log; exit 1; }
+    grep -q 'dataset /held of file "late.h5" version 1 was retired by its producer' late.log ||
+      { echo "FAIL: no error naming the retired dataset and version"; cat late.log; exit 1; } ;;
+  series)  # a file per step, keep_files = 2: the writer reuses a /held buffer once its file was removed
+    cat >> "$dir/cove.toml" <<TOML
+keep_files = 2
+[[dataset]]
+pattern = "/held"
+transfer = "shallow"
+[[dataset]]
+pattern = "/converted"
+transfer = "shallow"
+[[dataset]]
+pattern = "/copied"
+transfer = "local"
+TOML
+    H5VOL_TEST_DEEP_MAY_GO=1 "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-shallow-reader" s%d.h5 6 > reader.log 2>&1 &
+    rpid=$!
+    H5VOL_TEST_BUFFERS=3 H5VOL_TEST_PACE_MS=300 "${mpi[@]}" -n 2 "$COVE_TEST_BIN/cove-h5vol-shallow-writer" s%d.h5 6 \
+      "$dir/done" > writer.log 2>&1 &
+    wpid=$!
+    wait "$rpid" || { cat reader.log writer.log; exit 1; }
+    # s1.h5 went by keep_files: its held datasets were retired (an error at once), /deep removed.
+    sed 's/^read_timeout_ms = .*/read_timeout_ms = 1000/' "$dir/cove.toml" > "$dir/late.toml"
+    HDF5_VOL_CONNECTOR="cove config=$dir/late.toml" H5VOL_TEST_DEEP_MAY_GO=1 "${mpi[@]}" -n 1 \
+      "$COVE_TEST_BIN/cove-h5vol-shallow-reader" s%d.h5 1 > late.log 2>&1 || { cat late.log; exit 1; }
+    touch "$dir/done"
+    wait "$wpid" || { cat writer.log; exit 1; }
+    grep '^step ' reader.log late.log
+    grep -qx 'step 1: held=retired converted=retired copied=retired deep=retired' late.log ||
+      { echo "FAIL: s1.h5 is still served after keep_files removed it"; cat late.log; exit 1; }
+    grep -q 'dataset /held of file "s1.h5" version 1 was retired by its producer' late.log ||
+      { echo "FAIL: no error naming the retired dataset"; cat late.log; exit 1; }
+    [ "$(grep -c '^step ' reader.log)" = 6 ] || { echo "FAIL: the reader did not report 6 files"; cat reader.log; exit 1; }
+    grep -qx 'step 6: held=ok converted=ok copied=ok deep=ok' reader.log ||
+      { echo "FAIL: the newest file was not served in full"; cat reader.log; exit 1; } ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
 # Memory mode: the data went through Cove, and no file was written.

@@ -28,6 +28,19 @@ static void write_step(const char* path, int step, int rank, int size) {
   CHECK(a >= 0 && H5Awrite(a, str16, title) >= 0, "attribute title");
   H5Aclose(a);
   H5Tclose(str16);
+  /* Variable-length strings, as h5py writes its str attributes. */
+  hid_t vstr = H5Tcopy(H5T_C_S1);
+  H5Tset_size(vstr, H5T_VARIABLE);
+  hsize_t two = 2;
+  hid_t s2 = H5Screate_simple(1, &two, NULL);
+  char note0[32];
+  snprintf(note0, sizeof note0, "written at step %d", step);
+  const char* notes[2] = {note0, "a second, longer note"};
+  a = H5Acreate2(file, "notes", vstr, s2, H5P_DEFAULT, H5P_DEFAULT);
+  CHECK(a >= 0 && H5Awrite(a, vstr, notes) >= 0, "attribute notes");
+  H5Aclose(a);
+  H5Sclose(s2);
+  H5Tclose(vstr);
 
   hid_t fields = H5Gcreate2(file, "fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   CHECK(fields >= 0, "H5Gcreate fields");

@@ -1,0 +1,156 @@
+// The VOL callbacks of datasets: create, open, read and write (transfer.hpp), queries.
+#include "h5vol/vol.hpp"
+
+#include <cove/error.hpp>
+
+#include <cstring>
+
+namespace cove::h5vol {
+
+// ---- datasets ----
+void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t lcpl, hid_t type, hid_t space,
+                     hid_t dcpl, hid_t dapl, hid_t dxpl, void** req) {
+  return guarded<void*>("H5Dcreate", nullptr, [&]() -> void* {
+    auto& o = as(obj);
+    // Mode both: a dataset rule may keep this one out of the file or out of memory.
+    std::string path;
+    Mode dmode = Mode::both;
+    if (in_memory(o) && o.under) {
+      auto [p, l] = parent_for_create(o, loc, name);
+      path = join_path(p->path, l);
+      dmode = o.file->settings.dataset_mode(path);
+    }
+    void* under = nullptr;
+    if (o.under && dmode != Mode::memory)
+      under = native(H5VLdataset_create(o.under, loc, nvol(o), name, lcpl, type, space, dcpl, dapl, dxpl, req), "H5Dcreate");
+    if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
+    if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+    auto [parent, leaf] = parent_for_create(o, loc, name);
+    auto d = std::make_shared<Node>();
+    d->kind = Node::Kind::dataset;
+    d->path = join_path(parent->path, leaf);
+    d->id = o.file->next_id++;
+    d->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
+    const auto cls = H5Sget_simple_extent_type(space);
+    if (cls == H5S_NULL) unsupported("a dataset with a null dataspace (" + d->path + ")");
+    const int rank = check(H5Sget_simple_extent_ndims(space), "H5Sget_simple_extent_ndims");
+    d->dims.resize(static_cast<std::size_t>(rank));
+    d->maxdims.resize(static_cast<std::size_t>(rank));
+    if (rank > 0) check(H5Sget_simple_extent_dims(space, d->dims.data(), d->maxdims.data()), "H5Sget_simple_extent_dims");
+    if (rank > kMaxDims) unsupported("a dataset of rank " + std::to_string(rank) + " (at most 10)");
+    d->dcpl = Hid(check(H5Pcopy(dcpl == H5P_DEFAULT ? H5P_DATASET_CREATE_DEFAULT : dcpl), "H5Pcopy"));
+    d->file_only = dmode == Mode::file;
+    d->held = !d->file_only && o.file->settings.dataset_transfer(d->path) != Transfer::deep;
+    if (!d->file_only) define_dataset(*o.file, *d);
+    Session::get().resolve(*o.file);  // collective, like H5Dcreate; after the define, which overlapped the lookup
+    parent->links[leaf] = d;
+    o.file->index(d);
+    return child(o, Object::Kind::dataset, d, under);
+  });
+}
+void* dataset_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t dapl, hid_t dxpl, void** req) {
+  return guarded<void*>("H5Dopen", nullptr, [&]() -> void* {
+    auto& o = as(obj);
+    void* under = nullptr;
+    std::shared_ptr<Node> mem;
+    if (in_memory(o)) mem = lookup(*o.file, resolve(o, loc), name);
+    const bool memory_only = mem && o.file->settings.dataset_mode(mem->path) == Mode::memory;
+    if (o.under && !memory_only)
+      under = native(H5VLdataset_open(o.under, loc, nvol(o), name, dapl, dxpl, req), "H5Dopen");
+    if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
+    auto d = lookup(*o.file, resolve(o, loc), name);
+    if (!d) fail("no dataset \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
+    if (d->kind != Node::Kind::dataset) fail(d->path + " is not a dataset");
+    return child(o, Object::Kind::dataset, d, under);
+  });
+}
+herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[], hid_t dxpl,
+                    void* buf[], void** req) {
+  return guarded<herr_t>("H5Dread", -1, [&] {
+    for (size_t i = 0; i < count; ++i) {
+      auto& o = as(dset[i]);
+      if (in_memory(o)) {
+        read_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      } else {
+        void* under = o.under;
+        native(H5VLdataset_read(1, &under, nvol(o), &mem_type[i], &mem_space[i], &file_space[i], dxpl, &buf[i], req),
+               "H5Dread");
+      }
+    }
+    return herr_t{0};
+  });
+}
+herr_t dataset_write(size_t count, void* dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[], hid_t dxpl,
+                     const void* buf[], void** req) {
+  return guarded<herr_t>("H5Dwrite", -1, [&] {
+    for (size_t i = 0; i < count; ++i) {
+      auto& o = as(dset[i]);
+      if (in_memory(o)) write_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      if (o.under) {
+        void* under = o.under;
+        native(H5VLdataset_write(1, &under, nvol(o), &mem_type[i], &mem_space[i], &file_space[i], dxpl, &buf[i], req),
+               "H5Dwrite");
+      }
+    }
+    return herr_t{0};
+  });
+}
+herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* a, hid_t dxpl, void** req) {
+  return guarded<herr_t>("H5Dget", -1, [&] {
+    if (!in_memory(as(obj))) return H5VLdataset_get(as(obj).under, nvol(as(obj)), a, dxpl, req);
+    auto& d = *as(obj).node;
+    switch (a->op_type) {
+      case H5VL_DATASET_GET_DAPL:
+        a->args.get_dapl.dapl_id = check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate");
+        break;
+      case H5VL_DATASET_GET_DCPL:
+        a->args.get_dcpl.dcpl_id = check(H5Pcopy(d.dcpl.get()), "H5Pcopy");
+        break;
+      case H5VL_DATASET_GET_SPACE:
+        a->args.get_space.space_id = d.make_space();
+        break;
+      case H5VL_DATASET_GET_SPACE_STATUS:
+        *a->args.get_space_status.status = H5D_SPACE_STATUS_ALLOCATED;
+        break;
+      case H5VL_DATASET_GET_STORAGE_SIZE: {
+        hsize_t n = 1;
+        for (auto x : d.dims) n *= x;
+        *a->args.get_storage_size.storage_size = n * H5Tget_size(d.type.get());
+        break;
+      }
+      case H5VL_DATASET_GET_TYPE:
+        a->args.get_type.type_id = check(H5Tcopy(d.type.get()), "H5Tcopy");
+        break;
+      default:
+        unsupported("this H5Dget query");
+    }
+    return herr_t{0};
+  });
+}
+herr_t dataset_specific(void* obj, H5VL_dataset_specific_args_t* a, hid_t dxpl, void** req) {
+  return guarded<herr_t>("H5D specific", -1, [&] {
+    auto& o = as(obj);
+    if (o.under) native(H5VLdataset_specific(o.under, nvol(o), a, dxpl, req), "H5Dset_extent / flush / refresh");
+    if (!in_memory(o)) return herr_t{0};
+    auto& d = *o.node;
+    if (a->op_type == H5VL_DATASET_FLUSH || a->op_type == H5VL_DATASET_REFRESH) return herr_t{0};
+    if (!o.file->writer) fail("H5Dset_extent on dataset " + d.path + " of a file opened for reading");
+    for (std::size_t i = 0; i < d.dims.size(); ++i) {
+      const auto n = a->args.set_extent.size[i];
+      if (d.maxdims[i] != H5S_UNLIMITED && n > d.maxdims[i])
+        fail("H5Dset_extent: " + std::to_string(n) + " exceeds dataset " + d.path + "'s maximum " +
+             std::to_string(d.maxdims[i]) + " in dimension " + std::to_string(i));
+    }
+    for (std::size_t i = 0; i < d.dims.size(); ++i) d.dims[i] = a->args.set_extent.size[i];
+    return herr_t{0};
+  });
+}
+herr_t dataset_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
+  return guarded<herr_t>("H5D optional", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLdataset_optional(o.under, nvol(o), a, dxpl, req);
+    unsupported("the native dataset operation " + std::to_string(a->op_type) + " (chunk / offset queries)");
+  });
+}
+
+}  // namespace cove::h5vol

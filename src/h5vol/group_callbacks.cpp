@@ -1,0 +1,75 @@
+// The VOL callbacks of groups.
+#include "h5vol/vol.hpp"
+
+#include <cove/error.hpp>
+
+#include <cstring>
+
+namespace cove::h5vol {
+
+// ---- groups ----
+void* group_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t lcpl, hid_t gcpl, hid_t gapl,
+                   hid_t dxpl, void** req) {
+  return guarded<void*>("H5Gcreate", nullptr, [&]() -> void* {
+    auto& o = as(obj);
+    void* under = nullptr;
+    if (o.under) under = native(H5VLgroup_create(o.under, loc, nvol(o), name, lcpl, gcpl, gapl, dxpl, req), "H5Gcreate");
+    if (!in_memory(o)) return child(o, Object::Kind::group, nullptr, under);
+    if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+    auto [parent, leaf] = parent_for_create(o, loc, name);
+    auto g = std::make_shared<Node>();
+    g->path = join_path(parent->path, leaf);
+    g->id = o.file->next_id++;
+    parent->links[leaf] = g;
+    o.file->index(g);
+    return child(o, Object::Kind::group, g, under);
+  });
+}
+void* group_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t gapl, hid_t dxpl, void** req) {
+  return guarded<void*>("H5Gopen", nullptr, [&]() -> void* {
+    auto& o = as(obj);
+    void* under = nullptr;
+    if (o.under) under = native(H5VLgroup_open(o.under, loc, nvol(o), name, gapl, dxpl, req), "H5Gopen");
+    if (!in_memory(o)) return child(o, Object::Kind::group, nullptr, under);
+    auto base = resolve(o, loc);
+    auto g = lookup(*o.file, base, name);
+    if (!g) fail("no group \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
+    if (g->kind != Node::Kind::group) fail(g->path + " is not a group");
+    return child(o, Object::Kind::group, g, under);
+  });
+}
+herr_t group_get(void* obj, H5VL_group_get_args_t* a, hid_t dxpl, void** req) {
+  return guarded<herr_t>("H5Gget", -1, [&] {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLgroup_get(o.under, nvol(o), a, dxpl, req);
+    if (a->op_type == H5VL_GROUP_GET_GCPL) {
+      a->args.get_gcpl.gcpl_id = check(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate");
+      return herr_t{0};
+    }
+    auto g = resolve(o, &a->args.get_info.loc_params);
+    if (g->kind != Node::Kind::group) fail(g->path + " is not a group");
+    auto* info = a->args.get_info.ginfo;
+    info->storage_type = H5G_STORAGE_TYPE_COMPACT;
+    info->nlinks = g->links.size();
+    info->max_corder = 0;
+    info->mounted = false;
+    return herr_t{0};
+  });
+}
+herr_t group_specific(void* obj, H5VL_group_specific_args_t* a, hid_t dxpl, void** req) {
+  return guarded<herr_t>("H5G specific", -1, [&] {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLgroup_specific(o.under, nvol(o), a, dxpl, req);
+    if (a->op_type == H5VL_GROUP_FLUSH || a->op_type == H5VL_GROUP_REFRESH) return herr_t{0};
+    unsupported("H5Fmount / H5Funmount");
+  });
+}
+herr_t group_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
+  return guarded<herr_t>("H5G optional", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLgroup_optional(o.under, nvol(o), a, dxpl, req);
+    unsupported("the native group operation " + std::to_string(a->op_type) + " (H5G*)");
+  });
+}
+
+}  // namespace cove::h5vol
