@@ -176,6 +176,14 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
   f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
   f->fileno = next_fileno_++;
   start_embedded(f->comm, f->rank);
+  if (removed_.erase(name) != 0) {
+    // keep_files removed this name's variables on rank 0's removal thread:
+    // no rank may define or put them again until that removal is over, or
+    // it would remove the new version's data too. Every rank keeps the same
+    // list, so all of them take this (rare) collective.
+    if (f->rank == 0 && removing_.valid()) removing_.get();
+    if (f->comm != MPI_COMM_NULL) quiet_barrier(f->comm);
+  }
   auto& last = last_version_[name];
   if (last == 0) {
     // A producer run that follows another one under the same name goes on
@@ -319,6 +327,7 @@ void Session::close(FileState& file) {
       it = held_.erase(it);
     }
     for (const auto& var : files.front().second) defined_.erase(var);
+    removed_.insert(files.front().first);
     old.insert(old.end(), files.front().second.begin(), files.front().second.end());
     files.pop_front();
   }

@@ -109,6 +109,7 @@ class Session {
   std::unique_ptr<Client> client_;
   std::unique_ptr<Server> server_;  // embedded, in a producer's rank 0
   std::future<void> removing_;      // keep_files: the removal of older files, off the producer's path
+  std::set<std::string> removed_;   // keep_files: names whose variables were (being) removed
   std::unordered_map<std::string, std::uint64_t> last_version_;  // per file name, this process
   // Per rule: the files this producer published, oldest first, with their variables (keep_files).
   std::unordered_map<std::string, std::deque<std::pair<std::string, std::set<std::string>>>> published_;

@@ -7,6 +7,7 @@
 #include "store/placement/dataflow.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -47,9 +48,9 @@ int graph(const std::string& path, int nodes, int imbalance, bool json) {
     if (auto group = p.affinity.group_of(i)) by_group[*group].push_back(g.objects()[i].name);
   }
   for (const auto& [group, names] : by_group) {
-    std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : " ") + printable(n);
-    fmt::print("node {}: {}\n", group, list);
+    std::vector<std::string> shown;
+    for (const std::string& n : names) shown.push_back(printable(n));
+    fmt::print("node {}: {}\n", group, fmt::join(shown, " "));
   }
   return 0;
 }

@@ -196,11 +196,11 @@ int worker(Client& client, const WorkerArgs& a) {
                                                  home[static_cast<std::size_t>(in.task)], e.what()));
         }
         waiting += seconds_since(w);
-        std::uint64_t n = 0;
-        if (m.data.size() < sizeof n)
+        std::uint64_t elements = 0;
+        if (m.data.size() < sizeof elements)
           throw Error(Code::Internal, fmt::format("output of task '{}' has {} bytes", from.name, m.data.size()));
-        std::memcpy(&n, m.data.data(), sizeof n);
-        contributed += n;
+        std::memcpy(&elements, m.data.data(), sizeof elements);
+        contributed += elements;
         edge_bytes += in.bytes;
         if (home[static_cast<std::size_t>(in.task)] != a.server) remote_edge_bytes += in.bytes;
       }
