@@ -292,10 +292,16 @@ void define_dataset(FileState& file, const Node& dataset) {
   file.defined.insert(var);
 }
 
-void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
-                   const void* buf) {
-  PhaseTimer timer("H5Dwrite");
-  if (!file.writer) fail("file \"" + file.name + "\" was opened for reading (the Cove connector's files are written through H5Fcreate)");
+// The checks H5Dwrite and H5Dread share: the memory type, matching
+// selection sizes, and the file selection's blocks inside the extent.
+struct Selection {
+  Hid fspace;
+  hid_t mspace;
+  std::size_t n;
+  Blocks blocks;
+};
+
+Selection select(const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space) {
   reject_variable_length(mem_type, "the memory type");
   Hid fspace = dataset_space(dataset, file_space);
   const hid_t mspace = mem_space == H5S_ALL ? fspace.get() : mem_space;
@@ -304,6 +310,14 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
   if (n != m) fail("the memory selection has " + std::to_string(m) + " elements, the file selection " + std::to_string(n));
   auto blocks = blocks_of(fspace.get());
   check_inside(dataset, blocks);
+  return {std::move(fspace), mspace, n, std::move(blocks)};
+}
+
+void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
+                   const void* buf) {
+  PhaseTimer timer("H5Dwrite");
+  if (!file.writer) fail("file \"" + file.name + "\" was opened for reading (the Cove connector's files are written through H5Fcreate)");
+  auto [fspace, mspace, n, blocks] = select(dataset, mem_type, mem_space, file_space);
   if (n == 0 || dataset.file_only) return;
   if (!file.version_known) fail("file \"" + file.name + "\": H5Dwrite before the version is known (the dataset was not created collectively)");
   define_dataset(file, dataset);
@@ -349,14 +363,7 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
 void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                   void* buf) {
   PhaseTimer timer("H5Dread");
-  reject_variable_length(mem_type, "the memory type");
-  Hid fspace = dataset_space(dataset, file_space);
-  const hid_t mspace = mem_space == H5S_ALL ? fspace.get() : mem_space;
-  const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(fspace.get()), "H5Sget_select_npoints"));
-  const auto m = static_cast<std::size_t>(check(H5Sget_select_npoints(mspace), "H5Sget_select_npoints"));
-  if (n != m) fail("the memory selection has " + std::to_string(m) + " elements, the file selection " + std::to_string(n));
-  auto blocks = blocks_of(fspace.get());
-  check_inside(dataset, blocks);
+  auto [fspace, mspace, n, blocks] = select(dataset, mem_type, mem_space, file_space);
   if (dataset.file_only)
     fail("dataset " + dataset.path + " of file \"" + file.name + "\" is written to the file only (a dataset rule), not staged");
   if (n == 0) return;
