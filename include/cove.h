@@ -195,7 +195,9 @@ COVE_EXPORT cove_status cove_put_on(cove_client_t* client, size_t server, const 
  * placement_variables in the servers' configuration) and the piece goes
  * there. Whatever goes wrong with the placement (no policy for the
  * variable, server 0 gone or refusing), the piece goes where cove_put
- * sends it: it is never lost and always readable. `server` (may be NULL)
+ * sends it: it is never lost and always readable. A put that cove_put
+ * would refuse (region, buffer size, layout) is refused before server 0
+ * is asked, so it takes no placement decision. `server` (may be NULL)
  * receives the index of the server it went to. One more request than
  * cove_put; errors as cove_put's. */
 COVE_EXPORT cove_status cove_put_placed(cove_client_t* client, const char* var, uint64_t version, int ndim,
