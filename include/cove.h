@@ -135,6 +135,91 @@ COVE_EXPORT cove_status cove_lock_write(cove_client_t* client, const char* name,
 COVE_EXPORT cove_status cove_unlock(cove_client_t* client, const char* name, int ndim, const int64_t* start,
                                     const int64_t* count);
 
+/* ---- In-staging workers and placement (docs/placement.md, "Workers" and
+ * "Placement in the servers"); the C spellings of cove::Client's calls.
+ * Servers are numbered 0 .. cove_server_count() - 1, in the order of the
+ * connection file (server 0 is the group's placement master). Every call
+ * blocks until done and is thread-safe as every call on a client. */
+
+/* The number of servers of the client's group, in *count. No request. */
+COVE_EXPORT cove_status cove_server_count(cove_client_t* client, size_t* count);
+
+/* A worker slot taken by cove_become_worker. */
+typedef struct cove_worker_slot {
+  uint32_t slot;    /* 0 .. slots - 1 */
+  uint32_t slots;   /* the server's worker slots */
+  uint32_t workers; /* workers registered there now, this one included */
+} cove_worker_slot;
+/* Makes this client a consumer worker of server `server`: its connection
+ * takes one of that server's worker slots (--worker-slots, [server]
+ * worker_slots) until cove_disconnect or until the process ends (exits,
+ * crashes, is killed). `name` names the worker in the server's log. `slot`
+ * (may be NULL) receives the slot taken. One request. Errors:
+ * COVE_OUT_OF_RANGE for a server past the group; COVE_INVALID_ARGUMENT for
+ * a NULL or empty name; COVE_UNAVAILABLE when every slot is taken (the
+ * message names the server's slots) or the server is gone;
+ * COVE_ALREADY_EXISTS when this client already is a worker of that server. */
+COVE_EXPORT cove_status cove_become_worker(cove_client_t* client, size_t server, const char* name,
+                                           cove_worker_slot* slot);
+
+/* The bytes of a region of `var` version `version` held by each server,
+ * from the servers' index: held[i] for server i (put_local pieces left in
+ * their writers' memory count for no server). Waits for the version as
+ * cove_get does (timeout_ms 0: at once, <0: until it is there, >0: that
+ * long, then COVE_TIMEOUT); COVE_NOT_FOUND for an unknown variable, or with
+ * timeout_ms 0 for a version that is not there. The caller owns `held`:
+ * min(capacity, servers) entries are written (held may be NULL when
+ * capacity is 0); *servers (may be NULL) receives the number of servers,
+ * so a capacity below it is not an error, only a shorter answer. */
+COVE_EXPORT cove_status cove_locate(cove_client_t* client, const char* var, uint64_t version, int ndim,
+                                    const int64_t* start, const int64_t* count, int64_t timeout_ms, uint64_t* held,
+                                    size_t capacity, size_t* servers);
+/* The bytes this client's gets have read so far, by the server they came
+ * from (bytes[i]: server i): pieces a server holds and small regions a
+ * server answered with; bytes read from writers' memory (put_local) count
+ * for no server. A worker's bytes from servers other than its own are the
+ * bytes it moved between nodes. Caller-owned array as in cove_locate. No
+ * request. */
+COVE_EXPORT cove_status cove_bytes_read(cove_client_t* client, uint64_t* bytes, size_t capacity, size_t* servers);
+
+/* cove_put onto server `server` instead of the one the variable's sharding
+ * names (a writer's own placement); the servers' index still finds it
+ * from every reader. When that server does not answer, the piece goes to
+ * the next that does: a put is never lost. COVE_OUT_OF_RANGE for a server
+ * past the group; otherwise as cove_put. */
+COVE_EXPORT cove_status cove_put_on(cove_client_t* client, size_t server, const char* var, uint64_t version, int ndim,
+                                    const int64_t* start, const int64_t* count, const void* data, size_t bytes,
+                                    const char* layout);
+/* cove_put of a piece placed by the group's placement component: server 0
+ * chooses the server by the variable's policy (placement,
+ * placement_variables in the servers' configuration) and the piece goes
+ * there. Whatever goes wrong with the placement (no policy for the
+ * variable, server 0 gone or refusing), the piece goes where cove_put
+ * sends it: it is never lost and always readable. A put that cove_put
+ * would refuse (region, buffer size, layout) is refused before server 0
+ * is asked, so it takes no placement decision. `server` (may be NULL)
+ * receives the index of the server it went to. One more request than
+ * cove_put; errors as cove_put's. */
+COVE_EXPORT cove_status cove_put_placed(cove_client_t* client, const char* var, uint64_t version, int ndim,
+                                        const int64_t* start, const int64_t* count, const void* data, size_t bytes,
+                                        const char* layout, size_t* server);
+/* Reports to the placement component (server 0) that the consumer task
+ * reading this region of `var` ran `seconds`: the task monitor predicts
+ * the next step's execution time from it. One request.
+ * COVE_INVALID_ARGUMENT for a negative or non-finite time; COVE_UNAVAILABLE
+ * when server 0 is gone. */
+COVE_EXPORT cove_status cove_task_done(cove_client_t* client, const char* var, int ndim, const int64_t* start,
+                                       const int64_t* count, double seconds);
+/* Hands the consumer's dataflow graph (a .json or .toml file of at most
+ * 1 MiB, read by this process) to the placement component, which groups
+ * the objects read together (METIS, one group per server) for the data and
+ * hybrid policies once every object it reads has a task time. One request.
+ * COVE_NOT_FOUND for a file that cannot be read; COVE_INVALID_ARGUMENT,
+ * the message naming the file and the culprit, for another extension, a
+ * graph that does not parse, has a cycle ("dataflow graph has a cycle: a
+ * -> b -> a") or reads an unknown object. */
+COVE_EXPORT cove_status cove_register_dataflow(cove_client_t* client, const char* path);
+
 typedef struct cove_stats {
   uint64_t variables, versions, pieces;
   uint64_t owned_bytes, local_bytes, memory_budget;

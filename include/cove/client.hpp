@@ -237,9 +237,11 @@ class COVE_EXPORT Client {
   // the piece goes there as put_on(). On any error of the placement (off
   // for this variable, server 0 gone or refusing) the piece goes where
   // put() sends it: a placement never loses a put. Returns the index of the
-  // server it went to. Blocking: one more request than put(); errors as put().
+  // server it went to. `data` is in `layout` and `memory` as for put().
+  // Blocking: one more request than put(); errors as put().
   std::size_t put_placed(const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                         std::size_t bytes);
+                         std::size_t bytes, const Layout& layout = Layout::c(),
+                         MemorySpace memory = MemorySpace::automatic);
   // Reports to the placement component that the consumer task reading
   // `box` of `var` ran `seconds`: the task monitor's explicit start and end
   // events, from which it predicts the next step's execution time.

@@ -26,7 +26,7 @@ from ._cove import (Client, PieceInfo, PutHandle, ReplicaInfo, Server, ServerSta
 from . import _cove
 
 __all__ = [
-    "connect", "Client", "Server", "Metadata", "PutHandle", "Subscription", "VariableInfo", "VersionInfo",
+    "connect", "Client", "Server", "Metadata", "WorkerSlot", "PutHandle", "Subscription", "VariableInfo", "VersionInfo",
     "PieceInfo", "ReplicaInfo", "ServerStats", "Error", "InvalidArgument", "OutOfRange", "Overflow", "NotFound",
     "AlreadyExists", "Timeout", "NoMemory", "Unavailable", "Protocol", "Unsupported", "Cancelled", "Internal",
     "PermissionDenied",
@@ -34,6 +34,8 @@ __all__ = [
 
 Metadata = _namedtuple("Metadata", ["version", "data"])
 Metadata.__doc__ = "A metadata blob (bytes) and its version."
+WorkerSlot = _namedtuple("WorkerSlot", ["slot", "slots", "workers"])
+WorkerSlot.__doc__ = "A worker slot taken by Client.become_worker: the slot, the server's slots, the workers there now."
 
 
 def connect(target=None, comm=None, timeout=10.0, secret=None):
@@ -81,7 +83,16 @@ def _get_meta_latest(self, name, timeout=None):
     return Metadata(*self._get_meta(name, 2, 0, timeout))
 
 
+def _become_worker(self, server, name):
+    """Makes this client a consumer worker of server `server` (an index into `servers`): its connection takes
+    one of that server's worker slots until the client closes or the process ends. Returns a WorkerSlot.
+    OutOfRange for an index outside the group, InvalidArgument for an empty name, Unavailable when every slot
+    is taken (naming the slots), AlreadyExists when this client already is a worker of that server."""
+    return WorkerSlot(*self._become_worker(server, name))
+
+
 Client.get_meta = _get_meta
+Client.become_worker = _become_worker
 Client.get_meta_next = _get_meta_next
 Client.get_meta_latest = _get_meta_latest
 

@@ -1,4 +1,5 @@
 """Type stubs of the package cove (docs/python.md)."""
+import os
 from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -32,6 +33,12 @@ class Metadata(NamedTuple):
     """A metadata blob and its version."""
     version: int
     data: bytes
+
+class WorkerSlot(NamedTuple):
+    """A worker slot taken by Client.become_worker."""
+    slot: int
+    slots: int
+    workers: int
 
 class ReplicaInfo:
     start: Tuple[int, ...]
@@ -86,6 +93,11 @@ class ServerStats:
     single_copies: int
     moved_pieces: int
     lost_members: int
+    worker_slots: int
+    workers: int
+    placements: int
+    placement_fallbacks: int
+    task_reports: int
     parked_gets: int
     clients: int
     uptime_ms: int
@@ -152,6 +164,23 @@ class Client:
         """An exclusive lock, as lock_read() takes a shared one."""
     def unlock(self, name: str, start: Sequence[int] = (), count: Sequence[int] = ()) -> None:
         """Releases this client's lock on exactly that region (NotFound, PermissionDenied)."""
+    def become_worker(self, server: int, name: str) -> WorkerSlot:
+        """Takes one of server `server`'s worker slots until the client closes (OutOfRange, InvalidArgument,
+        Unavailable when every slot is taken, AlreadyExists)."""
+    def locate(self, var: str, version: int, start: Index, count: Index,
+               timeout: Optional[float] = None) -> list[int]:
+        """The bytes of the region of `version` held by each server, in `servers` order; waits as get() does."""
+    def bytes_read(self) -> list[int]:
+        """The bytes this client's gets have read so far from each server, in `servers` order."""
+    def put_on(self, server: int, var: str, version: int, start: Index, array: ArrayLike) -> None:
+        """put() onto server `server` instead of the one the sharding names (OutOfRange outside the group)."""
+    def put_placed(self, var: str, version: int, start: Index, array: ArrayLike) -> int:
+        """put() onto the server the placement component chooses (else where put() puts it); returns its index."""
+    def task_done(self, var: str, start: Index, count: Index, seconds: float) -> None:
+        """Reports the execution time of the consumer task reading the region (InvalidArgument for < 0 or NaN)."""
+    def register_dataflow(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Hands the consumer's dataflow graph (.json or .toml) to the placement component (NotFound,
+        InvalidArgument naming the file and the culprit, e.g. a cycle)."""
     def latest(self, var: str) -> Optional[int]: ...
     def remove(self, var: str, version: int) -> None: ...
     def undefine(self, var: str) -> int: ...

@@ -7,12 +7,14 @@
 #include <cove/error.hpp>
 #include <cove/server.hpp>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 struct cove_server {
   cove::Server server;
@@ -328,6 +330,79 @@ cove_status cove_get_meta(cove_client_t* c, const char* name, cove_meta_mode mod
     std::memcpy(data, m.data.data(), std::min(capacity, m.data.size()));
     if (size) *size = m.data.size();
     if (found_version) *found_version = m.version;
+  });
+}
+
+namespace {
+
+// Copies a per-server vector into a caller's array of `capacity` entries.
+// `what` names the array in the error for a NULL one.
+void per_server(const std::vector<std::uint64_t>& v, uint64_t* out, size_t capacity, size_t* servers, const char* what) {
+  if (capacity) require(out, what);
+  std::copy_n(v.begin(), std::min(capacity, v.size()), out);
+  if (servers) *servers = v.size();
+}
+
+}  // namespace
+
+cove_status cove_server_count(cove_client_t* c, size_t* count) {
+  return on_client(c, [&](cove::Client& client) {
+    require(count, "count");
+    *count = client.servers().size();
+  });
+}
+
+cove_status cove_become_worker(cove_client_t* c, size_t server, const char* name, cove_worker_slot* slot) {
+  return on_client(c, [&](cove::Client& client) {
+    require(name, "name");
+    const cove::WorkerSlot w = client.become_worker(server, name);
+    if (slot) *slot = {w.slot, w.slots, w.workers};
+  });
+}
+
+cove_status cove_locate(cove_client_t* c, const char* var, uint64_t version, int ndim, const int64_t* start,
+                        const int64_t* count, int64_t timeout_ms, uint64_t* held, size_t capacity, size_t* servers) {
+  return on_client(c, [&](cove::Client& client) {
+    require(var, "var");
+    per_server(client.locate(var, version, region(ndim, start, count), timeout_ms), held, capacity, servers, "held");
+  });
+}
+
+cove_status cove_bytes_read(cove_client_t* c, uint64_t* bytes, size_t capacity, size_t* servers) {
+  return on_client(c, [&](cove::Client& client) { per_server(client.bytes_read(), bytes, capacity, servers, "bytes"); });
+}
+
+cove_status cove_put_on(cove_client_t* c, size_t server, const char* var, uint64_t version, int ndim,
+                        const int64_t* start, const int64_t* count, const void* data, size_t bytes,
+                        const char* layout) {
+  return on_client(c, [&](cove::Client& client) {
+    require(var, "var");
+    client.put_on(server, var, version, region(ndim, start, count), data, bytes, layout_of(layout));
+  });
+}
+
+cove_status cove_put_placed(cove_client_t* c, const char* var, uint64_t version, int ndim, const int64_t* start,
+                            const int64_t* count, const void* data, size_t bytes, const char* layout,
+                            size_t* server) {
+  return on_client(c, [&](cove::Client& client) {
+    require(var, "var");
+    const std::size_t on = client.put_placed(var, version, region(ndim, start, count), data, bytes, layout_of(layout));
+    if (server) *server = on;
+  });
+}
+
+cove_status cove_task_done(cove_client_t* c, const char* var, int ndim, const int64_t* start, const int64_t* count,
+                           double seconds) {
+  return on_client(c, [&](cove::Client& client) {
+    require(var, "var");
+    client.task_done(var, region(ndim, start, count), seconds);
+  });
+}
+
+cove_status cove_register_dataflow(cove_client_t* c, const char* path) {
+  return on_client(c, [&](cove::Client& client) {
+    require(path, "path");
+    client.register_dataflow(path);
   });
 }
 

@@ -394,8 +394,13 @@ void Client::put_on(std::size_t server, const std::string& var, std::uint64_t ve
 }
 
 std::size_t Client::put_placed(const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                               std::size_t bytes) {
+                               std::size_t bytes, const Layout& layout, MemorySpace memory) {
   detail::validate_box(box, "box");
+  // A put that will be refused must not take a placement decision (it
+  // would count against the chosen slot's availability).
+  const Impl::VarInfo info = impl_->var_info(var);
+  check_buffer(box, info.dtype, data, bytes, "put");
+  Impl::check_region(var, info, box);
   std::optional<std::size_t> on;
   try {
     const net::PlaceReply r = impl_->call<Message<Op::Place>>(0, {var, box, bytes});
@@ -405,7 +410,7 @@ std::size_t Client::put_placed(const std::string& var, std::uint64_t version, co
   } catch (const Error& e) {
     log::debug("put_placed of '{}' {}: no placement ({}); putting it as put()", var, box.to_string(), e.what());
   }
-  impl_->send_put(Op::Put, var, version, box, data, bytes, Layout::c(), MemorySpace::automatic, on);
+  impl_->send_put(Op::Put, var, version, box, data, bytes, layout, memory, on);
   return on ? *on : static_cast<std::size_t>(impl_->shard_map(var)->shards_for(box).front());
 }
 
@@ -588,6 +593,11 @@ ServerStats Client::stat() {
     total.metadata_bytes += s.metadata_bytes;
     total.lost_pieces += s.lost_pieces;
     total.clients += s.clients;
+    total.worker_slots += s.worker_slots;
+    total.workers += s.workers;
+    total.placements += s.placements;
+    total.placement_fallbacks += s.placement_fallbacks;
+    total.task_reports += s.task_reports;
     total.uptime_ms = std::max(total.uptime_ms, s.uptime_ms);
     total.reorg = s.reorg;  // the group's configuration: the same on every member
     total.layouts = s.layouts;

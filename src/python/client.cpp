@@ -283,6 +283,30 @@ class PyClient {
     return std::make_unique<PySubscription>(call([&](Client& cl) { return cl.subscribe(var, box, notify); }));
   }
 
+  // A server index from Python (an int that may be negative) for put_on
+  // and become_worker, which check the upper bound themselves.
+  static std::size_t server_index(std::int64_t server, const char* call) {
+    if (server < 0) fail(Code::OutOfRange, call, ": server ", server, " is not a server index (0 or more)");
+    return static_cast<std::size_t>(server);
+  }
+
+  void put_on(std::int64_t server, const std::string& var, std::uint64_t version, const std::vector<Index>& start,
+              nb::handle array) {
+    const std::size_t on = server_index(server, "put_on");
+    const ArrayView a = import_array(array, false, "array");
+    const Box box = region_of(start, a.shape);
+    check_dtype(var, a.dtype, "array");
+    call([&](Client& cl) { cl.put_on(on, var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
+  }
+
+  std::size_t put_placed(const std::string& var, std::uint64_t version, const std::vector<Index>& start,
+                         nb::handle array) {
+    const ArrayView a = import_array(array, false, "array");
+    const Box box = region_of(start, a.shape);
+    check_dtype(var, a.dtype, "array");
+    return call([&](Client& cl) { return cl.put_placed(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
+  }
+
   std::size_t held_locally() const { return local_.size(); }
 
   std::size_t pending_puts() {
@@ -454,6 +478,56 @@ void bind_client(nb::module_& m) {
           "name"_a, "start"_a = std::vector<Index>{}, "count"_a = std::vector<Index>{},
           "Releases this client's lock on exactly that region. NotFound when nobody holds it, PermissionDenied "
           "when another client does.")
+      .def("put_on", &PyClient::put_on, "server"_a, "var"_a, "version"_a, "start"_a, "array"_a,
+           "put() onto server `server` (an index into `servers`) instead of the one the sharding names; readers "
+           "find it wherever it is. OutOfRange for an index outside the group.")
+      .def("put_placed", &PyClient::put_placed, "var"_a, "version"_a, "start"_a, "array"_a,
+           "put() onto the server the group's placement component (server 0) chooses by the variable's policy; "
+           "when placement fails or is off for the variable, where put() puts it (never lost). Returns the index "
+           "of the server it went to.")
+      .def(
+          "task_done",
+          [](PyClient& c, const std::string& var, const std::vector<Index>& start, const std::vector<Index>& count,
+             double seconds) {
+            const Box box = region_of(start, count);
+            c.call([&](Client& cl) { cl.task_done(var, box, seconds); });
+          },
+          "var"_a, "start"_a, "count"_a, "seconds"_a,
+          "Reports to the placement component that the consumer task reading the region (start, count) of `var` "
+          "ran `seconds`. InvalidArgument for a negative or non-finite time.")
+      .def(
+          "register_dataflow",
+          [](PyClient& c, nb::handle path) {
+            const std::string p = nb::cast<std::string>(nb::module_::import_("os").attr("fspath")(path));
+            c.call([&](Client& cl) { cl.register_dataflow(p); });
+          },
+          "path"_a,
+          "Hands the consumer's dataflow graph (a .json or .toml file, str or os.PathLike) to the placement "
+          "component, for the data and hybrid policies. NotFound for a missing file; InvalidArgument naming the "
+          "file and the culprit (a cycle, an unknown object, a parse error).")
+      .def(
+          "_become_worker",
+          [](PyClient& c, std::int64_t server, const std::string& name) {
+            const std::size_t s = PyClient::server_index(server, "become_worker");
+            const WorkerSlot w = c.call([&](Client& cl) { return cl.become_worker(s, name); });
+            return nb::make_tuple(w.slot, w.slots, w.workers);
+          },
+          "server"_a, "name"_a)
+      .def(
+          "locate",
+          [](PyClient& c, const std::string& var, std::uint64_t version, const std::vector<Index>& start,
+             const std::vector<Index>& count, std::optional<double> timeout) {
+            const Box box = region_of(start, count);
+            const std::int64_t ms = timeout_ms(timeout);
+            return c.call([&](Client& cl) { return cl.locate(var, version, box, ms); });
+          },
+          "var"_a, "version"_a, "start"_a, "count"_a, "timeout"_a = nb::none(),
+          "The bytes of the region (start, count) of `version` held by each server, as a list in `servers` order "
+          "(put_local pieces count for none). Waits for the version as get() does.")
+      .def(
+          "bytes_read", [](PyClient& c) { return c.client().bytes_read(); },
+          "The bytes this client's gets have read so far from each server, as a list in `servers` order (put_local "
+          "pieces read from writers count for none).")
       .def(
           "definition",
           [](PyClient& c, const std::string& var) {
