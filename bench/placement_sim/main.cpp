@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
   auto f11 = open_csv(out, "fig11_loose_frequency.csv", "analysis_cores,policy,steps_analysed,amr_steps,amr_end_s");
   std::map<std::pair<int, Policy>, int> analysed;
   std::map<Policy, std::uint64_t> moved;
+  std::map<Policy, double> moved_mean;  // over every analysed step: one step is a sample of a noisy series
   for (int cores : fig11_cores) {
     Params p = base;
     p.producer_cores = loose_producers;
@@ -144,6 +145,9 @@ int main(int argc, char** argv) {
       if (cores == fig11_cores.front()) {
         for (int s = 0; s < p.steps; ++s) f10a << fmt::format("{},{},{:.6f}\n", policy_name(policy), s, r.amr_step_end[s]);
         if (one) moved[policy] = one->bytes_moved;
+        double sum = 0;
+        for (const auto& a : r.analysed) sum += static_cast<double>(a.bytes_moved);
+        if (!r.analysed.empty()) moved_mean[policy] = sum / static_cast<double>(r.analysed.size());
       }
       fmt::print("fig10/11  analysis cores {:4}  {:15}  steps analysed {:3} of {}  step {} bytes moved {}{}\n", cores,
                  policy_name(policy), r.analysed.size(), p.steps, one ? one->step : -1, one ? one->bytes_moved : 0,
@@ -155,6 +159,7 @@ int main(int argc, char** argv) {
   const int tcores = small ? 64 : 1024;
   const double speedup = fig8[{tcores, Policy::rr_blocking}] / fig8[{tcores, Policy::time}];
   const double bytes_ratio = moved[Policy::time] ? static_cast<double>(moved[Policy::hybrid]) / static_cast<double>(moved[Policy::time]) : 0;
+  const double bytes_mean_ratio = moved_mean[Policy::time] > 0 ? moved_mean[Policy::hybrid] / moved_mean[Policy::time] : 0;
   const int fcores = fig11_cores.empty() ? 0 : fig11_cores.back();
   const double freq = analysed[{fcores, Policy::rr_blocking}]
                           ? static_cast<double>(analysed[{fcores, Policy::time}]) / analysed[{fcores, Policy::rr_blocking}]
@@ -168,6 +173,9 @@ int main(int argc, char** argv) {
   row(fmt::format("end-to-end speedup, time vs rr-blocking, {} producer cores", tcores), speedup, ">= 2");
   row(fmt::format("bytes moved, hybrid / time, one analysis step ({} analysis cores)", fig11_cores.empty() ? 0 : fig11_cores.front()), bytes_ratio,
       "<= 0.3");
+  row(fmt::format("bytes moved, hybrid / time, mean over analysed steps ({} analysis cores)",
+                  fig11_cores.empty() ? 0 : fig11_cores.front()),
+      bytes_mean_ratio, "<= 0.3");
   row(fmt::format("analysis steps in {} steps, time / rr-blocking ({} analysis cores)", steps, fcores), freq, ">= 1.4");
   row(fmt::format("placement decision, median us per put ({} samples)", decision_times.us.size()),
       decision_times.median(), "<= 100");
