@@ -86,6 +86,14 @@ LockOutcome LockTable::lock(LockRequest request) {
                                            " already waits for it");
     }
   }
+  std::size_t& mine = per_holder_[request.holder];
+  if (mine >= max_per_holder_) {
+    if (mine == 0) per_holder_.erase(request.holder);
+    if (o.holders.empty() && o.queue.empty()) objects_.erase(request.name);
+    throw Error(Code::NoMemory, "lock on " + label + ": client " + std::to_string(request.holder) + " already has " +
+                                    std::to_string(max_per_holder_) + " locks held or waited for on this server");
+  }
+  ++mine;
   o.queue.push_back(std::move(request));
   LockOutcome out;
   grant_waiting(o, out);
@@ -120,6 +128,7 @@ LockOutcome LockTable::unlock(std::uint64_t holder, const std::string& name, con
                              [&](const LockRequest& h) { return h.holder == holder && same_region(h.region, region); });
     if (mine != hs.end()) {
       hs.erase(mine);
+      forget_one(holder);
       LockOutcome out;
       grant_waiting(it->second, out);
       if (hs.empty() && it->second.queue.empty()) objects_.erase(it);
@@ -134,7 +143,18 @@ LockOutcome LockTable::unlock(std::uint64_t holder, const std::string& name, con
   throw Error(Code::NotFound, "unlock of " + label + " by client " + std::to_string(holder) + ": it is not locked");
 }
 
+void LockTable::forget_one(std::uint64_t holder) {
+  auto it = per_holder_.find(holder);
+  if (it != per_holder_.end() && --it->second == 0) per_holder_.erase(it);
+}
+
+std::size_t LockTable::of_holder(std::uint64_t holder) const {
+  auto it = per_holder_.find(holder);
+  return it == per_holder_.end() ? 0 : it->second;
+}
+
 LockOutcome LockTable::release_holder(std::uint64_t holder) {
+  per_holder_.erase(holder);
   LockOutcome out;
   for (auto it = objects_.begin(); it != objects_.end();) {
     Object& o = it->second;
@@ -157,6 +177,7 @@ LockOutcome LockTable::expire(double now) {
     std::erase_if(o.queue, [&](const LockRequest& w) {
       if (w.deadline > now) return false;
       out.timed_out.push_back(w.id);
+      forget_one(w.holder);
       return true;
     });
     grant_waiting(o, out);
@@ -170,6 +191,7 @@ bool LockTable::cancel(std::uint64_t id, LockOutcome& out) {
     Object& o = it->second;
     auto w = std::find_if(o.queue.begin(), o.queue.end(), [&](const LockRequest& r) { return r.id == id; });
     if (w == o.queue.end()) continue;
+    forget_one(w->holder);
     o.queue.erase(w);
     grant_waiting(o, out);
     if (o.holders.empty() && o.queue.empty()) objects_.erase(it);

@@ -20,6 +20,7 @@
 // caller passes times (seconds on any one clock).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -52,6 +53,11 @@ struct LockOutcome {
 
 class LockTable {
  public:
+  // One client holds and waits for at most this many locks in one table
+  // (hardening: a client cannot grow a server's table without bound).
+  static constexpr std::size_t kDefaultPerHolder = 4096;
+  explicit LockTable(std::size_t max_per_holder = kDefaultPerHolder) : max_per_holder_(max_per_holder) {}
+
   // The extent of `name` (its global dimensions): regions outside it are
   // refused. Objects without one accept any region.
   void set_domain(const std::string& name, std::vector<std::uint64_t> dims);
@@ -60,7 +66,9 @@ class LockTable {
   // Error(InvalidArgument) naming the object for a region outside its
   // domain, start and count of different ranks, a zero count, or a
   // duplicate request id; Error(AlreadyExists) when the holder already
-  // holds or waits for a lock on that very region.
+  // holds or waits for a lock on that very region; Error(NoMemory) naming
+  // the object and the limit when the holder already has max_per_holder
+  // locks held or waited for here.
   LockOutcome lock(LockRequest request);
 
   // The holder's lock on exactly that region of name ends. Throws
@@ -82,6 +90,8 @@ class LockTable {
 
   std::size_t held(const std::string& name) const;
   std::size_t waiting(const std::string& name) const;
+  // Locks `holder` holds or waits for in this table.
+  std::size_t of_holder(std::uint64_t holder) const;
 
  private:
   struct Object {
@@ -89,6 +99,9 @@ class LockTable {
     std::deque<LockRequest> queue;
   };
   void grant_waiting(Object& object, LockOutcome& out);
+  void forget_one(std::uint64_t holder);
+  std::size_t max_per_holder_;
+  std::map<std::uint64_t, std::size_t> per_holder_;  // held + waiting, per holder
   std::map<std::string, Object> objects_;
   std::map<std::string, std::vector<std::uint64_t>> domains_;
 };

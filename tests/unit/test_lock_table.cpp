@@ -120,6 +120,41 @@ TEST(LockTable, BadRequestsNameTheObject) {
   EXPECT_EQ(t.held("rho"), 1u);  // nothing bad changed the table
 }
 
+TEST(LockTable, OneClientHasAtMostTheLimitHeldOrWaiting) {
+  LockTable t(3);
+  const LockRegion a{{0}, {1}}, b{{1}, {1}}, c{{2}, {1}}, d{{3}, {1}};
+  EXPECT_EQ(t.lock(req(1, 7, LockMode::write, a)).granted, Ids{1});
+  EXPECT_EQ(t.lock(req(2, 7, LockMode::write, b)).granted, Ids{2});
+  EXPECT_EQ(t.lock(req(3, 8, LockMode::write, c)).granted, Ids{3});
+  EXPECT_TRUE(t.lock(req(4, 7, LockMode::write, c, 5.0)).granted.empty());  // waits behind client 8
+  EXPECT_EQ(t.of_holder(7), 3u);
+  try {
+    t.lock(req(5, 7, LockMode::write, d));
+    ADD_FAILURE() << "a fourth lock of client 7 was taken";
+  } catch (const cove::Error& e) {
+    EXPECT_EQ(e.code(), cove::Code::NoMemory);
+    EXPECT_NE(std::string(e.what()).find("'rho'[start=(3) count=(1)]: client 7 already has 3 locks"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(t.held("rho"), 3u);
+  EXPECT_EQ(t.waiting("rho"), 1u);
+  EXPECT_EQ(t.lock(req(6, 9, LockMode::write, d)).granted, Ids{6});  // other clients are not limited by it
+  // Every way a lock or a wait ends gives its place back.
+  EXPECT_EQ(t.expire(5.0).timed_out, Ids{4});
+  EXPECT_EQ(t.of_holder(7), 2u);
+  t.unlock(7, "rho", a);
+  EXPECT_EQ(t.of_holder(7), 1u);
+  EXPECT_TRUE(t.lock(req(7, 7, LockMode::write, c)).granted.empty());
+  LockOutcome out;
+  EXPECT_TRUE(t.cancel(7, out));
+  EXPECT_EQ(t.of_holder(7), 1u);
+  EXPECT_EQ(t.lock(req(8, 7, LockMode::write, a)).granted, Ids{8});
+  t.release_holder(7);
+  EXPECT_EQ(t.of_holder(7), 0u);
+  EXPECT_EQ(t.of_holder(9), 1u);
+}
+
 TEST(LockTable, HomeIsTheSameForEveryRegionOfAnObject) {
   EXPECT_EQ(cove::store::lock_home("rho", 1), 0);
   const int h = cove::store::lock_home("rho", 4);
