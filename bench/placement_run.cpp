@@ -60,6 +60,7 @@ struct Options {
   std::uint64_t summary_bytes = 1024;
   bool halo = false;
   bool newest = false;  // the analysis takes the newest step written when free (cove worker --newest)
+  std::string monitor = "events";  // cove worker --monitor: how server 0 learns task times
   bool server_placement = false;
   std::string prefix = "amr";     // variables are <prefix>.<policy>  // server 0 places (put_placed), by the policy its config gives the variable       // a local task also reads its right neighbour block (its ghost cells)
 };
@@ -195,6 +196,7 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
                                     std::to_string(o.steps), "--per-server", std::to_string(o.per_server),
                                     "--timeout-ms", std::to_string(o.timeout_ms), "--verify", "--json", "--connect", conn};
       if (o.newest) args.push_back("--newest");
+      args.insert(args.end(), {"--monitor", o.monitor});
       workers.push_back(spawn(args, outs.back()));
     }
 
@@ -340,6 +342,8 @@ int main(int argc, char** argv) {
   app.add_option("--timeout-ms", o.timeout_ms, "the longest wait of a worker")->check(CLI::Range(1, 86400000));
   app.add_option("--prefix", o.prefix, "variables are PREFIX.<policy> (default amr)");
   app.add_flag("--newest", o.newest, "the analysis takes the newest step written whenever it is free");
+  app.add_option("--monitor", o.monitor, "the workers' task times: events (each task reports) or reads (read intervals)")
+      ->check(CLI::IsMember({"events", "reads"}));
   app.add_flag("--halo", o.halo, "a local task also reads its neighbour block");
   app.add_flag("--server-placement", o.server_placement,
                "server 0 places the blocks (put_placed) by the policy its config gives each variable amr.<policy>");

@@ -210,6 +210,14 @@ COVE_EXPORT cove_status cove_put_placed(cove_client_t* client, const char* var, 
  * when server 0 is gone. */
 COVE_EXPORT cove_status cove_task_done(cove_client_t* client, const char* var, int ndim, const int64_t* start,
                                        const int64_t* count, double seconds);
+/* The task monitor by read intervals, as in the paper: with on != 0, each
+ * cove_get / cove_get_latest of this client ends the task that read the
+ * previous get's region, and the time between the two requests is
+ * reported as by cove_task_done (a failed report is dropped; the get goes
+ * on). cove_end_read_task ends the last one (at most one request). No
+ * request now; afterwards one more request per get. */
+COVE_EXPORT cove_status cove_monitor_reads(cove_client_t* client, int on);
+COVE_EXPORT cove_status cove_end_read_task(cove_client_t* client);
 /* Hands the consumer's dataflow graph (a .json or .toml file of at most
  * 1 MiB, read by this process) to the placement component, which groups
  * the objects read together (METIS, one group per server) for the data and

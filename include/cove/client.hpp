@@ -248,6 +248,20 @@ class COVE_EXPORT Client {
   // Blocking: one request to server 0. InvalidArgument for a negative or
   // non-finite time; Unavailable when server 0 is gone.
   void task_done(const std::string& var, const Box& box, double seconds);
+  // The task monitor as in the paper, by read intervals instead of
+  // explicit events: with `on`, each get()/get_latest() of this client ends
+  // the task that read its previous get's region, and the time between the
+  // two requests goes to the placement component as that task's execution
+  // time (task_done of the previous region). end_read_task() ends the last
+  // one, e.g. when a worker has run its step's tasks. A report that fails
+  // (server 0 gone) is logged at debug level and dropped: the get goes on.
+  // A get that fails starts no task. Blocking: none now; afterwards one
+  // more request to server 0 per get. Thread-safe.
+  void monitor_reads(bool on);
+  // Ends the task of the last get (see monitor_reads): reports the time
+  // since that get was asked for. Nothing when monitoring is off or no get
+  // has started a task since. Blocking: at most one request to server 0.
+  void end_read_task();
   // Hands the consumer's dataflow graph (a .json or .toml file, at most
   // 1 MiB; docs/placement.md) to the placement component: once every
   // object it reads has a task time reported (its first step), METIS

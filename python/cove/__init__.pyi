@@ -178,6 +178,10 @@ class Client:
         """put() onto the server the placement component chooses (else where put() puts it); returns its index."""
     def task_done(self, var: str, start: Index, count: Index, seconds: float) -> None:
         """Reports the execution time of the consumer task reading the region (InvalidArgument for < 0 or NaN)."""
+    def monitor_reads(self, on: bool) -> None:
+        """Task times by read intervals: each get ends the previous get's task (task_done of its region)."""
+    def end_read_task(self) -> None:
+        """Ends the last get's task under monitor_reads."""
     def register_dataflow(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Hands the consumer's dataflow graph (.json or .toml) to the placement component (NotFound,
         InvalidArgument naming the file and the culprit, e.g. a cycle)."""

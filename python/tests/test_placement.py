@@ -148,6 +148,31 @@ def test_task_done(group):
         assert c.stat().task_reports - reports == 4
 
 
+def test_monitor_reads(group):
+    with cove.connect(group) as c:
+        c.define("monitored", np.float64, shape=(32,))
+        c.put("monitored", 0, (0,), np.arange(32.0))
+        reports = c.stat().task_reports
+        c.monitor_reads(True)
+        c.get("monitored", 0, (0,), (16,), timeout=0)   # starts a task
+        assert c.stat().task_reports - reports == 0
+        c.get("monitored", 0, (16,), (16,), timeout=0)  # ends the first, starts the second
+        assert c.stat().task_reports - reports == 1
+        with pytest.raises(cove.NotFound):              # ends the second; a failed get starts none
+            c.get("monitored", 5, (0,), (16,), timeout=0)
+        assert c.stat().task_reports - reports == 2
+        c.end_read_task()
+        assert c.stat().task_reports - reports == 2
+        c.get("monitored", 0, (0,), (32,), timeout=0)
+        c.end_read_task()
+        c.end_read_task()                               # nothing left to end
+        assert c.stat().task_reports - reports == 3
+        c.monitor_reads(False)
+        c.get("monitored", 0, (0,), (32,), timeout=0)
+        c.end_read_task()
+        assert c.stat().task_reports - reports == 3
+
+
 def test_register_dataflow(group, tmp_path):
     graphs = ROOT / "tests" / "placement"
     with cove.connect(group) as c:

@@ -399,6 +399,14 @@ cove_status cove_task_done(cove_client_t* c, const char* var, int ndim, const in
   });
 }
 
+cove_status cove_monitor_reads(cove_client_t* c, int on) {
+  return on_client(c, [&](cove::Client& client) { client.monitor_reads(on != 0); });
+}
+
+cove_status cove_end_read_task(cove_client_t* c) {
+  return on_client(c, [&](cove::Client& client) { client.end_read_task(); });
+}
+
 cove_status cove_register_dataflow(cove_client_t* c, const char* path) {
   return on_client(c, [&](cove::Client& client) {
     require(path, "path");

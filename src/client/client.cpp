@@ -421,6 +421,30 @@ void Client::task_done(const std::string& var, const Box& box, double seconds) {
   impl_->call<Message<Op::TaskDone>>(0, {var, box, seconds});
 }
 
+void Client::Impl::end_read_task(std::chrono::steady_clock::time_point now) {
+  std::optional<LastRead> last;
+  {
+    std::lock_guard lock(mutex);
+    last.swap(last_read);
+  }
+  if (!last) return;
+  const double seconds = std::chrono::duration<double>(now - last->at).count();
+  try {
+    call<Message<Op::TaskDone>>(0, {last->var, last->region, seconds});
+  } catch (const Error& e) {
+    log::debug("task time of '{}' {} ({} s, by read interval) not reported: {}", last->var, last->region.to_string(),
+               seconds, e.what());
+  }
+}
+
+void Client::monitor_reads(bool on) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->monitor_reads = on;
+  if (!on) impl_->last_read.reset();
+}
+
+void Client::end_read_task() { impl_->end_read_task(std::chrono::steady_clock::now()); }
+
 void Client::register_dataflow(const std::string& path) {
   const bool toml = path.size() >= 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
   const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
@@ -471,12 +495,14 @@ std::size_t Client::release(const std::string& var, std::uint64_t version, const
 
 void Client::get(const std::string& var, std::uint64_t version, const Box& region, void* data, std::size_t bytes,
                  std::int64_t timeout_ms, const Layout& layout, MemorySpace memory) {
-  impl_->get(var, version, false, region, data, bytes, timeout_ms, layout, memory);
+  impl_->monitored(var, region,
+                   [&] { return impl_->get(var, version, false, region, data, bytes, timeout_ms, layout, memory); });
 }
 
 std::uint64_t Client::get_latest(const std::string& var, const Box& region, void* data, std::size_t bytes,
                                  std::int64_t timeout_ms, const Layout& layout, MemorySpace memory) {
-  return impl_->get(var, 0, true, region, data, bytes, timeout_ms, layout, memory);
+  return impl_->monitored(var, region,
+                          [&] { return impl_->get(var, 0, true, region, data, bytes, timeout_ms, layout, memory); });
 }
 
 std::optional<std::uint64_t> Client::latest(const std::string& var) {

@@ -17,6 +17,7 @@
 #include "store/access_patterns.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,6 +49,35 @@ struct Client::Impl {
     std::lock_guard lock(mutex);
     if (read_bytes.size() < addresses.size()) read_bytes.resize(addresses.size());
     if (*server < read_bytes.size()) read_bytes[*server] += bytes;
+  }
+  // The task monitor by read intervals (Client::monitor_reads), under mutex:
+  // the region of the last get and when it was asked for.
+  struct LastRead {
+    std::string var;
+    Box region;
+    std::chrono::steady_clock::time_point at;
+  };
+  bool monitor_reads = false;
+  std::optional<LastRead> last_read;
+  // Ends the last read's task at `now` (reports it to server 0); at most
+  // once per read. A failed report is logged, not thrown.
+  void end_read_task(std::chrono::steady_clock::time_point now);
+  // Runs `get` (a get of `region` of `var`); under monitor_reads it ends
+  // the previous read's task first and, once it succeeds, starts its own.
+  template <typename Get>
+  auto monitored(const std::string& var, const Box& region, Get&& get) {
+    bool on;
+    {
+      std::lock_guard lock(mutex);
+      on = monitor_reads;
+    }
+    if (!on) return get();
+    const auto asked = std::chrono::steady_clock::now();
+    end_read_task(asked);
+    auto result = get();
+    std::lock_guard lock(mutex);
+    if (monitor_reads) last_read = LastRead{var, region, asked};
+    return result;
   }
   std::map<std::string, VarInfo> vars;  // definitions seen
   std::map<std::string, std::shared_ptr<const common::ShardMap>> maps;  // by variable; replaced, never changed

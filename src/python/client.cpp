@@ -496,6 +496,14 @@ void bind_client(nb::module_& m) {
           "Reports to the placement component that the consumer task reading the region (start, count) of `var` "
           "ran `seconds`. InvalidArgument for a negative or non-finite time.")
       .def(
+          "monitor_reads", [](PyClient& c, bool on) { c.call([&](Client& cl) { cl.monitor_reads(on); }); }, "on"_a,
+          "The paper's task monitor: with on, each get ends the task that read the previous get's region and "
+          "reports the time between the two requests as its execution time (task_done); end_read_task() ends the "
+          "last one.")
+      .def(
+          "end_read_task", [](PyClient& c) { c.call([&](Client& cl) { cl.end_read_task(); }); },
+          "Ends the task of the last get under monitor_reads: reports the time since that get was asked for.")
+      .def(
           "register_dataflow",
           [](PyClient& c, nb::handle path) {
             const std::string p = nb::cast<std::string>(nb::module_::import_("os").attr("fspath")(path));

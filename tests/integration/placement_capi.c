@@ -214,6 +214,17 @@ static void task_done(cove_client_t* a) {
   CHECK_ERROR(cove_task_done(a, "placed", 1, s0, n16, INFINITY), COVE_INVALID_ARGUMENT, "negative or not finite");
   CHECK_ERROR(cove_task_done(a, "placed", 0, s0, n16, 1.0), COVE_INVALID_ARGUMENT, "ndim = 0");
   CHECK_ERROR(cove_task_done(a, NULL, 1, s0, n16, 1.0), COVE_INVALID_ARGUMENT, "var is NULL");
+  /* By read intervals: three gets and the end of the last read are three
+   * more task times (the first get only starts one); off, none. */
+  double back[16];
+  CHECK(cove_monitor_reads(a, 1) == COVE_OK);
+  for (int i = 0; i < 3; ++i) CHECK(cove_get(a, "placed", 1, 1, s0, n16, back, sizeof back, 0, NULL) == COVE_OK);
+  CHECK(cove_end_read_task(a) == COVE_OK);
+  CHECK(cove_end_read_task(a) == COVE_OK);
+  CHECK(cove_monitor_reads(a, 0) == COVE_OK);
+  CHECK(cove_get(a, "placed", 1, 1, s0, n16, back, sizeof back, 0, NULL) == COVE_OK);
+  CHECK(cove_end_read_task(a) == COVE_OK);
+  CHECK(cove_monitor_reads(NULL, 1) == COVE_INVALID_ARGUMENT);
 }
 
 /* register_dataflow: a good graph, and graphs refused naming the culprit. */

@@ -23,7 +23,7 @@ TOML
 cat "$dir/stat.out"
 # 'placed': 3 versions x 4 blocks; 'grid': 1; 'unplaced' has no policy.
 grep -q "placement: 13 decisions" "$dir/stat.out" || { echo "FAILED: server 0 did not make 13 placement decisions"; exit 1; }
-grep -q ", 4 task times reported" "$dir/stat.out" || { echo "FAILED: the 4 task times were not counted"; exit 1; }
+grep -q ", 7 task times reported" "$dir/stat.out" || { echo "FAILED: the 4 task times and 3 by read intervals were not counted"; exit 1; }
 for _ in $(seq 100); do
   "$COVE_BIN"/cove stat --connect "$dir/cove.conn" | grep -q "workers (registered/slots, per server): 0/1, 0/1" && break
   sleep 0.05

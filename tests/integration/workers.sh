@@ -61,6 +61,21 @@ grep -q "placement: 120 decisions" "$dir/stat.out" || { echo "FAILED: server 0 d
   --per-server 2 --base-ms 1 --sim-ms 2 --timeout-ms 20000 --server-placement --prefix unplaced --policies time
 "$cove" stat --connect "$conn" | grep -q "placement: 120 decisions" || { echo "FAILED: an unplaced variable was placed"; exit 1; }
 
+# The paper's task monitor: task times from the interval between a worker's
+# consecutive reads (--monitor reads) instead of each task's report. Every
+# read of every step ends one task at server 0 (the step's last one when
+# the worker's tasks are done), and the data placed by it is verified as before.
+reports() { "$cove" stat --connect "$conn" --json | python3 -c 'import json,sys; print(sum(s["task_reports"] for s in json.load(sys.stdin)["servers"]))'; }
+before=$(reports)
+"$COVE_RUN_BIN"/cove-placement-run --connect "$conn" --cove "$cove" --out "$dir/reads" --blocks 8 --k 2 --steps 3 \
+  --per-server 2 --halo --base-ms 1 --sim-ms 2 --timeout-ms 20000 --server-placement --prefix reads --policies time \
+  --monitor reads
+after=$(reports)
+reads=$(python3 -c 'import json,sys; print(3 * sum(len(t.get("reads", [])) for t in json.load(open(sys.argv[1]))["tasks"]))' \
+  "$dir/reads/time.graph.json")
+[ "$((after - before))" -eq "$reads" ] || { echo "FAILED: $((after - before)) task times by read intervals, expected $reads"; exit 1; }
+echo "read intervals: $reads task times reported"
+
 # --newest: the analysis takes the newest step written when free (worker 0
 # of server 0 plans); every step it analysed is checked whole.
 "$COVE_RUN_BIN"/cove-placement-run --connect "$conn" --cove "$cove" --out "$dir/newest" --blocks 8 --k 2 --steps 4 \

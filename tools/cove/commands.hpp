@@ -48,6 +48,7 @@ struct WorkerArgs {
   double cost_scale = 1.0;     // tasks work cost x scale seconds
   bool verify = false;         // check the producer's pattern in every object read
   bool newest = false;         // analyse the newest step written when free (worker 0 of server 0 plans)
+  std::string monitor = "events";  // task times: "events" (task_done per task) or "reads" (read intervals)
   bool json = false;
 };
 int worker(Client& client, const WorkerArgs& args);

@@ -116,6 +116,10 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 86400000));
   worker->add_option("--cost-scale", wa.cost_scale, "a task works cost x this seconds")->check(CLI::Range(0.0, 1e6));
   worker->add_flag("--newest", wa.newest, "analyse the newest step the producer announced whenever free, not every step");
+  worker->add_option("--monitor", wa.monitor,
+                     "how server 0's task monitor learns task times: events (each task reports its time, default) "
+                     "or reads (the interval between this worker's consecutive reads, as in the paper)")
+      ->check(CLI::IsMember({"events", "reads"}));
   worker->add_flag("--verify", wa.verify, "check every object read against the producer's pattern");
   worker->add_flag("--json", wa.json, "print the summary as JSON");
   for (CLI::App* sub : {ls, stat, top, stop, undefine, worker}) add_connect(sub);

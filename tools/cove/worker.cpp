@@ -103,6 +103,8 @@ int worker(Client& client, const WorkerArgs& a) {
     throw Error(Code::OutOfRange, fmt::format("--server {}: the group has {} servers", a.server, servers));
   const std::string name = a.name.empty() ? fmt::format("worker-{}", a.server) : a.name;
   const WorkerSlot slot = client.become_worker(static_cast<std::size_t>(a.server), name);
+  const bool by_reads = a.monitor == "reads";
+  client.monitor_reads(by_reads);
   if (slot.slot >= static_cast<std::uint32_t>(a.per_server))
     throw Error(Code::InvalidArgument, fmt::format("worker '{}' got slot {} of server {}, but --per-server is {}: "
                                                    "more workers registered there than the run expects",
@@ -230,7 +232,7 @@ int worker(Client& client, const WorkerArgs& a) {
       work(task.cost * a.cost_scale);
       const double took = seconds_since(b);
       busy += took;
-      if (!task.reads.empty()) {
+      if (!task.reads.empty() && !by_reads) {
         // The task monitor's end event, for the placement of the next step.
         const DataObject& first = g.objects()[static_cast<std::size_t>(task.reads.front())];
         client.task_done(first.var, box_of(first), took);
@@ -247,6 +249,9 @@ int worker(Client& client, const WorkerArgs& a) {
       client.put_meta(prefix + task.name, 0, out);
       ++tasks_run;
     }
+    // By read intervals, the step's last read ends when its tasks are done,
+    // not when the next step's first read comes.
+    client.end_read_task();
     if (a.newest && leader) {
       // The step is analysed when every task's output is there.
       for (const Task& task : g.tasks()) client.get_meta(prefix + task.name, 0, a.timeout_ms);
