@@ -59,6 +59,15 @@ net::Empty Service::dataflow(net::DataflowRequest&& r) {
   return {};
 }
 
+net::PlacementsReply Service::placements(net::PlacementsRequest&& r) {
+  {
+    std::lock_guard lock(mutex);
+    if (group_->rank() != 0)
+      detail::fail(Code::Unsupported, "placement decisions are kept by server 0, not ", group_->rank());
+  }
+  return {placement_->decisions(), placement_->recent(r.max)};
+}
+
 net::Empty Service::task_done(net::TaskDoneRequest&& r) {
   placement_->task_done(r.var, r.box, r.seconds);
   return {};

@@ -3,6 +3,9 @@
 #include "common/log.hpp"
 #include "common/placement.hpp"
 #include "core/fail.hpp"
+#include "net/protocol.hpp"
+
+#include <algorithm>
 
 namespace cove::server {
 
@@ -60,10 +63,40 @@ Decision PlacementService::place(const std::string& var, const Box& box, std::ui
   std::lock_guard lock(mutex_);
   const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   maybe_partition(std::max(1, servers));
-  const Decision d = placer(*policy, std::max(1, servers)).place({object_id(var, box), now, bytes}, monitor_);
+  Decision d = placer(*policy, std::max(1, servers)).place({object_id(var, box), now, bytes}, monitor_);
+  record(var, box, d);
+  return d;
+}
+
+void PlacementService::record(const std::string& var, const Box& box, Decision& d) {
+  d.sequence = sequence_++;
   log_.add(d);
   log::debug("placement of '{}' {}: {}", var, box.to_string(), format_decision(d));
-  return d;
+  PlacementDecision p;
+  p.sequence = d.sequence;
+  p.var = var;
+  p.box = box;
+  p.bytes = d.bytes;
+  p.policy = policy_name(d.policy);
+  p.applied = policy_name(d.applied);
+  p.server = static_cast<std::uint32_t>(d.node);
+  p.slot = static_cast<std::uint32_t>(d.resource % slots_);  // resources are numbered server-major
+  p.eet = d.eet;
+  p.dat = d.dat;
+  p.eat = d.eat_before;
+  p.ect = d.ect;
+  p.min_ect = d.min_ect;
+  p.group = d.group;
+  p.affinity = d.affinity;
+  p.candidates = static_cast<std::uint32_t>(std::max(0, d.candidates));
+  if (recent_.size() == net::kMaxPlacements) recent_.pop_front();
+  recent_.push_back(std::move(p));
+}
+
+std::vector<PlacementDecision> PlacementService::recent(std::size_t max) const {
+  std::lock_guard lock(mutex_);
+  const std::size_t n = std::min(max, recent_.size());
+  return {recent_.end() - static_cast<std::ptrdiff_t>(n), recent_.end()};
 }
 
 void PlacementService::task_done(const std::string& var, const Box& box, double seconds) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cove/box.hpp>
+#include <cove/client.hpp>
 #include <cove/server.hpp>
 
 #include "store/placement/dataflow.hpp"
@@ -18,6 +19,7 @@
 #include "store/placement/task_monitor.hpp"
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,12 +46,18 @@ class PlacementService {
   // consumer's first step), one group per server. Errors name the source.
   void set_dataflow(const std::string& source, bool toml, const std::string& text);
 
+  // The newest `max` decisions, oldest first (at most net::kMaxPlacements
+  // are kept), with the variable and box each was for.
+  std::vector<PlacementDecision> recent(std::size_t max) const;
+
   std::uint64_t decisions() const;
   std::uint64_t fallbacks() const;
   std::uint64_t reports() const;
 
  private:
   static store::placement::ObjectId object_id(const std::string& var, const Box& box);
+  // Numbers the decision in the group's order and records it.
+  void record(const std::string& var, const Box& box, store::placement::Decision& d);
   store::placement::Placer& placer(store::placement::Policy policy, int servers);
 
   mutable std::mutex mutex_;
@@ -61,6 +69,8 @@ class PlacementService {
   store::placement::TaskMonitor monitor_;
   store::placement::DecisionLog log_;
   std::uint64_t reports_ = 0;
+  std::uint64_t sequence_ = 0;  // over every placer: the order decisions were made in
+  std::deque<PlacementDecision> recent_;
   // The consumer's graph until it is partitioned: its objects' ids, and
   // those with a task time reported.
   std::optional<store::placement::Dataflow> graph_;

@@ -104,6 +104,7 @@ void Service::start() {
   d.on<Op::Worker>(D::always(), [this](Session& s, net::WorkerRequest&& r) { return register_worker(s, std::move(r)); });
   d.on<Op::Place>(D::always(), [this](Session&, net::PlaceRequest&& r) { return place(std::move(r)); });
   d.on<Op::Dataflow>(D::always(), [this](Session&, net::DataflowRequest&& r) { return dataflow(std::move(r)); });
+  d.on<Op::Placements>(D::always(), [this](Session&, net::PlacementsRequest&& r) { return placements(std::move(r)); });
   d.on<Op::TaskDone>(D::always(), [this](Session&, net::TaskDoneRequest&& r) { return task_done(std::move(r)); });
   d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
   d.on_async<Op::Disconnect>(D::always(), [this](Session& s, net::DisconnectRequest&& r, Responder answer) {

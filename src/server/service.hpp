@@ -129,6 +129,7 @@ class Service : public std::enable_shared_from_this<Service> {
   net::PlaceReply place(net::PlaceRequest&& r);
   net::Empty task_done(net::TaskDoneRequest&& r);
   net::Empty dataflow(net::DataflowRequest&& r);
+  net::PlacementsReply placements(net::PlacementsRequest&& r);
 
   net::ListReply list();
 
