@@ -11,7 +11,8 @@ namespace cove::server {
 
 using namespace store::placement;
 
-PlacementService::PlacementService(const ServerOptions& o) : slots_(std::max(1, o.worker_slots)) {
+PlacementService::PlacementService(const ServerOptions& o)
+    : slots_(std::max(1, o.worker_slots)), window_ms_(o.placement_window_ms) {
   try {
     if (!o.placement.empty()) default_ = parse_policy(o.placement);
   } catch (const Error& e) {
@@ -66,6 +67,32 @@ Decision PlacementService::place(const std::string& var, const Box& box, std::ui
   Decision d = placer(*policy, std::max(1, servers)).place({object_id(var, box), now, bytes}, monitor_);
   record(var, box, d);
   return d;
+}
+
+std::vector<std::optional<Decision>> PlacementService::place_window(const std::vector<Query>& queries, int servers) {
+  std::vector<std::optional<Decision>> out(queries.size());
+  std::map<Policy, std::vector<std::size_t>> by_policy;
+  for (std::size_t i = 0; i < queries.size(); ++i)
+    if (const auto p = policy_of(queries[i].var)) by_policy[*p].push_back(i);
+  std::lock_guard lock(mutex_);
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  servers = std::max(1, servers);
+  maybe_partition(servers);
+  for (const auto& [policy, indices] : by_policy) {
+    std::vector<Request> requests;
+    for (const std::size_t i : indices) requests.push_back({object_id(queries[i].var, queries[i].box), now, queries[i].bytes});
+    // One object may come twice in a window (two versions): each decision
+    // goes to the first of its requests not answered yet.
+    std::vector<bool> answered(indices.size(), false);
+    for (Decision& d : placer(policy, servers).place_all(requests, monitor_)) {
+      std::size_t j = 0;
+      while (answered[j] || requests[j].object != d.object) ++j;
+      answered[j] = true;
+      record(queries[indices[j]].var, queries[indices[j]].box, d);
+      out[indices[j]] = d;
+    }
+  }
+  return out;
 }
 
 void PlacementService::record(const std::string& var, const Box& box, Decision& d) {

@@ -40,6 +40,17 @@ class PlacementService {
   // A decision for a piece of `box` of `var` among `servers` servers.
   // Unsupported when placement is off for `var`.
   store::placement::Decision place(const std::string& var, const Box& box, std::uint64_t bytes, int servers);
+  // A window's requests placed together: they all become available now, so
+  // each policy's placer orders them longest EET first (Placer::place_all).
+  // The result is in the order of `queries`; nullopt for a variable whose
+  // placement is off.
+  struct Query {
+    std::string var;
+    Box box;
+    std::uint64_t bytes = 0;
+  };
+  std::vector<std::optional<store::placement::Decision>> place_window(const std::vector<Query>& queries, int servers);
+  int window_ms() const noexcept { return window_ms_; }
   void task_done(const std::string& var, const Box& box, double seconds);
   // The consumer's graph (replacing an earlier one): its affinity groups
   // are computed once every object it reads has a task time reported (the
@@ -64,6 +75,7 @@ class PlacementService {
   std::optional<store::placement::Policy> default_;
   std::map<std::string, store::placement::Policy> by_var_;
   int slots_ = 1;
+  int window_ms_ = 0;
   int servers_ = 0;  // the group size the placers were made for
   std::map<store::placement::Policy, std::unique_ptr<store::placement::Placer>> placers_;
   store::placement::TaskMonitor monitor_;

@@ -49,6 +49,18 @@ PY
     [ "$(grep -c '^  #' "$dir/top.out")" -eq 2 ] || { echo "FAILED: top does not show 2 decisions"; exit 1; }
     if "$cove" stat --placements 2000 > "$dir/bad.out" 2>&1; then echo "FAILED: --placements 2000 accepted"; exit 1; fi ;;
   window)
+    # Out of range: refused at start, naming the value (TOML, the flag, ServerOptions).
+    printf '[server]\nplacement_window_ms = 5000\n' > "$dir/bad.toml"
+    as_root=()
+    [ "$(id -u)" -eq 0 ] && as_root=(--allow-run-as-root)
+    if "$COVE_BIN"/cove-server "${as_root[@]}" --config "$dir/bad.toml" --connection-file "$dir/bad.conn" > "$dir/bad.out" 2>&1; then
+      echo "FAILED: a server started with placement_window_ms = 5000"; exit 1
+    fi
+    grep -q "placement_window_ms must be an integer in 0..1000" "$dir/bad.out" || { cat "$dir/bad.out"; exit 1; }
+    if "$COVE_BIN"/cove-server "${as_root[@]}" --placement-window-ms 2000 --connection-file "$dir/bad.conn" > "$dir/bad.out" 2>&1; then
+      echo "FAILED: a server started with --placement-window-ms 2000"; exit 1
+    fi
+    grep -q "2000" "$dir/bad.out" || { cat "$dir/bad.out"; exit 1; }
     echo "placement_window_ms = 1000" >> "$dir/placement.toml"
     COVE_TEST_SERVERS=2 "$here"/server.sh start "$dir" --config "$dir/placement.toml"
     "$placed" window

@@ -42,6 +42,10 @@ void add_serve_options(CLI::App& app, ServeArgs& a) {
   app.add_option("--workers", a.workers, "request-handling threads")->check(CLI::Range(1, 1024));
   app.add_option("--worker-slots", a.worker_slots, "consumer worker slots (cove worker), default 4")
       ->check(CLI::Range(0, 4096));
+  app.add_option("--placement-window-ms", a.placement_window_ms,
+                 "placement: Place requests within this many ms are placed together, longest EET first (0..1000, "
+                 "default 0: each at once)")
+      ->check(CLI::Range(0, 1000));
   app.add_option("--log-level", a.log_level, "error, warn, info or debug (default info)")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}));
   app.add_option("--log-file", a.log_file, "append the log to this file (default stderr)");
