@@ -69,6 +69,9 @@ PY
     COVE_TEST_SERVERS=3 "$here"/server.sh start "$dir" --config "$dir/placement.toml" --replicas 2
     start_bg "$dir/w.out" "$placed" writer killed "$dir/stop"; w=$last
     wait_for "$dir/w.out" "acked 3"
+    # Server 0 has placed pieces on itself: they must survive it (their second copies).
+    "$cove" stat --placements 24 > "$dir/before.out"
+    grep -q "^  #.* killed .* server 0 slot" "$dir/before.out" || { cat "$dir/before.out"; echo "FAILED: nothing placed on server 0"; exit 1; }
     victim=$(sed -n 's/.*cove-server \([0-9]*\): serving as 0 of 3.*/\1/p' "$dir/server.log")
     [ -n "$victim" ] || { cat "$dir/server.log"; exit 1; }
     before=$(grep -c acked "$dir/w.out")
@@ -77,8 +80,9 @@ PY
     touch "$dir/stop"
     wait "$w"
     after=$(grep -c acked "$dir/w.out")
-    echo "acknowledged: $before versions before the kill, $after in all; $(grep -c failed "$dir/w.out" || true) failed"
+    echo "acknowledged: $before versions before the kill, $after in all; $(grep -c '^failed' "$dir/w.out" || true) failed"
     [ "$after" -gt "$before" ] || { tail -20 "$dir/w.out"; echo "FAILED: no put_placed succeeded after server 0 died"; exit 1; }
+    grep '^failed' "$dir/w.out" | head -3 || true
     "$placed" check killed "$dir/w.out" ;;
   *) echo "usage: $0 DIR decisions|window|kill0"; exit 2 ;;
 esac
