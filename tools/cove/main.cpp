@@ -127,9 +127,10 @@ int run(int argc, char** argv) {
   for (CLI::App* sub : {ls, stat}) sub->add_flag("--json", json, "print JSON for scripts");
   top->add_option("--interval", interval, "seconds between refreshes")->check(CLI::Range(0.05, 3600.0));
   int placements = 0, top_placements = 5;
-  stat->add_option("--placements", placements, "also the newest N placement decisions of server 0 (default 16)")
-      ->expected(0, 1)
-      ->check(CLI::Range(0, 1024));
+  CLI::Option* stat_placements =
+      stat->add_option("--placements", placements, "also the newest N placement decisions of server 0 (default 16)")
+          ->expected(0, 1)
+          ->check(CLI::Range(1, 1024));
   top->add_option("--placements", top_placements, "show the newest N placement decisions (default 5, 0: none)")
       ->check(CLI::Range(0, 1024));
   top->add_option("--count", count, "stop after this many refreshes (0: until interrupted)")->check(CLI::NonNegativeNumber);
@@ -140,7 +141,7 @@ int run(int argc, char** argv) {
   cove::Client client = connect(target);
   if (ls->parsed()) return cove::tool::ls(client, json);
   if (stat->parsed()) {
-    if (stat->count("--placements") > 0 && placements == 0) placements = 16;  // --placements without N
+    if (stat_placements->count() > 0 && placements == 0) placements = 16;  // --placements without N
     return cove::tool::stat(client, json, placements);
   }
   if (top->parsed()) return cove::tool::top(client, interval, count, top_placements);
