@@ -186,6 +186,29 @@ struct WorkerSlot {
   std::uint32_t workers = 0;  // workers registered there, this one included
 };
 
+// One decision of the group's placement component (server 0;
+// docs/placement.md, "Decision log") with its inputs, as
+// Client::placements returns them. Times are seconds since server 0
+// started.
+struct PlacementDecision {
+  std::uint64_t sequence = 0;  // 0, 1, ... in the order server 0 decided
+  std::string var;
+  Box box;
+  std::uint64_t bytes = 0;
+  std::string policy;          // configured for the variable
+  std::string applied;         // differs when data/hybrid placed as time (no affinity yet)
+  std::uint32_t server = 0;    // the chosen server (index into servers())
+  std::uint32_t slot = 0;      // the chosen worker slot of that server
+  double eet = 0;              // expected execution time of the object's task
+  double dat = 0;              // data available time (when the request was placed)
+  double eat = 0;              // the slot's expected available time before this decision
+  double ect = 0;              // expected completion time on the chosen slot
+  double min_ect = 0;          // the least ECT over all slots
+  std::int32_t group = -1;     // affinity group (METIS part), -1 without
+  std::int32_t affinity = 0;   // affinity score of the chosen server
+  std::uint32_t candidates = 0;  // data, hybrid: servers considered
+};
+
 class COVE_EXPORT Client {
  public:
   // Connects to a server group. `target` is the path of a connection file
@@ -270,6 +293,11 @@ class COVE_EXPORT Client {
   // missing file; InvalidArgument naming the file and the culprit for a
   // graph that does not parse, has a cycle or reads an unknown object.
   void register_dataflow(const std::string& path);
+  // The newest `max` placement decisions server 0 remembers (it keeps the
+  // last 1024), oldest first, with their inputs. Blocking: one request to
+  // server 0. InvalidArgument for max 0 or over 1024; Unavailable when
+  // server 0 is gone. Thread-safe, as every call of a Client.
+  std::vector<PlacementDecision> placements(std::size_t max = 16);
 
   // Like put(), but the bytes stay in this process: the server only indexes
   // them and readers read them from here. `data` must stay valid and

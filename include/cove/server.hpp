@@ -74,6 +74,11 @@ struct ServerOptions {
   // are the worker slots of every server of the group.
   std::string placement;
   std::map<std::string, std::string> placement_variables;
+  // The prioritization window, in ms (0..1000): Place requests arriving
+  // within it of the first one not yet placed wait for it to close, then
+  // are placed together, longest expected execution time first. 0: each
+  // is placed when it arrives.
+  int placement_window_ms = 0;
 };
 
 struct ServerStats {

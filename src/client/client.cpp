@@ -459,6 +459,12 @@ void Client::register_dataflow(const std::string& path) {
   impl_->call<Message<Op::Dataflow>>(0, {path, toml, text.str()});
 }
 
+std::vector<PlacementDecision> Client::placements(std::size_t max) {
+  if (max == 0 || max > net::kMaxPlacements)
+    fail(Code::InvalidArgument, "placements: ", max, " decisions asked for; 1 to ", net::kMaxPlacements);
+  return impl_->call<Message<Op::Placements>>(0, {static_cast<std::uint32_t>(max)}).decisions;
+}
+
 SharedBuffer Client::allocate(std::size_t bytes) {
   if (bytes == 0) fail(Code::InvalidArgument, "allocate of 0 bytes");
   struct State {

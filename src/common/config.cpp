@@ -214,6 +214,11 @@ ServerConfig load_server_config(const std::string& path) {
         if (!s) fail(Code::InvalidArgument, key("placement_variables"), ".", var.str(), " must be a string: a policy name");
         c.options.placement_variables[std::string(var.str())] = *s;
       }
+    } else if (name == "placement_window_ms") {
+      auto i = v.value<std::int64_t>();
+      if (!i || *i < 0 || *i > 1000)
+        fail(Code::InvalidArgument, key("placement_window_ms"), " must be an integer in 0..1000 (ms)");
+      c.options.placement_window_ms = static_cast<int>(*i);
     } else if (name == "worker_slots") {
       auto i = v.value<std::int64_t>();
       if (!i || *i < 0 || *i > 4096) fail(Code::InvalidArgument, key("worker_slots"), " must be an integer in 0..4096");

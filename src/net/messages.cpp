@@ -1,6 +1,7 @@
 #include "net/messages.hpp"
 
 #include <cmath>
+#include <tuple>
 
 #include "core/fail.hpp"
 
@@ -631,6 +632,62 @@ DataflowRequest DataflowRequest::decode(WireReader& in) {
     fail(Code::InvalidArgument, "dataflow graph ", m.source, " has ", b.size(), " bytes; at most ", kMaxMetaBytes);
   m.text.assign(reinterpret_cast<const char*>(b.data()), b.size());
   return m;
+}
+
+void PlacementsRequest::encode(WireWriter& out) const { out.u32(max); }
+PlacementsRequest PlacementsRequest::decode(WireReader& in) {
+  PlacementsRequest m;
+  m.max = in.u32();
+  if (m.max == 0 || m.max > kMaxPlacements)
+    fail(Code::InvalidArgument, "placements: ", m.max, " decisions asked for; 1 to ", kMaxPlacements);
+  return m;
+}
+
+void PlacementsReply::encode(WireWriter& out) const {
+  out.u64(total).u32(static_cast<std::uint32_t>(decisions.size()));
+  for (const PlacementDecision& d : decisions) {
+    out.u64(d.sequence).str(d.var).box(d.box).u64(d.bytes).str(d.policy).str(d.applied).u32(d.server).u32(d.slot);
+    out.f64(d.eet).f64(d.dat).f64(d.eat).f64(d.ect).f64(d.min_ect).i32(d.group).i32(d.affinity).u32(d.candidates);
+  }
+}
+PlacementsReply PlacementsReply::decode(WireReader& in) {
+  PlacementsReply m;
+  m.total = in.u64();
+  // sequence, three string lengths, a box's ndim, bytes, server, slot, five times, group, affinity, candidates
+  const std::uint32_t n = in.count("placement decisions", 8 + 12 + 1 + 8 + 8 + 40 + 12, kMaxPlacements);
+  if (n > m.total) fail(Code::Protocol, n, " placement decisions of ", m.total, " made");
+  m.decisions.resize(n);
+  for (PlacementDecision& d : m.decisions) {
+    d.sequence = in.u64();
+    d.var = in.str();
+    d.box = in.box();
+    d.bytes = in.u64();
+    d.policy = in.str();
+    d.applied = in.str();
+    d.server = in.u32();
+    d.slot = in.u32();
+    for (double* t : {&d.eet, &d.dat, &d.eat, &d.ect, &d.min_ect}) {
+      *t = in.f64();
+      if (!(*t >= 0) || !std::isfinite(*t))
+        fail(Code::Protocol, "placement decision ", d.sequence, " of '", d.var, "': time ", *t,
+             " is negative or not finite");
+    }
+    d.group = in.i32();
+    d.affinity = in.i32();
+    d.candidates = in.u32();
+    if (d.group < -1) fail(Code::Protocol, "placement decision ", d.sequence, ": group ", d.group);
+  }
+  return m;
+}
+bool PlacementsReply::operator==(const PlacementsReply& o) const {
+  auto key = [](const PlacementDecision& d) {
+    return std::tie(d.sequence, d.var, d.box, d.bytes, d.policy, d.applied, d.server, d.slot, d.eet, d.dat, d.eat,
+                    d.ect, d.min_ect, d.group, d.affinity, d.candidates);
+  };
+  if (total != o.total || decisions.size() != o.decisions.size()) return false;
+  for (std::size_t i = 0; i < decisions.size(); ++i)
+    if (key(decisions[i]) != key(o.decisions[i])) return false;
+  return true;
 }
 
 Bytes error_reply(std::uint16_t type, std::uint64_t request_id, Code code, const std::string& message) {

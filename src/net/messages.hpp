@@ -455,6 +455,23 @@ struct DataflowRequest {
   bool operator==(const DataflowRequest&) const = default;
 };
 
+// Placements: the newest `max` (1..kMaxPlacements) decisions of server 0's
+// placement component, oldest first, and how many it made in all. Decode
+// checks: the counts, finite non-negative times, group >= -1.
+struct PlacementsRequest {
+  std::uint32_t max = 16;
+  void encode(WireWriter& out) const;
+  static PlacementsRequest decode(WireReader& in);
+  bool operator==(const PlacementsRequest&) const = default;
+};
+struct PlacementsReply {
+  std::uint64_t total = 0;
+  std::vector<PlacementDecision> decisions;
+  void encode(WireWriter& out) const;
+  static PlacementsReply decode(WireReader& in);
+  bool operator==(const PlacementsReply&) const;
+};
+
 // ---- the table: Op -> request and reply types ----
 
 template <Op>
@@ -496,6 +513,7 @@ COVE_MESSAGE(Worker, WorkerRequest, WorkerReply)
 COVE_MESSAGE(Place, PlaceRequest, PlaceReply)
 COVE_MESSAGE(TaskDone, TaskDoneRequest, Empty)
 COVE_MESSAGE(Dataflow, DataflowRequest, Empty)
+COVE_MESSAGE(Placements, PlacementsRequest, PlacementsReply)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -513,7 +531,7 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern) COVE_VISIT(PutGrant) COVE_VISIT(PutPublish)
     COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine) COVE_VISIT(Copy) COVE_VISIT(Lock)
     COVE_VISIT(Unlock) COVE_VISIT(Worker) COVE_VISIT(Place) COVE_VISIT(TaskDone)
-    COVE_VISIT(Dataflow)
+    COVE_VISIT(Dataflow) COVE_VISIT(Placements)
 #undef COVE_VISIT
   }
   return false;

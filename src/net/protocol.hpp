@@ -60,6 +60,7 @@ enum class Op : std::uint16_t {
   Place = 28,      // where a piece goes (server 0's placement component)
   TaskDone = 29,   // a consumer task's execution time (the task monitor)
   Dataflow = 30,   // a consumer's dataflow graph, for affinity (server 0)
+  Placements = 31, // the newest placement decisions, with their inputs (server 0)
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -77,7 +78,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 30> kOps{{
+inline constexpr std::array<OpInfo, 31> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Greeted},
     {Op::Define, "define", Sender::Client},
@@ -108,6 +109,7 @@ inline constexpr std::array<OpInfo, 30> kOps{{
     {Op::Place, "place", Sender::Client},
     {Op::TaskDone, "task_done", Sender::Client},
     {Op::Dataflow, "dataflow", Sender::Client},
+    {Op::Placements, "placements", Sender::Client},
 }};
 
 // The entry of `type`, or null for a type no Op has.
@@ -133,6 +135,8 @@ inline constexpr std::size_t kMaxReplyBytes = std::size_t{256} << 20;
 // At most this many dimensions, layouts, pieces... in one message: counts
 // are also checked against the bytes that remain (WireReader::count).
 inline constexpr std::uint32_t kMaxCount = 1u << 24;
+// Placement decisions server 0 keeps and one Placements reply carries.
+inline constexpr std::uint32_t kMaxPlacements = 1024;
 
 // Timeouts, in milliseconds.
 inline constexpr std::int64_t kControlTimeoutMs = 30000;     // define, list, stat, delete, metadata puts...

@@ -3,12 +3,16 @@
 #include "common/log.hpp"
 #include "common/placement.hpp"
 #include "core/fail.hpp"
+#include "net/protocol.hpp"
+
+#include <algorithm>
 
 namespace cove::server {
 
 using namespace store::placement;
 
-PlacementService::PlacementService(const ServerOptions& o) : slots_(std::max(1, o.worker_slots)) {
+PlacementService::PlacementService(const ServerOptions& o)
+    : slots_(std::max(1, o.worker_slots)), window_ms_(o.placement_window_ms) {
   try {
     if (!o.placement.empty()) default_ = parse_policy(o.placement);
   } catch (const Error& e) {
@@ -60,10 +64,66 @@ Decision PlacementService::place(const std::string& var, const Box& box, std::ui
   std::lock_guard lock(mutex_);
   const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   maybe_partition(std::max(1, servers));
-  const Decision d = placer(*policy, std::max(1, servers)).place({object_id(var, box), now, bytes}, monitor_);
+  Decision d = placer(*policy, std::max(1, servers)).place({object_id(var, box), now, bytes}, monitor_);
+  record(var, box, d);
+  return d;
+}
+
+std::vector<std::optional<Decision>> PlacementService::place_window(const std::vector<Query>& queries, int servers) {
+  std::vector<std::optional<Decision>> out(queries.size());
+  std::map<Policy, std::vector<std::size_t>> by_policy;
+  for (std::size_t i = 0; i < queries.size(); ++i)
+    if (const auto p = policy_of(queries[i].var)) by_policy[*p].push_back(i);
+  std::lock_guard lock(mutex_);
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  servers = std::max(1, servers);
+  maybe_partition(servers);
+  for (const auto& [policy, indices] : by_policy) {
+    std::vector<Request> requests;
+    for (const std::size_t i : indices) requests.push_back({object_id(queries[i].var, queries[i].box), now, queries[i].bytes});
+    // One object may come twice in a window (two versions): each decision
+    // goes to the first of its requests not answered yet.
+    std::vector<bool> answered(indices.size(), false);
+    for (Decision& d : placer(policy, servers).place_all(requests, monitor_)) {
+      std::size_t j = 0;
+      while (answered[j] || requests[j].object != d.object) ++j;
+      answered[j] = true;
+      record(queries[indices[j]].var, queries[indices[j]].box, d);
+      out[indices[j]] = d;
+    }
+  }
+  return out;
+}
+
+void PlacementService::record(const std::string& var, const Box& box, Decision& d) {
+  d.sequence = sequence_++;
   log_.add(d);
   log::debug("placement of '{}' {}: {}", var, box.to_string(), format_decision(d));
-  return d;
+  PlacementDecision p;
+  p.sequence = d.sequence;
+  p.var = var;
+  p.box = box;
+  p.bytes = d.bytes;
+  p.policy = policy_name(d.policy);
+  p.applied = policy_name(d.applied);
+  p.server = static_cast<std::uint32_t>(d.node);
+  p.slot = static_cast<std::uint32_t>(d.resource % slots_);  // resources are numbered server-major
+  p.eet = d.eet;
+  p.dat = d.dat;
+  p.eat = d.eat_before;
+  p.ect = d.ect;
+  p.min_ect = d.min_ect;
+  p.group = d.group;
+  p.affinity = d.affinity;
+  p.candidates = static_cast<std::uint32_t>(std::max(0, d.candidates));
+  if (recent_.size() == net::kMaxPlacements) recent_.pop_front();
+  recent_.push_back(std::move(p));
+}
+
+std::vector<PlacementDecision> PlacementService::recent(std::size_t max) const {
+  std::lock_guard lock(mutex_);
+  const std::size_t n = std::min(max, recent_.size());
+  return {recent_.end() - static_cast<std::ptrdiff_t>(n), recent_.end()};
 }
 
 void PlacementService::task_done(const std::string& var, const Box& box, double seconds) {

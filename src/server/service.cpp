@@ -21,6 +21,8 @@ Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, 
     fail(Code::InvalidArgument, "ServerOptions.reorg_threads = ", o.reorg_threads, " must be 1..64");
   if (o.worker_slots < 0 || o.worker_slots > 4096)
     fail(Code::InvalidArgument, "ServerOptions.worker_slots = ", o.worker_slots, " must be 0..4096");
+  if (o.placement_window_ms < 0 || o.placement_window_ms > 1000)
+    fail(Code::InvalidArgument, "ServerOptions.placement_window_ms = ", o.placement_window_ms, " must be 0..1000");
   if (o.replicas < 1 || o.replicas > 2)
     fail(Code::InvalidArgument, "ServerOptions.replicas = ", o.replicas, " must be 1 or 2");
   if (static_cast<int>(o.reorg) < 1 || static_cast<int>(o.reorg) > 4)
@@ -102,8 +104,11 @@ void Service::start() {
   d.on<Op::Unlock>(D::always(), [this](Session& s, net::UnlockRequest&& r) { return unlock(s, std::move(r)); });
   d.on<Op::List>(D::always(), [this](Session&, net::Empty&&) { return list(); });
   d.on<Op::Worker>(D::always(), [this](Session& s, net::WorkerRequest&& r) { return register_worker(s, std::move(r)); });
-  d.on<Op::Place>(D::always(), [this](Session&, net::PlaceRequest&& r) { return place(std::move(r)); });
+  d.on_async<Op::Place>(D::always(), [this](Session&, net::PlaceRequest&& r, Responder answer) {
+    place(std::move(r), std::move(answer));
+  });
   d.on<Op::Dataflow>(D::always(), [this](Session&, net::DataflowRequest&& r) { return dataflow(std::move(r)); });
+  d.on<Op::Placements>(D::always(), [this](Session&, net::PlacementsRequest&& r) { return placements(std::move(r)); });
   d.on<Op::TaskDone>(D::always(), [this](Session&, net::TaskDoneRequest&& r) { return task_done(std::move(r)); });
   d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
   d.on_async<Op::Disconnect>(D::always(), [this](Session& s, net::DisconnectRequest&& r, Responder answer) {

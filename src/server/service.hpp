@@ -126,9 +126,14 @@ class Service : public std::enable_shared_from_this<Service> {
   // handlers_worker.cpp: in-staging consumer workers (worker slots).
   net::WorkerReply register_worker(Session& s, net::WorkerRequest&& r);
   void release_worker(Session& s);                       // the connection closed
-  net::PlaceReply place(net::PlaceRequest&& r);
+  void place(net::PlaceRequest&& r, Responder answer);
+  // Places the requests held in the prioritization window and answers them
+  // (the window's deadline passed); with the state lock held.
+  void place_window();
+  class PlaceWindow;
   net::Empty task_done(net::TaskDoneRequest&& r);
   net::Empty dataflow(net::DataflowRequest&& r);
+  net::PlacementsReply placements(net::PlacementsRequest&& r);
 
   net::ListReply list();
 
@@ -169,6 +174,10 @@ class Service : public std::enable_shared_from_this<Service> {
   store::AccessPatterns patterns_;
   store::LockTable locks_;
   std::map<std::uint64_t, Responder> lock_waiters_;  // waiting lock requests, by id
+  // Place requests held in the prioritization window (placement_window_ms),
+  // and whether a PlaceWindow is parked to close it.
+  std::vector<std::pair<net::PlaceRequest, Responder>> place_waiters_;
+  bool place_window_open_ = false;
   std::map<const Session*, std::pair<std::uint32_t, std::string>> workers_;  // slot and name, by connection
   std::uint64_t next_lock_ = 1;
   std::map<std::string, common::ShardMap> shard_maps_;  // by variable, for the current group

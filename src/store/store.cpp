@@ -4,6 +4,7 @@
 #include "core/fail.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace cove::store {
 
@@ -372,7 +373,7 @@ std::vector<std::unique_ptr<Piece>> Store::fail_over(const std::string& dead, co
           p = next;
           continue;
         }
-        net::CopyRef copy = std::move(entry.copy);
+        net::CopyRef copy = std::exchange(entry.copy, {});  // a moved-from copy would keep its id
         if (copy && copy.holder != self) {  // read from the copy's server from now on
           entry.owner = std::move(copy.holder);
           entry.key = std::move(copy.key);

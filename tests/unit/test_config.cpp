@@ -89,6 +89,12 @@ TEST_F(ConfigFile, WorkerSlotsAndPlacementPolicies) {
   EXPECT_EQ(c.options.placement_variables.at("amr.x"), "rr-blocking");
   expect_error(Code::InvalidArgument, "server.worker_slots must be an integer in 0..4096",
                [&] { load("[server]\nworker_slots = 5000\n"); });
+  EXPECT_EQ(c.options.placement_window_ms, 0);
+  EXPECT_EQ(load("[server]\nplacement_window_ms = 250\n").options.placement_window_ms, 250);
+  expect_error(Code::InvalidArgument, "server.placement_window_ms must be an integer in 0..1000 (ms)",
+               [&] { load("[server]\nplacement_window_ms = 1001\n"); });
+  expect_error(Code::InvalidArgument, "server.placement_window_ms must be an integer in 0..1000 (ms)",
+               [&] { load("[server]\nplacement_window_ms = -1\n"); });
   expect_error(Code::InvalidArgument, "server.placement_variables.rho must be a string",
                [&] { load("[server]\nplacement_variables = { rho = 3 }\n"); });
   // Policy names are the server's to check: it refuses to start, naming the variable.
@@ -99,4 +105,8 @@ TEST_F(ConfigFile, WorkerSlotsAndPlacementPolicies) {
   o.placement_variables.clear();
   o.worker_slots = -1;
   expect_error(Code::InvalidArgument, "ServerOptions.worker_slots", [&] { cove::Server s(o); });
+  o.worker_slots = 2;
+  o.placement_window_ms = 1001;
+  expect_error(Code::InvalidArgument, "ServerOptions.placement_window_ms = 1001 must be 0..1000",
+               [&] { cove::Server s(o); });
 }

@@ -20,6 +20,7 @@ using cove::DTypeKind;
 using cove::Index;
 using cove::Layout;
 using cove::Reorg;
+using cove::PlacementDecision;
 namespace net = cove::net;
 using V = std::vector<Index>;
 
@@ -146,6 +147,32 @@ template <>
 net::TaskDoneRequest sample() { return {"rho", kBox, 0.25}; }
 template <>
 net::DataflowRequest sample() { return {"g.json", false, R"({"objects": [], "tasks": []})"}; }
+template <>
+net::PlacementsRequest sample() { return {8}; }
+template <>
+net::PlacementsReply sample() {
+  PlacementDecision d;
+  d.sequence = 41;
+  d.var = "rho";
+  d.box = kBox;
+  d.bytes = 32768;
+  d.policy = "hybrid";
+  d.applied = "time";
+  d.server = 1;
+  d.slot = 3;
+  d.eet = 0.25;
+  d.dat = 1.5;
+  d.eat = 1.25;
+  d.ect = 1.75;
+  d.min_ect = 1.75;
+  d.group = 2;
+  d.affinity = 3;
+  d.candidates = 2;
+  net::PlacementsReply r{42, {d, d}};
+  r.decisions[1].sequence = 42;
+  r.decisions[1].group = -1;
+  return r;
+}
 
 template <typename T>
 net::Bytes message_of(std::uint16_t type) {
@@ -208,6 +235,43 @@ TEST(Protocol, TaskTimesMustBeFiniteAndNotNegative) {
     const auto m = std::move(w).finish();
     EXPECT_EQ(code_of([&] { net::decode_body<net::TaskDoneRequest>(m); }), Code::InvalidArgument) << bad;
   }
+}
+
+TEST(Protocol, PlacementMessagesAreCheckedAtDecode) {
+  EXPECT_EQ(net::op_info(static_cast<std::uint16_t>(net::Op::Placements))->sender, net::Sender::Client);
+  auto request = [](std::uint32_t max) {
+    net::WireWriter w(static_cast<std::uint16_t>(net::Op::Placements), 1);
+    w.u32(max);
+    const auto m = std::move(w).finish();
+    return code_of([&] { net::decode_body<net::PlacementsRequest>(m); });
+  };
+  EXPECT_EQ(request(1), Code::Ok);
+  EXPECT_EQ(request(net::kMaxPlacements), Code::Ok);
+  EXPECT_EQ(request(0), Code::InvalidArgument);
+  EXPECT_EQ(request(net::kMaxPlacements + 1), Code::InvalidArgument);
+  auto reply = [](const net::PlacementsReply& r) {
+    net::WireWriter w(static_cast<std::uint16_t>(net::Op::Placements), 1);
+    r.encode(w);
+    const auto m = std::move(w).finish();
+    return code_of([&] { net::decode_body<net::PlacementsReply>(m); });
+  };
+  const net::PlacementsReply good = sample<net::PlacementsReply>();
+  EXPECT_EQ(reply(good), Code::Ok);
+  auto bad = good;
+  bad.total = 1;  // more decisions than were made
+  EXPECT_EQ(reply(bad), Code::Protocol);
+  for (double t : {-1.0, std::nan(""), HUGE_VAL}) {
+    bad = good;
+    bad.decisions[0].ect = t;
+    EXPECT_EQ(reply(bad), Code::Protocol) << t;
+  }
+  bad = good;
+  bad.decisions[1].group = -2;
+  EXPECT_EQ(reply(bad), Code::Protocol);
+  bad = good;
+  bad.total = 5000;
+  bad.decisions.assign(net::kMaxPlacements + 1, good.decisions[0]);
+  EXPECT_EQ(reply(bad), Code::Protocol);
 }
 
 TEST(Protocol, EveryMessageRoundTrips) {

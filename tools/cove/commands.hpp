@@ -20,16 +20,22 @@ struct ServeArgs {
   std::string connection_file;  // overrides the config's
   std::string transport, listen, memory_budget, max_message_bytes, reorg, layouts, log_level, log_file;
   int max_versions = -1, workers = -1, reorg_threads = -1, replicas = -1, worker_slots = -1;  // -1: the config's
+  int placement_window_ms = -1;  // -1: the config's
   bool allow_root = false;
 };
 int serve(const ServeArgs& args);
 
 // `cove ls`, `cove stat`, `cove top`: the client is connected.
 int ls(Client& client, bool json);
-int stat(Client& client, bool json);
+// placements > 0: also the newest that many placement decisions of server 0.
+int stat(Client& client, bool json, int placements = 0);
 // Redraws every `interval_s` seconds; stops after `count` frames (0: until
 // interrupted). On a terminal the screen is cleared before each frame.
-int top(Client& client, double interval_s, int count);
+// Below the table, the newest `placements` decisions of server 0 (0: none).
+int top(Client& client, double interval_s, int count, int placements = 5);
+
+// One placement decision on one line (cove stat --placements, cove top).
+std::string placement_line(const PlacementDecision& d);
 
 // `cove graph`: validates a dataflow graph file and prints its METIS
 // affinity groups for `nodes` staging nodes (docs/placement.md).

@@ -2,6 +2,7 @@
 // people or as JSON for scripts (the same figures).
 #include "commands.hpp"
 
+#include <cove/error.hpp>
 #include <cove/reorg.hpp>
 
 #include <fmt/format.h>
@@ -182,8 +183,36 @@ std::vector<Replication> replication_of(Client& c) {
 
 }  // namespace
 
-int stat(Client& c, bool as_json) {
+std::string placement_line(const PlacementDecision& d) {
+  std::string policy = d.policy;
+  if (d.applied != d.policy) policy += "->" + d.applied;
+  return fmt::format("#{} {} {} {} policy {} server {} slot {} eet {:.6g} dat {:.6g} eat {:.6g} ect {:.6g} "
+                     "min_ect {:.6g} group {} affinity {} candidates {}",
+                     d.sequence, printable(d.var), d.box.to_string(), human_bytes(d.bytes), policy, d.server, d.slot,
+                     d.eet, d.dat, d.eat, d.ect, d.min_ect, d.group, d.affinity, d.candidates);
+}
+
+namespace {
+
+json placement_json(const PlacementDecision& d) {
+  return {{"sequence", d.sequence}, {"variable", d.var},     {"box", d.box.to_string()}, {"bytes", d.bytes},
+          {"policy", d.policy},     {"applied", d.applied},  {"server", d.server},       {"slot", d.slot},
+          {"eet", d.eet},           {"dat", d.dat},          {"eat", d.eat},             {"ect", d.ect},
+          {"min_ect", d.min_ect},   {"group", d.group},      {"affinity", d.affinity},   {"candidates", d.candidates}};
+}
+
+}  // namespace
+
+int stat(Client& c, bool as_json, int placements) {
   const auto all = c.stat_each();
+  // Server 0 keeps the decisions; when it is gone, the rest is still shown.
+  std::vector<PlacementDecision> recent;
+  std::string recent_error;
+  if (placements > 0) try {
+      recent = c.placements(static_cast<std::size_t>(placements));
+    } catch (const Error& e) {
+      recent_error = e.what();
+    }
   std::uint64_t replication = 1;
   for (const auto& [address, s] : all) replication = std::max(replication, s.reachable ? s.replication : 1);
   const auto versions = replication > 1 ? replication_of(c) : std::vector<Replication>{};
@@ -193,7 +222,14 @@ int stat(Client& c, bool as_json) {
     json copies = json::array();
     for (const auto& r : versions)
       copies.push_back({{"variable", r.var}, {"version", r.version}, {"pieces", r.pieces}, {"with_copy", r.copied}});
-    fmt::print("{}\n", dump(json{{"servers", servers}, {"replication", copies}}));
+    json out{{"servers", servers}, {"replication", copies}};
+    if (placements > 0) {
+      json decisions = json::array();
+      for (const auto& d : recent) decisions.push_back(placement_json(d));
+      out["placements"] = decisions;
+      if (!recent_error.empty()) out["placements_error"] = recent_error;
+    }
+    fmt::print("{}\n", dump(out));
     return 0;
   }
   fmt::print("{:<8} {:>9} {:>8} {:>8} {:>12} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8} {:>12} {:>12} {:>7}\n",
@@ -238,6 +274,11 @@ int stat(Client& c, bool as_json) {
     if (placed || reports)
       fmt::print("placement: {} decisions ({} data/hybrid placed as time, without affinity), {} task times reported\n",
                  placed, fallbacks, reports);
+  }
+  if (placements > 0) {
+    if (!recent_error.empty()) fmt::print("placements: {}\n", printable(recent_error));
+    else fmt::print("placements (newest {} of {}, oldest first):\n", recent.size(), all.empty() ? 0 : all.front().second.placements);
+    for (const auto& d : recent) fmt::print("  {}\n", placement_line(d));
   }
   if (replication > 1) {
     std::uint64_t copies = 0, copy_bytes = 0, moved = 0;

@@ -2,8 +2,9 @@
 //
 //   cove serve [options]          a server (or, under mpiexec, a group); `cove-server` is the same
 //   cove ls    [--connect T] [--json]     variables, versions, pieces, bytes
-//   cove stat  [--connect T] [--json]     memory, objects, requests, bytes moved, per server
-//   cove top   [--connect T] [--interval S] [--count N]   the same, live
+//   cove stat  [--connect T] [--json] [--placements [N]]  memory, objects, requests, bytes moved, per server;
+//                                 the newest N placement decisions
+//   cove top   [--connect T] [--interval S] [--count N] [--placements N]   the same, live
 //   cove stop  [--connect T]      shut the service down
 //   cove undefine NAME [--connect T]   remove a variable and everything it holds
 //   cove graph FILE --nodes N [--json] check a dataflow graph, show its METIS affinity groups
@@ -41,6 +42,10 @@ void add_serve_options(CLI::App& app, ServeArgs& a) {
   app.add_option("--workers", a.workers, "request-handling threads")->check(CLI::Range(1, 1024));
   app.add_option("--worker-slots", a.worker_slots, "consumer worker slots (cove worker), default 4")
       ->check(CLI::Range(0, 4096));
+  app.add_option("--placement-window-ms", a.placement_window_ms,
+                 "placement: Place requests within this many ms are placed together, longest EET first (0..1000, "
+                 "default 0: each at once)")
+      ->check(CLI::Range(0, 1000));
   app.add_option("--log-level", a.log_level, "error, warn, info or debug (default info)")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}));
   app.add_option("--log-file", a.log_file, "append the log to this file (default stderr)");
@@ -125,6 +130,13 @@ int run(int argc, char** argv) {
   for (CLI::App* sub : {ls, stat, top, stop, undefine, worker}) add_connect(sub);
   for (CLI::App* sub : {ls, stat}) sub->add_flag("--json", json, "print JSON for scripts");
   top->add_option("--interval", interval, "seconds between refreshes")->check(CLI::Range(0.05, 3600.0));
+  int placements = 0, top_placements = 5;
+  CLI::Option* stat_placements =
+      stat->add_option("--placements", placements, "also the newest N placement decisions of server 0 (default 16)")
+          ->expected(0, 1)
+          ->check(CLI::Range(1, 1024));
+  top->add_option("--placements", top_placements, "show the newest N placement decisions (default 5, 0: none)")
+      ->check(CLI::Range(0, 1024));
   top->add_option("--count", count, "stop after this many refreshes (0: until interrupted)")->check(CLI::NonNegativeNumber);
   if (auto done = parse(app, argc, argv)) return *done;
 
@@ -132,8 +144,11 @@ int run(int argc, char** argv) {
   if (graph->parsed()) return cove::tool::graph(graph_file, nodes, imbalance, json);
   cove::Client client = connect(target);
   if (ls->parsed()) return cove::tool::ls(client, json);
-  if (stat->parsed()) return cove::tool::stat(client, json);
-  if (top->parsed()) return cove::tool::top(client, interval, count);
+  if (stat->parsed()) {
+    if (stat_placements->count() > 0 && placements == 0) placements = 16;  // --placements without N
+    return cove::tool::stat(client, json, placements);
+  }
+  if (top->parsed()) return cove::tool::top(client, interval, count, top_placements);
   if (worker->parsed()) return cove::tool::worker(client, wa);
   if (undefine->parsed()) {
     const std::size_t n = client.undefine(var);

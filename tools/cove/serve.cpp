@@ -112,6 +112,7 @@ common::ServerConfig configure(const ServeArgs& a) {
   if (a.replicas >= 0) cfg.options.replicas = a.replicas;
   if (a.workers >= 0) cfg.options.workers = a.workers;
   if (a.worker_slots >= 0) cfg.options.worker_slots = a.worker_slots;
+  if (a.placement_window_ms >= 0) cfg.options.placement_window_ms = a.placement_window_ms;
   if (!a.reorg.empty()) cfg.options.reorg = parse_reorg(a.reorg);
   if (!a.layouts.empty()) cfg.options.layouts = common::parse_layouts(a.layouts, "--layouts");
   if (a.reorg_threads >= 0) cfg.options.reorg_threads = a.reorg_threads;

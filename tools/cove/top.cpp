@@ -2,6 +2,8 @@
 // --interval), one row per server. Rates are over the last interval.
 #include "commands.hpp"
 
+#include <cove/error.hpp>
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -24,7 +26,8 @@ std::string memory_text(const ServerStats& s) {
                      100.0 * held / static_cast<double>(s.memory_budget));
 }
 
-void draw(const Sample& now, const std::map<std::string, ServerStats>& before, double seconds, bool clear) {
+void draw(const Sample& now, const std::map<std::string, ServerStats>& before, double seconds, bool clear,
+          const std::vector<PlacementDecision>& recent) {
   if (clear) fmt::print("\x1b[H\x1b[2J");
   const auto uptime = std::chrono::seconds(now.empty() ? 0 : now.front().second.uptime_ms / 1000);
   fmt::print("cove top: {} server{}, up {:%H:%M:%S}, rates over {:.1f} s\n", now.size(), now.size() == 1 ? "" : "s",
@@ -47,12 +50,16 @@ void draw(const Sample& now, const std::map<std::string, ServerStats>& before, d
                human_bytes(rate(s.bytes_in, b.bytes_in)), human_bytes(rate(s.bytes_out, b.bytes_out)), s.parked_gets,
                s.clients, s.replicas, fmt::format("{}/{}", s.workers, s.worker_slots));
   }
+  if (!recent.empty()) {
+    fmt::print("placements (newest {}, oldest first):\n", recent.size());
+    for (const auto& d : recent) fmt::print("  {}\n", placement_line(d));
+  }
   std::fflush(stdout);
 }
 
 }  // namespace
 
-int top(Client& client, double interval_s, int count) {
+int top(Client& client, double interval_s, int count, int placements) {
   const bool clear = ::isatty(STDOUT_FILENO) != 0;
   const auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s));
   std::map<std::string, ServerStats> before;
@@ -61,8 +68,14 @@ int top(Client& client, double interval_s, int count) {
   for (int frame = 0; count == 0 || frame < count; ++frame) {
     std::this_thread::sleep_until(then + interval);
     const Sample now = client.stat_each();
+    // Only server 0 decides; a group without placements is not asked.
+    std::vector<PlacementDecision> recent;
+    if (placements > 0 && !now.empty() && now.front().second.reachable && now.front().second.placements > 0) try {
+        recent = client.placements(static_cast<std::size_t>(placements));
+      } catch (const Error&) {
+      }
     const auto at = Clock::now();
-    draw(now, before, std::chrono::duration<double>(at - then).count(), clear);
+    draw(now, before, std::chrono::duration<double>(at - then).count(), clear, recent);
     before.clear();
     for (const auto& [address, s] : now) before[address] = s;
     then = at;
