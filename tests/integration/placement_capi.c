@@ -13,25 +13,7 @@
 #include <time.h>
 
 static int passed = 0, failed = 0;
-
-#define CHECK(cond)                                                                                              \
-  do {                                                                                                           \
-    if (cond) {                                                                                                  \
-      passed++;                                                                                                  \
-    } else {                                                                                                     \
-      failed++;                                                                                                  \
-      fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__, #cond, cove_last_error()); \
-    }                                                                                                            \
-  } while (0)
-
-/* The status is `want` and the message names `text`. */
-#define CHECK_ERROR(call, want, text)                                                                  \
-  do {                                                                                                 \
-    const cove_status got_ = (call);                                                                   \
-    CHECK(got_ == (want));                                                                             \
-    if (got_ != (want)) fprintf(stderr, "  got %s, wanted %s\n", cove_status_name(got_), #want);       \
-    CHECK(strstr(cove_last_error(), (text)) != NULL);                                                  \
-  } while (0)
+#include "capi_check.h"
 
 static void sleep_ms(long ms) {
   struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};

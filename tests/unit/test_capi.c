@@ -8,17 +8,7 @@
 #include <string.h>
 
 static int passed = 0, failed = 0;
-
-#define CHECK(cond)                                                           \
-  do {                                                                        \
-    if (cond) {                                                               \
-      passed++;                                                               \
-    } else {                                                                  \
-      failed++;                                                               \
-      fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, \
-              __LINE__, #cond, cove_last_error());                            \
-    }                                                                         \
-  } while (0)
+#include "capi_check.h"
 
 /* A get that waits, without a timeout, for version 99. */
 struct waiting_get {
