@@ -1,6 +1,6 @@
 """Type stubs of the package cove (docs/python.md)."""
 import os
-from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -178,6 +178,8 @@ class Client:
         """put() onto the server the placement component chooses (else where put() puts it); returns its index."""
     def task_done(self, var: str, start: Index, count: Index, seconds: float) -> None:
         """Reports the execution time of the consumer task reading the region (InvalidArgument for < 0 or NaN)."""
+    def placements(self, max: int = 16) -> List[Dict[str, Any]]:
+        """Server 0's newest placement decisions, oldest first, one dict each (docs/placement.md)."""
     def monitor_reads(self, on: bool) -> None:
         """Task times by read intervals: each get ends the previous get's task (task_done of its region)."""
     def end_read_task(self) -> None:

@@ -125,6 +125,16 @@ def test_put_placed(group):
         np.testing.assert_array_equal(c.get("grid", 1, (0, 0), (4, 6), timeout=0), grid)
         # One decision per put of a variable with a policy; 'unplaced' went as put().
         assert c.stat().placements - decisions == 13
+        # The newest decisions, as server 0 logged them: the grid's, then placed's last 3.
+        recent = c.placements(4)
+        assert [(d["var"], d["start"], d["count"]) for d in recent] == [
+            ("placed", (16,), (16,)), ("placed", (32,), (16,)), ("placed", (48,), (16,)), ("grid", (0, 0), (4, 6))]
+        assert recent[-1]["policy"] == "hybrid" and recent[0]["policy"] == "time"
+        assert all(d["bytes"] == 128 for d in recent[:3]) and recent[-1]["bytes"] == 192
+        assert [d["sequence"] for d in recent] == list(range(recent[0]["sequence"], recent[0]["sequence"] + 4))
+        assert all(d["server"] in (0, 1) and d["slot"] == 0 and d["ect"] >= d["min_ect"] for d in recent)
+        with pytest.raises(cove.InvalidArgument, match="placements"):
+            c.placements(0)
         # Bad input: refused as put() refuses it, nothing stored.
         with pytest.raises(cove.InvalidArgument, match="dtype"):
             c.put_placed("placed", 7, (0,), np.arange(16, dtype=np.float32))

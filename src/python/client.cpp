@@ -496,6 +496,40 @@ void bind_client(nb::module_& m) {
           "Reports to the placement component that the consumer task reading the region (start, count) of `var` "
           "ran `seconds`. InvalidArgument for a negative or non-finite time.")
       .def(
+          "placements",
+          [](PyClient& c, std::size_t max) {
+            const auto decisions = c.call([&](Client& cl) { return cl.placements(max); });
+            nb::list out;
+            for (const PlacementDecision& d : decisions) {
+              std::vector<Index> start(d.box.lo.begin(), d.box.lo.begin() + d.box.ndim), count;
+              for (int i = 0; i < d.box.ndim; ++i) count.push_back(d.box.count(i));
+              nb::dict e;
+              e["sequence"] = d.sequence;
+              e["var"] = d.var;
+              e["start"] = nb::tuple(nb::cast(start));
+              e["count"] = nb::tuple(nb::cast(count));
+              e["bytes"] = d.bytes;
+              e["policy"] = d.policy;
+              e["applied"] = d.applied;
+              e["server"] = d.server;
+              e["slot"] = d.slot;
+              e["eet"] = d.eet;
+              e["dat"] = d.dat;
+              e["eat"] = d.eat;
+              e["ect"] = d.ect;
+              e["min_ect"] = d.min_ect;
+              e["group"] = d.group;
+              e["affinity"] = d.affinity;
+              e["candidates"] = d.candidates;
+              out.append(e);
+            }
+            return out;
+          },
+          "max"_a = 16,
+          "Server 0's newest `max` (1..1024) placement decisions, oldest first, each a dict with the variable, "
+          "start, count, bytes, configured and applied policy, server, slot, eet, dat, eat, ect, min_ect, group, "
+          "affinity and candidates (docs/placement.md, \"Decision log\"). InvalidArgument for max 0 or above 1024.")
+      .def(
           "monitor_reads", [](PyClient& c, bool on) { c.call([&](Client& cl) { cl.monitor_reads(on); }); }, "on"_a,
           "The paper's task monitor: with on, each get ends the task that read the previous get's region and "
           "reports the time between the two requests as its execution time (task_done); end_read_task() ends the "
