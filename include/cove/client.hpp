@@ -49,6 +49,8 @@
 
 namespace cove {
 
+class DataflowGraph;
+
 struct ConnectOptions {
   // How long connect() waits for a server to appear, in milliseconds.
   std::int64_t timeout_ms = 10000;
@@ -293,6 +295,9 @@ class COVE_EXPORT Client {
   // missing file; InvalidArgument naming the file and the culprit for a
   // graph that does not parse, has a cycle or reads an unknown object.
   void register_dataflow(const std::string& path);
+  // The same for a graph built in code (include/cove/dataflow.hpp).
+  // InvalidArgument for a cycle, or a graph whose JSON form is over 1 MiB.
+  void register_dataflow(const DataflowGraph& graph);
   // The newest `max` placement decisions server 0 remembers (it keeps the
   // last 1024), oldest first, with their inputs. Blocking: one request to
   // server 0. InvalidArgument for max 0 or over 1024; Unavailable when

@@ -3,6 +3,7 @@
 
 #include <cove/box.hpp>
 #include <cove/client.hpp>
+#include <cove/dataflow.hpp>
 #include <cove/decomposition.hpp>
 #include <cove/dtype.hpp>
 #include <cove/error.hpp>

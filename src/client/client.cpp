@@ -2,6 +2,7 @@
 // administrative calls (gets are in get.cpp).
 #include "client/impl.hpp"
 
+#include <cove/dataflow.hpp>
 #include <cove/region_copy.hpp>
 
 #include "common/auth.hpp"
@@ -453,10 +454,17 @@ void Client::register_dataflow(const std::string& path) {
   if (!in) fail(Code::NotFound, "dataflow graph ", path, " cannot be read");
   std::ostringstream text;
   text << in.rdbuf();
-  if (text.str().size() > net::kMaxMetaBytes)
-    fail(Code::InvalidArgument, "dataflow graph ", path, " has ", text.str().size(), " bytes; at most ",
-         net::kMaxMetaBytes);
-  impl_->call<Message<Op::Dataflow>>(0, {path, toml, text.str()});
+  impl_->send_dataflow(path, toml, text.str());
+}
+
+void Client::register_dataflow(const DataflowGraph& graph) {
+  impl_->send_dataflow("(built through the API)", false, graph.to_json());
+}
+
+void Client::Impl::send_dataflow(const std::string& source, bool toml, std::string text) {
+  if (text.size() > net::kMaxMetaBytes)
+    fail(Code::InvalidArgument, "dataflow graph ", source, " has ", text.size(), " bytes; at most ", net::kMaxMetaBytes);
+  call<Message<Op::Dataflow>>(0, {source, toml, std::move(text)});
 }
 
 std::vector<PlacementDecision> Client::placements(std::size_t max) {

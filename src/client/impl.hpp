@@ -62,6 +62,9 @@ struct Client::Impl {
   // Ends the last read's task at `now` (reports it to server 0); at most
   // once per read. A failed report is logged, not thrown.
   void end_read_task(std::chrono::steady_clock::time_point now);
+  // Hands a dataflow graph's text (at most net::kMaxMetaBytes) to server 0;
+  // `source` names it in errors.
+  void send_dataflow(const std::string& source, bool toml, std::string text);
   // Runs `get` (a get of `region` of `var`); under monitor_reads it ends
   // the previous read's task first and, once it succeeds, starts its own.
   template <typename Get>

@@ -141,6 +141,21 @@ std::vector<int> Dataflow::topological_order() const {
 
 void Dataflow::validate() const { (void)topological_order(); }
 
+std::string Dataflow::to_json() const {
+  nlohmann::json objects = nlohmann::json::array(), tasks = nlohmann::json::array();
+  for (const DataObject& o : objects_)
+    objects.push_back({{"name", o.name}, {"var", o.var}, {"version", o.version}, {"start", o.start},
+                       {"count", o.count}, {"bytes", o.bytes}});
+  for (const Task& t : tasks_) {
+    nlohmann::json reads = nlohmann::json::array(), after = nlohmann::json::array();
+    for (int r : t.reads) reads.push_back(objects_[static_cast<std::size_t>(r)].name);
+    for (const TaskInput& in : t.after)
+      after.push_back({{"task", tasks_[static_cast<std::size_t>(in.task)].name}, {"bytes", in.bytes}});
+    tasks.push_back({{"name", t.name}, {"kind", t.kind}, {"reads", reads}, {"after", after}, {"cost", t.cost}});
+  }
+  return nlohmann::json{{"objects", objects}, {"tasks", tasks}}.dump(1);
+}
+
 Dataflow Dataflow::from_json(const std::string& text, const std::string& source) {
   nlohmann::json doc;
   try {

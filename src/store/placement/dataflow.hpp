@@ -68,6 +68,9 @@ class Dataflow {
   int object_index(const std::string& name) const;  // -1 when unknown
   int task_index(const std::string& name) const;    // -1 when unknown
 
+  // The JSON file form: from_json(to_json()) gives this graph again.
+  std::string to_json() const;
+
   // Parse and validate; `source` names the text in errors (a path).
   static Dataflow from_json(const std::string& text, const std::string& source);
   static Dataflow from_toml(const std::string& text, const std::string& source);
