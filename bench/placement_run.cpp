@@ -30,11 +30,14 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -61,13 +64,21 @@ struct Options {
   bool halo = false;
   bool newest = false;  // the analysis takes the newest step written when free (cove worker --newest)
   std::string monitor = "events";  // cove worker --monitor: how server 0 learns task times
-  bool server_placement = false;
-  std::string prefix = "amr";     // variables are <prefix>.<policy>  // server 0 places (put_placed), by the policy its config gives the variable       // a local task also reads its right neighbour block (its ghost cells)
+  bool server_placement = false;  // server 0 places (put_placed), by the policy its config gives the variable
+  std::string prefix = "amr";      // variables are <prefix>.<policy>
+  std::string work = "sleep";      // the producer's and the tasks' work: sleep (emulated cores) or busy
 };
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
-void work(double s) {
+void work(double s, const std::string& how) {
+  if (how == "sleep") {
+    std::this_thread::sleep_for(std::chrono::duration<double>(s));
+    return;
+  }
   const auto until = Clock::now() + std::chrono::duration<double>(s);
   volatile std::uint64_t x = 0;
   while (Clock::now() < until)
@@ -145,6 +156,9 @@ struct Result {
   std::uint64_t tasks = 0, read_bytes = 0, remote_read_bytes = 0, edge_bytes = 0, remote_edge_bytes = 0;
   double decision_us = 0;  // median per put
   std::uint64_t decisions = 0, fallbacks = 0;
+  std::vector<std::array<double, 2>> produced;  // per step: first block written, last block written (system clock, s)
+  // Per analysed step: the step, the first worker's start and the last worker's end of it.
+  std::map<int, std::array<double, 2>> analysis;
 };
 
 bool step_done(Client& c, const std::string& run, int step, int blocks) {
@@ -195,8 +209,9 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
                                     fmt::format("{}.{}.{}", r.policy, s, w), "--run", run, "--steps",
                                     std::to_string(o.steps), "--per-server", std::to_string(o.per_server),
                                     "--timeout-ms", std::to_string(o.timeout_ms), "--verify", "--json", "--connect", conn};
-      if (o.newest) args.push_back("--newest");
-      args.insert(args.end(), {"--monitor", o.monitor});
+      if (o.newest)
+        args.insert(args.end(), {"--newest", "--plan-by", policy == Policy::rr_blocking ? "written" : "begun"});
+      args.insert(args.end(), {"--monitor", o.monitor, "--work", o.work});
       workers.push_back(spawn(args, outs.back()));
     }
 
@@ -209,9 +224,12 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
   po.default_eet = o.base_ms / 1000;
   Placer placer(nodes_of, po);
   TaskMonitor monitor;
+  // The task times the workers published (their outputs), as EETs for
+  // the next steps; the steps of the last few only, where they can still
+  // come (EET needs the newest two).
   std::vector<std::vector<bool>> measured(static_cast<std::size_t>(o.steps), std::vector<bool>(static_cast<std::size_t>(o.blocks)));
   auto measure = [&](int upto) {
-    for (int t = 0; t < upto; ++t)
+    for (int t = std::max(0, upto - 4); t < upto; ++t)
       for (int i = 0; i < o.blocks; ++i) {
         if (measured[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]) continue;
         try {
@@ -226,49 +244,80 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
       }
   };
 
+  // The producer's compute per block: the step's sim-ms shared by the
+  // blocks' refinement (a block at depth d takes 2^(d - min) of a base block).
+  auto compute_share = [&](int i, int t) {
+    double total = 0;
+    for (int b = 0; b < o.blocks; ++b) total += std::ldexp(1.0, depth(o, b, t) - o.min_depth);
+    return o.sim_ms / 1000 * std::ldexp(1.0, depth(o, i, t) - o.min_depth) / total;
+  };
   std::vector<double> block(static_cast<std::size_t>(o.block_elems));
   std::vector<double> decision_us;
+  auto put_block = [&](int t, int i, std::optional<int> server) {
+    for (int e = 0; e < o.block_elems; ++e)
+      block[static_cast<std::size_t>(e)] = static_cast<double>((static_cast<std::uint64_t>(t) << 32) +
+                                                               static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(o.block_elems) +
+                                                               static_cast<std::uint64_t>(e));
+    const Index lo[] = {static_cast<Index>(i) * o.block_elems}, n[] = {o.block_elems};
+    const Box box = Box::from_start_count(lo, n);
+    if (server) {
+      client.put_on(static_cast<std::size_t>(*server), var, static_cast<std::uint64_t>(t), box, block.data(),
+                    block.size() * sizeof(double));
+      return;
+    }
+    // Server 0 places it; the time is the whole put_placed (a Place round
+    // trip and the put; `cove stat --placements` has the decisions).
+    const Clock::time_point d0 = Clock::now();
+    client.put_placed(var, static_cast<std::uint64_t>(t), box, block.data(), block.size() * sizeof(double));
+    decision_us.push_back(since(d0) * 1e6);
+    ++r.decisions;
+  };
+  auto place = [&](std::vector<Request> requests) {
+    const Clock::time_point d0 = Clock::now();
+    const std::vector<Decision> decisions = placer.place_all(std::move(requests), monitor);
+    decision_us.push_back(since(d0) * 1e6 / static_cast<double>(decisions.size()));
+    r.decisions += decisions.size();
+    for (const Decision& d : decisions)
+      if (d.applied != d.policy) ++r.fallbacks;
+    return decisions;
+  };
+  const std::uint64_t block_bytes = static_cast<std::uint64_t>(o.block_elems) * 8;
+  const std::byte one[1] = {std::byte{1}};
   bool partitioned = false;
   for (int t = 0; t < o.steps; ++t) {
-    work(o.sim_ms / 1000);
+    double first_written = 0;
     measure(t);
-    const double now = since(start);
-    std::vector<Request> requests;
-    for (int i = 0; i < o.blocks; ++i)
-      requests.push_back({static_cast<ObjectId>(i), now, static_cast<std::uint64_t>(o.block_elems) * 8});
-    if (o.server_placement) {
-      const Clock::time_point d0 = Clock::now();
-      for (int i = 0; i < o.blocks; ++i) {
-        for (int e = 0; e < o.block_elems; ++e)
-          block[static_cast<std::size_t>(e)] = static_cast<double>((static_cast<std::uint64_t>(t) << 32) +
-                                                                   static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(o.block_elems) +
-                                                                   static_cast<std::uint64_t>(e));
-        const Index lo[] = {static_cast<Index>(i) * o.block_elems}, n[] = {o.block_elems};
-        client.put_placed(var, static_cast<std::uint64_t>(t), Box::from_start_count(lo, n), block.data(),
-                          block.size() * sizeof(double));
-      }
-      decision_us.push_back(since(d0) * 1e6 / o.blocks);  // with the puts: see `cove stat` for the decisions
-      r.decisions += static_cast<std::uint64_t>(o.blocks);
-    }
-    const Clock::time_point d0 = Clock::now();
-    std::vector<Decision> decisions;
-    if (!o.server_placement) decisions = placer.place_all(requests, monitor);
-    if (!o.server_placement) decision_us.push_back(since(d0) * 1e6 / o.blocks);
-    for (const Decision& d : decisions) {
-      if (d.applied != d.policy) ++r.fallbacks;
-      const auto i = static_cast<std::uint64_t>(d.object);
-      for (int e = 0; e < o.block_elems; ++e)
-        block[static_cast<std::size_t>(e)] =
-            static_cast<double>((static_cast<std::uint64_t>(t) << 32) + i * static_cast<std::uint64_t>(o.block_elems) + static_cast<std::uint64_t>(e));
-      const Index lo[] = {static_cast<Index>(i) * o.block_elems}, n[] = {o.block_elems};
-      client.put_on(static_cast<std::size_t>(d.node), var, static_cast<std::uint64_t>(t), Box::from_start_count(lo, n),
-                    block.data(), block.size() * sizeof(double));
-    }
-    r.decisions += decisions.size();
-    const std::byte one[1] = {std::byte{1}};
-    client.put_meta(fmt::format("cove.written.{}", run), static_cast<std::uint64_t>(t), one);
+    // The placer cannot know which steps the analysis will take (with
+    // --newest it skips some): each step's EATs start at the step's start.
+    for (int res = 0; res < placer.resources(); ++res) placer.set_available(res, since(start));
     if (policy == Policy::rr_blocking) {
-      // Synchronous coupling: the analysis of this step ends before the next step.
+      // Synchronous coupling: the whole step is computed, then written.
+      work(o.sim_ms / 1000, o.work);
+      std::vector<Request> requests;
+      for (int i = 0; i < o.blocks; ++i) requests.push_back({static_cast<ObjectId>(i), since(start), block_bytes});
+      if (o.server_placement)
+        for (int i = 0; i < o.blocks; ++i) put_block(t, i, std::nullopt);
+      else
+        for (const Decision& d : place(std::move(requests))) put_block(t, static_cast<int>(d.object), d.node);
+    } else {
+      // Asynchronous coupling: each block is placed and written as soon as
+      // it is computed; the analysis may begin with the step's first block.
+      for (int i = 0; i < o.blocks; ++i) {
+        work(compute_share(i, t), o.work);
+        if (o.server_placement)
+          put_block(t, i, std::nullopt);
+        else
+          put_block(t, i, place({{static_cast<ObjectId>(i), since(start), block_bytes}}).front().node);
+        if (i == 0) {
+          client.put_meta(fmt::format("cove.begun.{}", run), static_cast<std::uint64_t>(t), one);
+          first_written = unix_seconds();
+        }
+      }
+    }
+    client.put_meta(fmt::format("cove.written.{}", run), static_cast<std::uint64_t>(t), one);
+    r.produced.push_back({policy == Policy::rr_blocking ? unix_seconds() : first_written, unix_seconds()});
+    if (policy == Policy::rr_blocking && !o.newest) {
+      // Every step analysed, synchronously: the step's analysis ends before the next step.
       for (int i = 0; i < o.blocks; ++i)
         client.get_meta(fmt::format("cove.task.{}.{}.output{}", run, t, i), 0, o.timeout_ms);
     }
@@ -302,6 +351,11 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
     r.remote_read_bytes += j["remote_object_bytes"].get<std::uint64_t>();
     r.edge_bytes += j["edge_bytes"].get<std::uint64_t>();
     r.remote_edge_bytes += j["remote_edge_bytes"].get<std::uint64_t>();
+    for (const auto& step : j["timeline"]) {
+      const int t = step[0].get<int>();
+      auto [it, fresh] = r.analysis.emplace(t, std::array<double, 2>{step[1].get<double>(), step[2].get<double>()});
+      if (!fresh) it->second = {std::min(it->second[0], step[1].get<double>()), std::max(it->second[1], step[2].get<double>())};
+    }
   }
   r.end_to_end = since(start);
   if (!failures.empty()) throw Error(Code::Internal, fmt::format("policy {}: workers failed:{}", r.policy, failures));
@@ -341,7 +395,13 @@ int main(int argc, char** argv) {
   app.add_option("--sim-ms", o.sim_ms, "the producer's compute per step")->check(CLI::Range(0.0, 1e5));
   app.add_option("--timeout-ms", o.timeout_ms, "the longest wait of a worker")->check(CLI::Range(1, 86400000));
   app.add_option("--prefix", o.prefix, "variables are PREFIX.<policy> (default amr)");
-  app.add_flag("--newest", o.newest, "the analysis takes the newest step written whenever it is free");
+  app.add_flag("--newest", o.newest,
+               "the analysis takes the newest step whenever it is free: rr-blocking the newest wholly written, "
+               "the others the newest begun (the paper's loosely coupled workflow; the producer never waits)");
+  app.add_option("--work", o.work,
+                 "the producer's and the tasks' work: sleep (default; each worker an emulated staging core, "
+                 "the producer one more) or busy (they compete for this machine's cores)")
+      ->check(CLI::IsMember({"sleep", "busy"}));
   app.add_option("--monitor", o.monitor, "the workers' task times: events (each task reports) or reads (read intervals)")
       ->check(CLI::IsMember({"events", "reads"}));
   app.add_flag("--halo", o.halo, "a local task also reads its neighbour block");
@@ -380,7 +440,12 @@ int main(int argc, char** argv) {
       j.push_back({{"policy", r.policy}, {"end_to_end_s", r.end_to_end}, {"sim_s", r.sim_time},
                    {"analysed", r.analysed}, {"steps_analysed", r.steps_analysed}, {"tasks", r.tasks}, {"read_bytes", r.read_bytes},
                    {"remote_read_bytes", r.remote_read_bytes}, {"remote_edge_bytes", r.remote_edge_bytes},
-                   {"decision_us", r.decision_us}, {"fallbacks", r.fallbacks}});
+                   {"decision_us", r.decision_us}, {"fallbacks", r.fallbacks}, {"produced", r.produced},
+                   {"analysis", [&] {
+                      nlohmann::json a = nlohmann::json::array();
+                      for (const auto& [t, span] : r.analysis) a.push_back({t, span[0], span[1]});
+                      return a;
+                    }()}});
     std::ofstream(o.out + "/results.json") << j.dump(1) << "\n";
     return 0;
   } catch (const Error& e) {

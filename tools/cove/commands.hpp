@@ -54,6 +54,8 @@ struct WorkerArgs {
   double cost_scale = 1.0;     // tasks work cost x scale seconds
   bool verify = false;         // check the producer's pattern in every object read
   bool newest = false;         // analyse the newest step written when free (worker 0 of server 0 plans)
+  std::string plan_by = "written";  // --newest: the newest step "written" (wholly) or "begun"
+  std::string work = "busy";   // a task's work: "busy" (a core's) or "sleep" (an emulated staging core)
   std::string monitor = "events";  // task times: "events" (task_done per task) or "reads" (read intervals)
   bool json = false;
 };

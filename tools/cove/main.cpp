@@ -121,6 +121,14 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 86400000));
   worker->add_option("--cost-scale", wa.cost_scale, "a task works cost x this seconds")->check(CLI::Range(0.0, 1e6));
   worker->add_flag("--newest", wa.newest, "analyse the newest step the producer announced whenever free, not every step");
+  worker->add_option("--plan-by", wa.plan_by,
+                     "with --newest, the newest step wholly written (written, default: cove.written.<run>) "
+                     "or begun (begun: cove.begun.<run>, its first block written)")
+      ->check(CLI::IsMember({"written", "begun"}));
+  worker->add_option("--work", wa.work,
+                     "a task's work: busy (default; workers compete for the cores) or sleep (each worker an "
+                     "emulated staging core of its own)")
+      ->check(CLI::IsMember({"busy", "sleep"}));
   worker->add_option("--monitor", wa.monitor,
                      "how server 0's task monitor learns task times: events (each task reports its time, default) "
                      "or reads (the interval between this worker's consecutive reads, as in the paper)")

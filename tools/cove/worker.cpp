@@ -1,8 +1,9 @@
 // `cove worker`: an in-staging consumer worker (docs/placement.md,
 // "Workers"). The process takes a worker slot of one server and runs the
 // tasks of a dataflow graph whose inputs are placed on that server: a task
-// reading objects runs on the server holding most of its input bytes, a
-// task reading none on the server of its first input task. Task outputs
+// reading objects runs on the server holding most of its input bytes, as
+// soon as they are there, a task reading none on the server of most of its
+// input tasks. Task outputs
 // travel as metadata ("cove.task.<run>.<step>.<task>"), so tasks on other
 // servers wait for them. Bytes read from other servers than the worker's
 // own are the bytes moved between nodes.
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <map>
 #include <thread>
+#include <tuple>
 
 namespace cove::tool {
 
@@ -32,6 +34,9 @@ using store::placement::DataObject;
 using store::placement::Task;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 Box box_of(const DataObject& o) {
   std::vector<Index> start(o.start.begin(), o.start.end()), count(o.count.begin(), o.count.end());
@@ -66,31 +71,32 @@ void verify(const std::string& object, const std::string& var, std::uint64_t ver
   }
 }
 
-// Busy for `s` seconds: the task's synthetic work (a sleep would let two
-// workers share one core and hide the cost placement is about).
-void work(double s) {
+// The task's synthetic work: busy for `s` seconds, so that workers compete
+// for cores as real tasks do; or, with `sleep`, idle for them, so that each
+// worker is a staging core of its own whatever cores the host has (the
+// emulation cove-placement-run uses on small machines).
+void work(double s, bool sleep) {
+  if (sleep) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(s));
+    return;
+  }
   const auto until = Clock::now() + std::chrono::duration<double>(s);
   volatile std::uint64_t x = 0;
   while (Clock::now() < until)
     for (int i = 0; i < 1000; ++i) x = x + static_cast<std::uint64_t>(i);
 }
 
-// A task reading objects goes to the server holding most of their bytes
-// (ties: the lowest), one reading none to its first input task's server.
-std::vector<int> assign_tasks(const Dataflow& g, const std::vector<std::vector<std::uint64_t>>& held_by_object) {
-  std::vector<int> home(g.tasks().size(), 0);
-  for (int t : g.topological_order()) {
-    const Task& task = g.tasks()[static_cast<std::size_t>(t)];
-    if (!task.reads.empty()) {
-      std::vector<std::uint64_t> bytes(held_by_object.empty() ? 1 : held_by_object.front().size(), 0);
-      for (int o : task.reads)
-        for (std::size_t s = 0; s < bytes.size(); ++s) bytes[s] += held_by_object[static_cast<std::size_t>(o)][s];
-      home[static_cast<std::size_t>(t)] = static_cast<int>(argmax(bytes));
-    } else if (!task.after.empty()) {
-      home[static_cast<std::size_t>(t)] = home[static_cast<std::size_t>(task.after.front().task)];
-    }
+// A task reading no objects (join, correction, output) runs on the server
+// of most of its input tasks (ties: the first input's).
+int home_of_inputs(const Task& task, const std::vector<int>& home, std::size_t servers) {
+  std::vector<int> votes(servers, 0);
+  for (const auto& in : task.after) ++votes[static_cast<std::size_t>(home[static_cast<std::size_t>(in.task)])];
+  int best = home[static_cast<std::size_t>(task.after.front().task)];
+  for (const auto& in : task.after) {
+    const int h = home[static_cast<std::size_t>(in.task)];
+    if (votes[static_cast<std::size_t>(h)] > votes[static_cast<std::size_t>(best)]) best = h;
   }
-  return home;
+  return best;
 }
 
 }  // namespace
@@ -133,14 +139,21 @@ int worker(Client& client, const WorkerArgs& a) {
   std::uint64_t steps_analysed = 0;
   std::uint64_t tasks_run = 0, object_bytes = 0, remote_object_bytes = 0, edge_bytes = 0, remote_edge_bytes = 0;
   double busy = 0, waiting = 0;
+  // Per analysed step: the step, when this worker began it and when its
+  // tasks of it were done (seconds of the system clock, as the producer's).
+  std::vector<std::tuple<int, double, double>> timeline;
   const std::vector<int> order = g.topological_order();
-  // --newest: the analysis takes the newest step written whenever it is
+  // --newest: the analysis takes the newest step there whenever it is
   // free (the paper's loosely coupled analysis). Worker 0 of server 0
   // plans: after each analysed step it publishes the next one (metadata
   // cove.plan.<run>, version n: the step, -1 at the end), the newest the
-  // producer announced (cove.written.<run>, version = step).
+  // producer announced: wholly written (cove.written.<run>, version =
+  // step; --plan-by written) or begun, its first block written
+  // (cove.begun.<run>; --plan-by begun), for an analysis that reads each
+  // block as it comes.
   const bool leader = a.server == 0 && slot.slot == 0;
-  const std::string plan_name = fmt::format("cove.plan.{}", a.run), written = fmt::format("cove.written.{}", a.run);
+  const std::string plan_name = fmt::format("cove.plan.{}", a.run),
+                    written = fmt::format("cove.{}.{}", a.plan_by, a.run);
   auto publish = [&](std::uint64_t n, std::int64_t step) {
     std::vector<std::byte> b(sizeof step);
     std::memcpy(b.data(), &step, sizeof step);
@@ -166,22 +179,17 @@ int worker(Client& client, const WorkerArgs& a) {
       break;
     }
     ++steps_analysed;
-    // Where this step's objects are: the servers' index, asked now.
-    std::vector<std::vector<std::uint64_t>> held;
-    for (const DataObject& o : g.objects())
-      held.push_back(client.locate(o.var, o.version + static_cast<std::uint64_t>(step), box_of(o), a.timeout_ms));
-    const std::vector<int> home = assign_tasks(g, held);
-    // Tasks on one server are dealt to its workers in turn.
-    std::vector<int> mine;
-    std::vector<int> dealt(servers, 0);
-    for (int t : order) {
-      const int s = home[static_cast<std::size_t>(t)];
-      if (s == a.server && dealt[static_cast<std::size_t>(s)] % a.per_server == static_cast<int>(slot.slot))
-        mine.push_back(t);
-      ++dealt[static_cast<std::size_t>(s)];
-    }
+    const double step_began = unix_seconds();
+    // Where each task runs, decided in graph order as the step's data
+    // arrives: a task reading objects on the server holding most of their
+    // bytes (the index, asked once they are all there), so that it starts
+    // as soon as its data is placed; one reading none on the server of most
+    // of its input tasks. Tasks on one server are dealt to its workers in
+    // turn.
     const std::string prefix = fmt::format("cove.task.{}.{}.", a.run, step);
-    for (int t : mine) {
+    std::vector<int> home(g.tasks().size(), 0);
+    std::vector<int> dealt(servers, 0);
+    auto run = [&](int t) {
       const Task& task = g.tasks()[static_cast<std::size_t>(t)];
       std::uint64_t contributed = 1;
       for (const auto& in : task.after) {
@@ -229,7 +237,7 @@ int worker(Client& client, const WorkerArgs& a) {
         }
       }
       const Clock::time_point b = Clock::now();
-      work(task.cost * a.cost_scale);
+      work(task.cost * a.cost_scale, a.work == "sleep");
       const double took = seconds_since(b);
       busy += took;
       if (!task.reads.empty() && !by_reads) {
@@ -248,7 +256,31 @@ int worker(Client& client, const WorkerArgs& a) {
       std::memcpy(out.data() + sizeof contributed, &took, sizeof took);
       client.put_meta(prefix + task.name, 0, out);
       ++tasks_run;
+    };
+    for (int t : order) {
+      const Task& task = g.tasks()[static_cast<std::size_t>(t)];
+      int s = 0;
+      if (!task.reads.empty()) {
+        // Ties go to the server holding most of the first object read (a
+        // local task's own block, before its neighbours' halo).
+        std::vector<std::uint64_t> bytes(servers, 0);
+        std::size_t first = 0;
+        for (int o : task.reads) {
+          const DataObject& obj = g.objects()[static_cast<std::size_t>(o)];
+          const std::vector<std::uint64_t> held =
+              client.locate(obj.var, obj.version + static_cast<std::uint64_t>(step), box_of(obj), a.timeout_ms);
+          if (o == task.reads.front()) first = argmax(held);
+          for (std::size_t i = 0; i < bytes.size() && i < held.size(); ++i) bytes[i] += held[i];
+        }
+        s = static_cast<int>(bytes[first] == bytes[argmax(bytes)] ? first : argmax(bytes));
+      } else if (!task.after.empty()) {
+        s = home_of_inputs(task, home, servers);
+      }
+      home[static_cast<std::size_t>(t)] = s;
+      if (s == a.server && dealt[static_cast<std::size_t>(s)] % a.per_server == static_cast<int>(slot.slot)) run(t);
+      ++dealt[static_cast<std::size_t>(s)];
     }
+    timeline.push_back({step, step_began, unix_seconds()});
     // By read intervals, the step's last read ends when its tasks are done,
     // not when the next step's first read comes.
     client.end_read_task();
@@ -272,7 +304,8 @@ int worker(Client& client, const WorkerArgs& a) {
                         {"remote_edge_bytes", remote_edge_bytes},
                         {"busy_s", busy},
                         {"wait_s", waiting},
-                        {"wall_s", wall}};
+                        {"wall_s", wall},
+                        {"timeline", timeline}};
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print("worker '{}' (server {}, slot {}): {} tasks in {} steps, read {} ({} from other servers), "
