@@ -290,9 +290,18 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
     // The placer cannot know which steps the analysis will take (with
     // --newest it skips some): each step's EATs start at the step's start.
     for (int res = 0; res < placer.resources(); ++res) placer.set_available(res, since(start));
+    // The producer's compute: what a sleep overshoots is taken off the
+    // next block's, so every policy's step computes sim-ms in all.
+    double owed = 0;
+    auto compute = [&](double s) {
+      owed += s;
+      const Clock::time_point c0 = Clock::now();
+      work(std::max(0.0, owed), o.work);
+      owed -= since(c0);
+    };
     if (policy == Policy::rr_blocking) {
       // Synchronous coupling: the whole step is computed, then written.
-      work(o.sim_ms / 1000, o.work);
+      compute(o.sim_ms / 1000);
       std::vector<Request> requests;
       for (int i = 0; i < o.blocks; ++i) requests.push_back({static_cast<ObjectId>(i), since(start), block_bytes});
       if (o.server_placement)
@@ -303,7 +312,7 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
       // Asynchronous coupling: each block is placed and written as soon as
       // it is computed; the analysis may begin with the step's first block.
       for (int i = 0; i < o.blocks; ++i) {
-        work(compute_share(i, t), o.work);
+        compute(compute_share(i, t));
         if (o.server_placement)
           put_block(t, i, std::nullopt);
         else
@@ -418,23 +427,46 @@ int main(int argc, char** argv) {
     fmt::print("{} servers x {} workers, {} blocks of {} KiB, depths {}-{}, k = {}, {} steps, {} ms producer step\n",
                client.servers().size(), o.per_server, o.blocks, o.block_elems * 8 / 1024, o.min_depth, o.max_depth,
                o.k, o.steps, o.sim_ms);
-    fmt::print("{:<15} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10}\n", "policy", "e2e (s)", "sim (s)", "analysed", "in all",
-               "read KiB", "remote KiB", "edges KiB", "dec (us)");
+    // Per analysed step: the KiB moved between servers, and how long after
+    // the step's last block was written its analysis ended (median).
+    auto per_step_kib = [](const Result& r) {
+      return r.steps_analysed ? static_cast<double>(r.remote_read_bytes + r.remote_edge_bytes) / 1024 /
+                                    static_cast<double>(r.steps_analysed)
+                              : 0.0;
+    };
+    auto lag_ms = [](const Result& r) {
+      std::vector<double> lag;
+      for (const auto& [t, span] : r.analysis)
+        if (static_cast<std::size_t>(t) < r.produced.size()) lag.push_back(span[1] - r.produced[static_cast<std::size_t>(t)][1]);
+      if (lag.empty()) return 0.0;
+      std::sort(lag.begin(), lag.end());
+      return lag[lag.size() / 2] * 1000;
+    };
+    fmt::print("{:<15} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>9} {:>10}\n", "policy", "e2e (s)", "sim (s)",
+               "analysed", "in all", "read KiB", "remote KiB", "edges KiB", "KiB/step", "lag (ms)", "dec (us)");
     const Result* base = nullptr;
     for (const Result& r : results)
       if (r.policy == "rr-blocking") base = &r;
     for (const Result& r : results)
-      fmt::print("{:<15} {:>9.3f} {:>9.3f} {:>9} {:>9} {:>12.1f} {:>12.1f} {:>12.1f} {:>10.2f}\n", r.policy, r.end_to_end,
-                 r.sim_time, r.analysed, r.steps_analysed, static_cast<double>(r.read_bytes) / 1024, static_cast<double>(r.remote_read_bytes) / 1024,
-                 static_cast<double>(r.remote_edge_bytes) / 1024, r.decision_us);
-    if (base)
-      for (const Result& r : results)
-        fmt::print("{:<15} e2e vs rr-blocking {:.2f}x, moved vs rr-blocking {:.2f}\n", r.policy,
-                   base->end_to_end / r.end_to_end,
-                   base->remote_edge_bytes + base->remote_read_bytes
-                       ? double(r.remote_edge_bytes + r.remote_read_bytes) /
-                             double(base->remote_edge_bytes + base->remote_read_bytes)
-                       : 0.0);
+      fmt::print("{:<15} {:>9.3f} {:>9.3f} {:>9} {:>9} {:>12.1f} {:>12.1f} {:>12.1f} {:>10.1f} {:>9.1f} {:>10.2f}\n", r.policy,
+                 r.end_to_end, r.sim_time, r.analysed, r.steps_analysed, static_cast<double>(r.read_bytes) / 1024,
+                 static_cast<double>(r.remote_read_bytes) / 1024, static_cast<double>(r.remote_edge_bytes) / 1024,
+                 per_step_kib(r), lag_ms(r), r.decision_us);
+    // The ratios, within this run: against rr-blocking, and bytes
+    // moved per analysed step against time.
+    const Result* time = nullptr;
+    for (const Result& r : results)
+      if (r.policy == "time") time = &r;
+    for (const Result& r : results) {
+      std::string line = fmt::format("{:<15}", r.policy);
+      if (base) line += fmt::format(" e2e vs rr-blocking {:.2f}x", base->end_to_end / r.end_to_end);
+      if (base && base->analysed)
+        line += fmt::format(", analysed by the simulation's end vs rr-blocking {:.2f}x",
+                            static_cast<double>(r.analysed) / base->analysed);
+      if (time && per_step_kib(*time) > 0)
+        line += fmt::format(", moved per analysed step vs time {:.2f}", per_step_kib(r) / per_step_kib(*time));
+      fmt::print("{}\n", line);
+    }
     nlohmann::json j = nlohmann::json::array();
     for (const Result& r : results)
       j.push_back({{"policy", r.policy}, {"end_to_end_s", r.end_to_end}, {"sim_s", r.sim_time},
