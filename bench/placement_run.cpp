@@ -31,12 +31,12 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -253,6 +253,7 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
   };
   std::vector<double> block(static_cast<std::size_t>(o.block_elems));
   std::vector<double> decision_us;
+  double first_written = 0;  // this step's first block written (system clock)
   auto put_block = [&](int t, int i, std::optional<int> server) {
     for (int e = 0; e < o.block_elems; ++e)
       block[static_cast<std::size_t>(e)] = static_cast<double>((static_cast<std::uint64_t>(t) << 32) +
@@ -263,14 +264,15 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
     if (server) {
       client.put_on(static_cast<std::size_t>(*server), var, static_cast<std::uint64_t>(t), box, block.data(),
                     block.size() * sizeof(double));
-      return;
+    } else {
+      // Server 0 places it; the time is the whole put_placed (a Place round
+      // trip and the put; `cove stat --placements` has the decisions).
+      const Clock::time_point d0 = Clock::now();
+      client.put_placed(var, static_cast<std::uint64_t>(t), box, block.data(), block.size() * sizeof(double));
+      decision_us.push_back(since(d0) * 1e6);
+      ++r.decisions;
     }
-    // Server 0 places it; the time is the whole put_placed (a Place round
-    // trip and the put; `cove stat --placements` has the decisions).
-    const Clock::time_point d0 = Clock::now();
-    client.put_placed(var, static_cast<std::uint64_t>(t), box, block.data(), block.size() * sizeof(double));
-    decision_us.push_back(since(d0) * 1e6);
-    ++r.decisions;
+    if (first_written == 0) first_written = unix_seconds();
   };
   auto place = [&](std::vector<Request> requests) {
     const Clock::time_point d0 = Clock::now();
@@ -285,7 +287,7 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
   const std::byte one[1] = {std::byte{1}};
   bool partitioned = false;
   for (int t = 0; t < o.steps; ++t) {
-    double first_written = 0;
+    first_written = 0;
     measure(t);
     // The placer cannot know which steps the analysis will take (with
     // --newest it skips some): each step's EATs start at the step's start.
@@ -317,14 +319,11 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
           put_block(t, i, std::nullopt);
         else
           put_block(t, i, place({{static_cast<ObjectId>(i), since(start), block_bytes}}).front().node);
-        if (i == 0) {
-          client.put_meta(fmt::format("cove.begun.{}", run), static_cast<std::uint64_t>(t), one);
-          first_written = unix_seconds();
-        }
+        if (i == 0) client.put_meta(fmt::format("cove.begun.{}", run), static_cast<std::uint64_t>(t), one);
       }
     }
     client.put_meta(fmt::format("cove.written.{}", run), static_cast<std::uint64_t>(t), one);
-    r.produced.push_back({policy == Policy::rr_blocking ? unix_seconds() : first_written, unix_seconds()});
+    r.produced.push_back({first_written, unix_seconds()});
     if (policy == Policy::rr_blocking && !o.newest) {
       // Every step analysed, synchronously: the step's analysis ends before the next step.
       for (int i = 0; i < o.blocks; ++i)
