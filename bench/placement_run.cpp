@@ -244,12 +244,15 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
       }
   };
 
-  // The producer's compute per block: the step's sim-ms shared by the
-  // blocks' refinement (a block at depth d takes 2^(d - min) of a base block).
-  auto compute_share = [&](int i, int t) {
+  // The producer's compute per block at step t: the step's sim-ms shared
+  // by the blocks' refinement (a block at depth d takes 2^(d - min) of a
+  // base block).
+  auto compute_shares = [&](int t) {
+    std::vector<double> share(static_cast<std::size_t>(o.blocks));
     double total = 0;
-    for (int b = 0; b < o.blocks; ++b) total += std::ldexp(1.0, depth(o, b, t) - o.min_depth);
-    return o.sim_ms / 1000 * std::ldexp(1.0, depth(o, i, t) - o.min_depth) / total;
+    for (int b = 0; b < o.blocks; ++b) total += share[static_cast<std::size_t>(b)] = std::ldexp(1.0, depth(o, b, t) - o.min_depth);
+    for (double& x : share) x *= o.sim_ms / 1000 / total;
+    return share;
   };
   std::vector<double> block(static_cast<std::size_t>(o.block_elems));
   std::vector<double> decision_us;
@@ -313,8 +316,9 @@ Result run_policy(Client& client, const Options& o, Policy policy, const std::st
     } else {
       // Asynchronous coupling: each block is placed and written as soon as
       // it is computed; the analysis may begin with the step's first block.
+      const std::vector<double> share = compute_shares(t);
       for (int i = 0; i < o.blocks; ++i) {
-        compute(compute_share(i, t));
+        compute(share[static_cast<std::size_t>(i)]);
         if (o.server_placement)
           put_block(t, i, std::nullopt);
         else
@@ -423,6 +427,17 @@ int main(int argc, char** argv) {
     std::vector<Result> results;
     std::stringstream list(o.policies);
     for (std::string p; std::getline(list, p, ',');) results.push_back(run_policy(client, o, parse_policy(p), o.connect));
+    // Same-run baseline for the per-block costs: a memcpy of one block.
+    std::vector<double> from(static_cast<std::size_t>(o.block_elems), 1.0), to(from.size());
+    std::vector<double> copy_us;
+    for (int rep = 0; rep < 101; ++rep) {
+      const Clock::time_point c0 = Clock::now();
+      std::memcpy(to.data(), from.data(), from.size() * sizeof(double));
+      copy_us.push_back(since(c0) * 1e6);
+      from[0] = to[from.size() - 1] + 1;  // each copy's input depends on the last's output
+    }
+    std::sort(copy_us.begin(), copy_us.end());
+    fmt::print("memcpy of one {} KiB block: {:.2f} us median (same run)\n", o.block_elems * 8 / 1024, copy_us[copy_us.size() / 2]);
     fmt::print("{} servers x {} workers, {} blocks of {} KiB, depths {}-{}, k = {}, {} steps, {} ms producer step\n",
                client.servers().size(), o.per_server, o.blocks, o.block_elems * 8 / 1024, o.min_depth, o.max_depth,
                o.k, o.steps, o.sim_ms);

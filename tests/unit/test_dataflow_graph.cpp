@@ -11,8 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <string>
