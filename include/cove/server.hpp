@@ -103,6 +103,11 @@ struct ServerStats {
   std::uint64_t single_copies = 0;    // replicas = 2: pieces held here with no second copy (none could be made)
   std::uint64_t moved_pieces = 0;     // index entries moved to a second copy when their holder died
   std::uint64_t lost_members = 0;     // members of the group this server found dead
+  // Pieces indexed here that later puts into their version partly (or, for
+  // put_local ones not yet released, wholly) cover, and their bytes: held
+  // until the piece goes, though reads see only their visible parts.
+  std::uint64_t partly_covered = 0;
+  std::uint64_t partly_covered_bytes = 0;
   std::uint64_t worker_slots = 0;     // consumer worker slots (ServerOptions.worker_slots)
   std::uint64_t workers = 0;          // workers registered now (Client::become_worker)
   std::uint64_t placements = 0;       // placement decisions made here (server 0, put_placed)

@@ -632,6 +632,8 @@ ServerStats Client::stat() {
     total.metadata += s.metadata;
     total.metadata_bytes += s.metadata_bytes;
     total.lost_pieces += s.lost_pieces;
+    total.partly_covered += s.partly_covered;
+    total.partly_covered_bytes += s.partly_covered_bytes;
     total.clients += s.clients;
     total.worker_slots += s.worker_slots;
     total.workers += s.workers;

@@ -132,9 +132,8 @@ void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t 
 
 // A piece whose bytes are another process's device memory (a put_local
 // from device memory), read into host memory at `data` (region, layout).
-void Client::Impl::read_device_piece(const net::QueryPiece& p, const Box& region, void* data, std::size_t bytes,
-                                     const Layout& layout, std::size_t elem) {
-  const Box part = p.box.intersection(region);
+void Client::Impl::read_device_piece(const net::QueryPiece& p, const Box& part, const Box& region, void* data,
+                                     std::size_t bytes, const Layout& layout, std::size_t elem) {
   if (part.empty()) return;
   const gpu::DeviceKey key = device_key_of(p);
   gpu::CudaRuntime& rt = gpu::require("a get of a piece held in device memory");
@@ -161,7 +160,8 @@ void Client::Impl::read_pieces_to_device(const std::vector<net::QueryPiece>& pie
   const DeviceRecvPath path = gpu::choose_recv(recv_path, bytes);
   if (path == DeviceRecvPath::baseline) {
     gpu::PinnedBuffer host(bytes);
-    for (const auto& p : pieces) read_piece(p, region, host.data(), bytes, layout, elem);
+    for (const auto& p : pieces)
+      for (const Box& part : p.visible) read_piece(p, part, region, host.data(), bytes, layout, elem);
     gpu::check(rt.copy(data, host.data(), bytes, nullptr));
     return;
   }
@@ -186,46 +186,46 @@ void Client::Impl::read_pieces_to_device(const std::vector<net::QueryPiece>& pie
     const auto base = reinterpret_cast<const std::byte*>(reinterpret_cast<std::uintptr_t>(at) - lo);
     return ConstArrayView{base, static_cast<std::size_t>(p.box.volume()) * elem, p.box, p.layout};
   };
-  for (const auto& p : pieces) {
-    const Box part = p.box.intersection(region);
-    if (part.empty()) continue;
-    const auto [lo, hi] = span_of(p.box, p.layout, part, elem);
-    ConstArrayView src;
-    if (gpu::is_device_key(p.key)) {  // already on a device: read in place
-      const gpu::DeviceKey key = device_key_of(p);
-      const std::byte* at = reinterpret_cast<const std::byte*>(key.header.address);
-      if (key.header.pid != static_cast<std::uint64_t>(::getpid())) {
-        mappings.push_back(std::make_unique<gpu::IpcMapping>(key.allocation));
-        at = mappings.back()->at(key.header.address, key.header.length);
+  for (const auto& p : pieces)
+    for (const Box& part : p.visible) {
+      if (part.empty()) continue;
+      const auto [lo, hi] = span_of(p.box, p.layout, part, elem);
+      ConstArrayView src;
+      if (gpu::is_device_key(p.key)) {  // already on a device: read in place
+        const gpu::DeviceKey key = device_key_of(p);
+        const std::byte* at = reinterpret_cast<const std::byte*>(key.header.address);
+        if (key.header.pid != static_cast<std::uint64_t>(::getpid())) {
+          mappings.push_back(std::make_unique<gpu::IpcMapping>(key.allocation));
+          at = mappings.back()->at(key.header.address, key.header.length);
+        }
+        if (hi > key.header.length) fail(Code::Protocol, "a device piece's key covers less than its box");
+        src = {at, static_cast<std::size_t>(key.header.length), p.box, p.layout};
+      } else if (auto window = endpoint->map(peer_for(p.holder), p.key, false,
+                                             net::deadline_in(net::kControlTimeoutMs))) {
+        if (hi > window->size) fail(Code::Protocol, "a piece's window is smaller than its box");
+        const std::byte* from = window->data + lo;
+        if (path == DeviceRecvPath::hybrid) {  // through a pinned buffer of this process's
+          staged.push_back(std::make_unique<gpu::PinnedBuffer>(hi - lo));
+          copy_bytes(staged.back()->data(), from, hi - lo);
+          from = staged.back()->data();
+        } else if (window->mapping) {  // the copy engine reads the holder's segment itself
+          gpu::register_mapping(window->mapping, window->mapping_size, true);
+        }
+        src = view(on_device(from, hi - lo), lo, p);
+        windows.push_back(std::move(*window));
+      } else {  // read here by the transport, packed, in the piece's layout
+        staged.push_back(std::make_unique<gpu::PinnedBuffer>(static_cast<std::size_t>(part.volume()) * elem));
+        std::vector<net::RemoteOp> ops;
+        std::size_t at = 0;
+        detail::contiguous_runs(part, p.box, p.layout, elem).for_each([&](std::int64_t off, std::int64_t n) {
+          ops.push_back({static_cast<std::uint64_t>(off), staged.back()->data() + at, static_cast<std::size_t>(n)});
+          at += static_cast<std::size_t>(n);
+        });
+        read_runs(peer_for(p.holder), p.key, ops);
+        src = {on_device(staged.back()->data(), at), at, part, p.layout};
       }
-      if (hi > key.header.length) fail(Code::Protocol, "a device piece's key covers less than its box");
-      src = {at, static_cast<std::size_t>(key.header.length), p.box, p.layout};
-    } else if (auto window = endpoint->map(peer_for(p.holder), p.key, false,
-                                           net::deadline_in(net::kControlTimeoutMs))) {
-      if (hi > window->size) fail(Code::Protocol, "a piece's window is smaller than its box");
-      const std::byte* from = window->data + lo;
-      if (path == DeviceRecvPath::hybrid) {  // through a pinned buffer of this process's
-        staged.push_back(std::make_unique<gpu::PinnedBuffer>(hi - lo));
-        copy_bytes(staged.back()->data(), from, hi - lo);
-        from = staged.back()->data();
-      } else if (window->mapping) {  // the copy engine reads the holder's segment itself
-        gpu::register_mapping(window->mapping, window->mapping_size, true);
-      }
-      src = view(on_device(from, hi - lo), lo, p);
-      windows.push_back(std::move(*window));
-    } else {  // read here by the transport, packed, in the piece's layout
-      staged.push_back(std::make_unique<gpu::PinnedBuffer>(static_cast<std::size_t>(part.volume()) * elem));
-      std::vector<net::RemoteOp> ops;
-      std::size_t at = 0;
-      detail::contiguous_runs(part, p.box, p.layout, elem).for_each([&](std::int64_t off, std::int64_t n) {
-        ops.push_back({static_cast<std::uint64_t>(off), staged.back()->data() + at, static_cast<std::size_t>(n)});
-        at += static_cast<std::size_t>(n);
-      });
-      read_runs(peer_for(p.holder), p.key, ops);
-      src = {on_device(staged.back()->data(), at), at, part, p.layout};
+      copies.push_back({src, {data, bytes, region, layout}, part});
     }
-    copies.push_back({src, {data, bytes, region, layout}, part});
-  }
   const auto plans = gpu::make_plans(copies, elem);
   if (!plans.empty()) gpu::check(rt.reassemble(plans.data(), static_cast<int>(plans.size()), stream.get()));
   stream.synchronize();

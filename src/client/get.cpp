@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <set>
+#include <thread>
 
 namespace cove {
 
@@ -155,16 +155,23 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
       auto& to = all.elsewhere[holder];
       to.insert(to.end(), ids.begin(), ids.end());
     }
-  // A piece indexed by two shards comes twice; its holder may send a
-  // replica where the other shard sends the piece itself: the replica wins.
+  // A piece indexed by two shards comes twice, each time with its visible
+  // parts in that shard's part of the region (disjoint): it is read once,
+  // for all of them. Its holder may send a replica where the other shard
+  // sends the piece itself: the replica (whose box holds the piece's part
+  // of the region) wins.
   std::map<std::pair<std::string, net::Bytes>, std::size_t> seen;
   for (auto& a : answers)
     for (auto& p : a.pieces) {
       auto [it, fresh] = seen.try_emplace({p.holder, p.source}, all.pieces.size());
-      if (fresh)
+      if (fresh) {
         all.pieces.push_back(std::move(p));
-      else if (p.replica && !all.pieces[it->second].replica)
-        all.pieces[it->second] = std::move(p);
+        continue;
+      }
+      net::QueryPiece& kept = all.pieces[it->second];
+      p.visible.insert(p.visible.begin(), kept.visible.begin(), kept.visible.end());
+      if (p.replica && !kept.replica) kept = std::move(p);
+      else kept.visible = std::move(p.visible);
     }
   return all;
 }
@@ -188,6 +195,7 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
   // leases). A piece held by another server may be deleted or evicted
   // between the answer and its lease: the lease fails with NotFound and
   // the query is asked again.
+  constexpr int kGetAttempts = 8;
   for (int attempt = 0;; ++attempt) {
     Leases leases(*this);
     Answer a = gather(var, version, latest, region, timeout_ms, dtype, leases, layout);
@@ -206,14 +214,23 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
       if (device)
         read_pieces_to_device(a.pieces, region, data, bytes, layout, dtype.size());
       else
-        for (const auto& p : a.pieces) read_piece(p, region, data, bytes, layout, dtype.size());
-      for (const auto& p : a.pieces)
-        count_read(server_index(p.holder), static_cast<std::uint64_t>(p.box.intersection(region).volume()) * dtype.size());
+        for (const auto& p : a.pieces)
+          for (const Box& part : p.visible) read_piece(p, part, region, data, bytes, layout, dtype.size());
+      for (const auto& p : a.pieces) {
+        std::uint64_t cells = 0;
+        for (const Box& part : p.visible) cells += static_cast<std::uint64_t>(part.volume());
+        count_read(server_index(p.holder), cells * dtype.size());
+      }
     } catch (const Error& e) {
       // A piece deleted or evicted meanwhile, or (in a group) its holder
       // gone: asked again, the shards answer with what is there now.
       const bool again = e.code() == Code::NotFound || (e.code() == Code::Unavailable && server_count() > 1);
-      if (!again || attempt == 2) throw;
+      // A piece covered by a newer put goes at its holder when that put
+      // arrives there, a moment before every shard has the new entry: the
+      // next answers name the new piece. Writers rewriting the region over
+      // and over can make a few tries in a row meet that moment.
+      if (!again || attempt == kGetAttempts - 1) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(attempt));
       log::debug("get of '{}' {}: a piece went away before it was read ({}); asking again", var, region.to_string(),
                  e.what());
       continue;
@@ -233,16 +250,13 @@ std::vector<std::uint64_t> Client::Impl::locate(const std::string& var, std::uin
   std::vector<std::uint64_t> held(server_count(), 0);
   Leases leases(*this);
   const net::Deadline deadline = net::deadline_in(timeout_ms);
-  // A piece indexed by two shards comes from both: counted once.
-  std::set<std::pair<std::string, net::Bytes>> seen;
+  // A piece indexed by two shards comes from both, each with its part.
   for (int s : shard_map(var)->shards_for(region)) {
     const Answer a = query_shard(static_cast<std::size_t>(s), var, version, false, region,
                                  remaining_ms(timeout_ms, deadline), info.dtype, Layout{}, 0, leases);
-    for (const auto& p : a.pieces) {
-      if (!seen.insert({p.holder, p.source}).second) continue;
+    for (const auto& p : a.pieces)
       if (const auto at = server_index(p.holder))
-        held[*at] += static_cast<std::uint64_t>(p.box.intersection(region).volume()) * info.dtype.size();
-    }
+        for (const Box& part : p.visible) held[*at] += static_cast<std::uint64_t>(part.volume()) * info.dtype.size();
   }
   return held;
 }
@@ -259,17 +273,17 @@ void Client::Impl::record_pattern(const std::string& var, std::uint64_t version,
   call_all<Message<Op::Pattern>>({var, layout, region, 1, version});
 }
 
-// Reads the part of piece `p` inside `region` into `data`. From a holder's
+// Reads `part` (inside region and one of p's visible parts) of piece `p`
+// into `data`, which holds `region`. From a holder's
 // shared-memory segment (mapped here once) the region engine assembles the
 // part straight into its place, in one pass. Otherwise runs contiguous in
 // both buffers go straight to their place, or the part is read packed (in
 // the piece's layout) and reorganised here.
-void Client::Impl::read_piece(const net::QueryPiece& p, const Box& region, void* data, std::size_t bytes,
-                              const Layout& layout, std::size_t elem) {
-  const Box part = p.box.intersection(region);
+void Client::Impl::read_piece(const net::QueryPiece& p, const Box& part, const Box& region, void* data,
+                              std::size_t bytes, const Layout& layout, std::size_t elem) {
   if (part.empty()) return;
   if (gpu::is_device_key(p.key)) {
-    read_device_piece(p, region, data, bytes, layout, elem);
+    read_device_piece(p, part, region, data, bytes, layout, elem);
     return;
   }
   const net::Peer peer = peer_for(p.holder);

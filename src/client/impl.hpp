@@ -231,13 +231,15 @@ struct Client::Impl {
   std::uint64_t get(const std::string& var, std::uint64_t version, bool latest, const Box& region, void* data,
                     std::size_t bytes, std::int64_t timeout_ms, const Layout& layout, MemorySpace memory);
   void record_pattern(const std::string& var, std::uint64_t version, const Box& region, const Layout& layout);
-  void read_piece(const net::QueryPiece& p, const Box& region, void* data, std::size_t bytes, const Layout& layout,
-                  std::size_t elem);
+  // Reads `part` of piece `p` (one of its visible parts, inside `region`)
+  // into `data`, which holds `region` in `layout`.
+  void read_piece(const net::QueryPiece& p, const Box& part, const Box& region, void* data, std::size_t bytes,
+                  const Layout& layout, std::size_t elem);
   void read_runs(const net::Peer& peer, const net::Bytes& key, std::span<const net::RemoteOp> ops);
   // device.cpp: a piece in another process's device memory, read to the
   // host; and a get's pieces assembled in device memory.
-  void read_device_piece(const net::QueryPiece& p, const Box& region, void* data, std::size_t bytes,
-                         const Layout& layout, std::size_t elem);
+  void read_device_piece(const net::QueryPiece& p, const Box& part, const Box& region, void* data,
+                         std::size_t bytes, const Layout& layout, std::size_t elem);
   void read_pieces_to_device(const std::vector<net::QueryPiece>& pieces, const Box& region, void* data,
                              std::size_t bytes, const Layout& layout, std::size_t elem);
   // The key of a piece in another process's GPU memory; Unsupported when

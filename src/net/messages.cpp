@@ -269,6 +269,8 @@ void QueryPiece::encode(WireWriter& out) const {
   out.box(box).str(layout.to_string()).str(holder).bytes(key).u64(piece).u8(replica ? 1 : 0);
   if (replica) out.bytes(source);
   copy.encode(out);
+  out.u32(static_cast<std::uint32_t>(visible.size()));
+  for (const Box& b : visible) out.box(b);
 }
 QueryPiece QueryPiece::decode(WireReader& in) {
   QueryPiece m;
@@ -280,6 +282,12 @@ QueryPiece QueryPiece::decode(WireReader& in) {
   m.replica = read_flag(in, "replica");
   m.source = m.replica ? blob(in) : m.key;
   m.copy = CopyRef::decode(in);
+  m.visible.resize(in.count("visible boxes", 17, kMaxCount));
+  for (Box& b : m.visible) {
+    b = in.box();
+    if (b.ndim != m.box.ndim || !m.box.contains(b))
+      fail(Code::Protocol, "a visible part ", b.to_string(), " lies outside its piece ", m.box.to_string());
+  }
   return m;
 }
 
@@ -446,7 +454,8 @@ void for_each_counter(Stats& s, Fn&& fn) {
                       &s.replica_answers, &s.patterns, &s.parked_gets, &s.clients, &s.uptime_ms, &s.metadata,
                       &s.metadata_bytes, &s.lost_pieces, &s.replication, &s.copies, &s.copy_bytes,
                       &s.single_copies, &s.moved_pieces, &s.lost_members, &s.worker_slots, &s.workers,
-                      &s.placements, &s.placement_fallbacks, &s.task_reports})
+                      &s.placements, &s.placement_fallbacks, &s.task_reports, &s.partly_covered,
+                      &s.partly_covered_bytes})
     fn(*field);
 }
 

@@ -229,6 +229,9 @@ struct QueryPiece {
   Bytes source;        // replicas: the key of the piece it is part of (identifies the piece)
   std::uint64_t piece = 0;  // the piece's id at a holder that is another server (Lease), else 0
   CopyRef copy;             // its second copy, read when the holder is gone
+  // The parts of `box` to read: those no later put covers, inside the
+  // answering shard's part of the region (the last write wins).
+  std::vector<Box> visible;
   void encode(WireWriter& out) const;
   static QueryPiece decode(WireReader& in);
   bool operator==(const QueryPiece&) const = default;

@@ -108,6 +108,13 @@ void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> pi
   }
   if (held_here && replicated()) entry.copy = second_copy(entry.piece, *bytes, id);
   forward_entry(shards, targets, entry);
+  if (held_here && !mine) {
+    // Pieces held here for other shards that this one covers: their
+    // entries there are gone now that the shards have this piece's.
+    std::vector<std::unique_ptr<store::Piece>> covered;
+    std::lock_guard lock(mutex);
+    store_.drop_covered_by(entry.piece.var, entry.piece.version, id, covered);
+  }
 }
 
 bool Service::replicated() const { return options_.replicas > 1 && group_->size() > 1; }
@@ -241,6 +248,7 @@ net::CopyReply Service::copy(const net::Peer& from, net::CopyRequest&& r) {
   std::vector<std::unique_ptr<store::Piece>> evicted;
   std::lock_guard lock(mutex);
   reply.id = store_.add(r.piece.var, r.piece.version, std::move(piece), evicted);
+  store_.drop_covered_by(r.piece.var, r.piece.version, reply.id, evicted);
   return reply;
 }
 

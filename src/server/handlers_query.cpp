@@ -94,7 +94,7 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
     const store::VariableDef* def = store_.find(q.var);
     if (!def) return Cover::No;
     const std::vector<Box> parts = shard_map(*def).parts_of(q.shard < 0 ? group_->rank() : q.shard, q.region);
-    std::optional<std::vector<store::Piece*>> pieces;
+    std::optional<std::vector<store::Visible>> pieces;
     std::uint64_t version = q.version;
     if (q.latest) {
       for (std::uint64_t v : store_.versions_newest_first(q.var))
@@ -113,38 +113,41 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
     const std::size_t elem = def->dtype.size();
     const std::uint64_t region_bytes = static_cast<std::uint64_t>(q.region.volume()) * elem;
     const bool all_here =
-        std::all_of(pieces->begin(), pieces->end(), [](const store::Piece* p) { return p->owner.empty(); });
+        std::all_of(pieces->begin(), pieces->end(), [](const store::Visible& v) { return v.piece->owner.empty(); });
     if (all_here && region_bytes <= q.eager_max && parts.size() == 1 && parts[0] == q.region) {
       // Small, and all ours: answer with the bytes, assembled in the reader's layout.
       net::Bytes data(region_bytes);
-      for (const store::Piece* p : *pieces)
-        copy_region({p->buffer->data, p->bytes, p->box, p->layout}, {data.data(), data.size(), q.region, q.layout},
-                    p->box.intersection(q.region), elem);
+      for (const store::Visible& v : *pieces)
+        for (const Box& part : v.boxes)
+          copy_region({v.piece->buffer->data, v.piece->bytes, v.piece->box, v.piece->layout},
+                      {data.data(), data.size(), q.region, q.layout}, part, elem);
       out.data = std::move(data);
       bytes_out_ += region_bytes;
     } else {
       bool preparing = false;
       std::vector<const store::Replica*> replicas;
-      for (store::Piece* p : *pieces)
+      for (const store::Visible& v : *pieces)
         replicas.push_back(sources_only ? nullptr
-                                        : replicas_->replica_for(out.method, q.var, version, *p, q.region, q.layout,
-                                                                 elem, preparing, freed));
+                                        : replicas_->replica_for(out.method, q.var, version, *v.piece, q.region,
+                                                                 q.layout, elem, preparing, freed));
       if (preparing) return Cover::Preparing;
       // The reader copies under a lease: nothing it was told of is reused
       // (a buffer) or given back to its writer (put_local) until it ends.
       Session::Holds holds;
       for (std::size_t i = 0; i < pieces->size(); ++i) {
-        const store::Piece* p = (*pieces)[i];
+        const store::Piece* p = (*pieces)[i].piece;
         if (p->owner.empty())
-          bytes_out_ += static_cast<std::uint64_t>(p->box.intersection(q.region).volume()) * elem;
+          for (const Box& part : (*pieces)[i].boxes)
+            bytes_out_ += static_cast<std::uint64_t>(part.intersection(q.region).volume()) * elem;
         if (const store::Replica* r = replicas[i]) {
-          out.pieces.push_back({r->box, r->layout, "", r->buffer->key, true, p->key, 0, {}});
+          out.pieces.push_back({r->box, r->layout, "", r->buffer->key, true, p->key, 0, {}, {}});
           holds.push_back(r->buffer);
           ++replica_answers_;
         } else {
-          out.pieces.push_back({p->box, p->layout, p->owner, p->key, false, p->key, p->holder_id, p->copy});
+          out.pieces.push_back({p->box, p->layout, p->owner, p->key, false, p->key, p->holder_id, p->copy, {}});
           holds.push_back(p->lease_hold());
         }
+        out.pieces.back().visible = std::move((*pieces)[i].boxes);
       }
       out.lease = session_of(answer.peer())->lease(std::move(holds));
     }

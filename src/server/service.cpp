@@ -226,6 +226,8 @@ ServerStats Service::stats() {
   out.copy_bytes = s.copy_bytes;
   out.single_copies = options_.replicas > 1 ? s.single : 0;
   out.moved_pieces = moved_pieces_;
+  out.partly_covered = s.partly_covered;
+  out.partly_covered_bytes = s.partly_covered_bytes;
   out.lost_members = dead_members_.size();
   out.worker_slots = static_cast<std::uint64_t>(options_.worker_slots);
   out.workers = workers_.size();

@@ -4,6 +4,7 @@
 #include "core/fail.hpp"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 namespace cove::store {
@@ -122,28 +123,12 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
   Variable& v = variable(var);
   auto [it, fresh] = v.versions.try_emplace(version, v.def.ndim);
   Version& ver = it->second;
-  // A put of a region replaces the pieces of this version inside it (the
-  // same region put again, or parts of it) whose bytes servers hold: they
-  // go, under the readers' leases like any other dropped piece. Pieces in
-  // a writer's memory (put_local) stay until the writer releases them,
-  // since only that answer tells the writer no reader copies them.
-  if (piece->indexed) {
-    std::vector<std::uint64_t> inside;
-    ver.index.query(piece->box, [&](const Box& b, std::uint64_t id) {
-      if (piece->box.contains(b)) inside.push_back(id);
-    });
-    for (const std::uint64_t id : inside)
-      if (auto p = ver.pieces.find(id); p != ver.pieces.end() && (p->second->owner.empty() || p->second->holder_id != 0))
-        drop_piece(ver, p, evicted);
-  } else if (piece->owner.empty()) {
-    for (auto p = ver.pieces.begin(); p != ver.pieces.end();) {
-      const auto next = std::next(p);
-      const Piece& old = *p->second;
-      if (!old.indexed && old.owner.empty() && old.is_copy == piece->is_copy && piece->box.contains(old.box))
-        drop_piece(ver, p, evicted);
-      p = next;
-    }
-  }
+  // The last write wins: the new piece's box leaves the visible parts of
+  // the older ones (those it covers wholly go, under the readers' leases
+  // like any other dropped piece, except pieces in a writer's memory
+  // (put_local), which stay until the writer releases them, since only
+  // that answer tells the writer no reader copies them).
+  if (piece->indexed) cover(ver, piece->box, evicted);
   piece->id = next_id_++;
   if (piece->owner.empty()) {
     unreserve(piece->bytes);
@@ -151,12 +136,55 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
   } else if (piece->holder_id == 0) {  // in a writer's memory (an entry of another server's piece holds none)
     local_ += piece->bytes;
   }
-  if (piece->indexed) ver.index.insert(piece->box, piece->id);
+  if (piece->indexed) {
+    piece->visible = {piece->box};
+    index_visible(ver, *piece);
+  }
   const std::uint64_t id = piece->id;
   ver.pieces.emplace(id, std::move(piece));
   if (fresh && max_versions_ > 0)
     while (v.versions.size() > static_cast<std::size_t>(max_versions_)) drop_version(v, v.versions.begin(), evicted);
   return id;
+}
+
+void Store::drop_covered_by(const std::string& var, std::uint64_t version, std::uint64_t id,
+                            std::vector<std::unique_ptr<Piece>>& out) {
+  auto vit = vars_.find(var);
+  if (vit == vars_.end()) return;
+  auto it = vit->second.versions.find(version);
+  if (it == vit->second.versions.end()) return;
+  Version& ver = it->second;
+  const auto newer = ver.pieces.find(id);
+  if (newer == ver.pieces.end()) return;
+  const Piece& piece = *newer->second;
+  for (auto p = ver.pieces.begin(); p != ver.pieces.end();) {
+    const auto next = std::next(p);
+    const Piece& old = *p->second;
+    if (old.id != id && !old.indexed && old.owner.empty() && old.is_copy == piece.is_copy &&
+        piece.box.contains(old.box))
+      drop_piece(ver, p, out);
+    p = next;
+  }
+}
+
+void Store::cover(Version& v, const Box& box, std::vector<std::unique_ptr<Piece>>& out) {
+  std::vector<std::uint64_t> hidden;  // pieces left with no visible part
+  for (const SpatialIndex::Hit& hit : v.index.query(box)) {
+    v.index.remove(hit.box, hit.payload);
+    Piece& p = *v.pieces.at(hit.payload);
+    p.visible.erase(std::find(p.visible.begin(), p.visible.end(), hit.box));
+    for (const Box& rest : subtract(hit.box, box)) {
+      v.index.insert(rest, p.id);
+      p.visible.push_back(rest);
+    }
+    if (p.visible.empty()) hidden.push_back(p.id);
+  }
+  for (const std::uint64_t id : hidden)
+    if (auto p = v.pieces.find(id); p->second->owner.empty() || p->second->holder_id != 0) drop_piece(v, p, out);
+}
+
+void Store::index_visible(Version& v, const Piece& p) {
+  for (const Box& b : p.visible) v.index.insert(b, p.id);
 }
 
 void Store::drop_version(Variable& v, std::map<std::uint64_t, Version>::iterator it,
@@ -192,7 +220,8 @@ std::vector<std::unique_ptr<Piece>> Store::take_retired(const std::string& owner
 void Store::drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece>>::iterator it,
                        std::vector<std::unique_ptr<Piece>>& out) {
   Piece& p = *it->second;
-  if (p.indexed) v.index.remove(p.box, p.id);
+  if (p.indexed)
+    for (const Box& b : p.visible) v.index.remove(b, p.id);
   if (p.owner.empty())
     owned_ -= p.bytes;
   else if (p.holder_id == 0)
@@ -206,23 +235,22 @@ void Store::drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece
   v.pieces.erase(it);
 }
 
-std::optional<std::vector<Piece*>> Store::covering(const std::string& var, std::uint64_t version,
-                                                   std::span<const Box> parts) {
+std::optional<std::vector<Visible>> Store::covering(const std::string& var, std::uint64_t version,
+                                                    std::span<const Box> parts) {
   auto vit = vars_.find(var);
   if (vit == vars_.end()) return std::nullopt;
   auto it = vit->second.versions.find(version);
   if (it == vit->second.versions.end()) return std::nullopt;
   Version& ver = it->second;
-  std::vector<Piece*> found;
-  std::vector<std::uint64_t> seen;
+  std::vector<Visible> found;
+  std::map<std::uint64_t, std::size_t> at;  // piece id -> its place in `found`
   for (const Box& part : parts) {
     std::vector<Box> boxes;
     ver.index.query(part, [&](const Box& b, std::uint64_t id) {
-      boxes.push_back(b);
-      if (std::find(seen.begin(), seen.end(), id) == seen.end()) {
-        seen.push_back(id);
-        found.push_back(ver.pieces.at(id).get());
-      }
+      boxes.push_back(b.intersection(part));
+      const auto [slot, fresh] = at.try_emplace(id, found.size());
+      if (fresh) found.push_back({ver.pieces.at(id).get(), {}});
+      found[slot->second].boxes.push_back(boxes.back());
     });
     if (!covers(boxes, part)) return std::nullopt;
   }
@@ -384,10 +412,11 @@ std::vector<std::unique_ptr<Piece>> Store::fail_over(const std::string& dead, co
           if (c != ver.pieces.end() && c->second->is_copy) {  // the copy here takes the entry's place
             c->second->is_copy = false;
             c->second->indexed = true;
-            ver.index.insert(c->second->box, c->second->id);
+            c->second->visible = entry.visible;  // and its visible parts: what later puts covered stays covered
             ++moved;
             std::vector<std::unique_ptr<Piece>> entry_gone;  // an index entry: no bytes, nothing lost
             drop_piece(ver, p, entry_gone);
+            index_visible(ver, *c->second);
           } else {
             drop_piece(ver, p, lost);
           }
@@ -437,6 +466,10 @@ StoreStats Store::stats() const {
           s.copy_bytes += p->bytes;
         } else if (p->owner.empty() && !p->copy) {
           ++s.single;
+        }
+        if (p->indexed && !(p->visible.size() == 1 && p->visible.front() == p->box)) {
+          ++s.partly_covered;
+          s.partly_covered_bytes += p->bytes;
         }
       }
     }

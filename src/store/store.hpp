@@ -70,6 +70,10 @@ struct Piece {
   std::string owner;  // "" when this server holds the bytes, else the holder's address (writer or server)
   net::Bytes key;     // memory key for one-sided reads of the bytes
   bool indexed = true;  // false: bytes held here for readers, indexed by other servers
+  // Indexed pieces: the parts of `box` that no later put into the version
+  // covers, disjoint boxes, which are what the index holds (the last write
+  // wins). Empty once later puts cover all of it.
+  std::vector<Box> visible;
   std::uint64_t holder_id = 0;  // held by another server: the piece's id there
   // replicas = 2: the piece's second copy on another server (entries of
   // pieces held here, and index entries); empty when there is none.
@@ -96,6 +100,17 @@ struct StoreStats {
   std::uint64_t metadata_bytes = 0;                // counted against the budget too
   std::uint64_t copies = 0, copy_bytes = 0;        // second copies of other servers' pieces (in owned_bytes)
   std::uint64_t single = 0;                        // pieces held here without a second copy
+  // Pieces indexed here that later puts partly cover: how many, and their
+  // bytes (held here or elsewhere), all of which stay until the piece goes.
+  std::uint64_t partly_covered = 0, partly_covered_bytes = 0;
+};
+
+// The part of an indexed piece that answers a query: `boxes` are the
+// piece's visible parts inside the query's parts, disjoint from every
+// other piece's.
+struct Visible {
+  Piece* piece = nullptr;
+  std::vector<Box> boxes;
 };
 
 class Store {
@@ -123,18 +138,26 @@ class Store {
   void set_metadata_bytes(std::uint64_t bytes) { metadata_bytes_ = bytes; }
 
   // Adds a piece (owned bytes must have been reserved) and returns its id.
-  // The version's pieces inside the new one's box whose bytes servers hold
-  // (not put_local ones) are replaced by it (an unindexed piece replaces
-  // the unindexed ones of its kind: held for other shards, or copies), and
-  // the variable's oldest versions beyond max_versions are evicted; both
-  // are returned in `evicted` so the caller can drop them outside its lock.
+  // An indexed piece is the newest of its version: the parts of older
+  // pieces inside its box leave the index (their `visible` shrinks), and
+  // those it covers wholly go if servers hold their bytes (put_local ones
+  // stay, unindexed, until their writer releases them). The variable's
+  // oldest versions beyond max_versions are evicted. What goes is returned in `evicted` so the caller can drop them outside its lock.
   std::uint64_t add(const std::string& var, std::uint64_t version, std::unique_ptr<Piece> piece,
                     std::vector<std::unique_ptr<Piece>>& evicted);
 
-  // The indexed pieces of (var, version) meeting any of `parts`, if
-  // together they cover every part.
-  std::optional<std::vector<Piece*>> covering(const std::string& var, std::uint64_t version,
-                                              std::span<const Box> parts);
+  // Drops the unindexed pieces of (var, version) of the kind of piece `id`
+  // (held here for other shards, or second copies) inside its box: once
+  // the shards that index them have the newer piece's entry, nobody reads
+  // them any more. Into `out`, as add() does.
+  void drop_covered_by(const std::string& var, std::uint64_t version, std::uint64_t id,
+                       std::vector<std::unique_ptr<Piece>>& out);
+  // The indexed pieces of (var, version) whose visible parts meet any of
+  // `parts`, with those parts clipped to `parts`, if together they cover
+  // every part. Each cell of `parts` is in exactly one returned box: that
+  // of the piece whose put was stored here last.
+  std::optional<std::vector<Visible>> covering(const std::string& var, std::uint64_t version,
+                                               std::span<const Box> parts);
   // The pieces of a version held or indexed here (empty when it is gone).
   std::vector<Piece*> pieces_of(const std::string& var, std::uint64_t version);
   // A piece by id, or null when it is gone.
@@ -216,6 +239,11 @@ class Store {
   const Variable& variable(const std::string& name) const;
   void drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece>>::iterator it,
                   std::vector<std::unique_ptr<Piece>>& out);
+  // Takes `box` out of the visible parts of the version's indexed pieces,
+  // dropping into `out` those left with none whose bytes servers hold.
+  void cover(Version& v, const Box& box, std::vector<std::unique_ptr<Piece>>& out);
+  // Puts piece `p`'s visible parts into the index.
+  static void index_visible(Version& v, const Piece& p);
   bool fits(std::uint64_t bytes) const;
   // Drops ready replicas, oldest versions first, except those of `keep`,
   // until `bytes` more fit. False (nothing dropped) when they cannot.

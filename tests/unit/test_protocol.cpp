@@ -83,6 +83,7 @@ net::QueryReply sample() {
   r.pieces.push_back({kBox, Layout::c(), "", bytes(8, 7), false, bytes(8, 7), 0, {}});
   r.pieces.push_back({kBox, Layout::f(), "inproc://w", bytes(8, 8), true, bytes(12, 9), 5, {}});
   r.pieces.push_back({kBox, Layout::c(), "inproc://s1", bytes(8, 7), false, bytes(8, 7), 6, {"inproc://s2", bytes(8, 16), 7}});
+  r.pieces.back().visible = {kBox, kBox};
   return r;
 }
 template <>
@@ -109,7 +110,7 @@ net::StatReply sample() {
                   &r.stats.replica_bytes, &r.stats.reorganizations, &r.stats.replica_answers, &r.stats.patterns,
                   &r.stats.parked_gets, &r.stats.clients, &r.stats.uptime_ms, &r.stats.lost_pieces,
                   &r.stats.replication, &r.stats.copies, &r.stats.copy_bytes, &r.stats.single_copies,
-                  &r.stats.moved_pieces, &r.stats.lost_members})
+                  &r.stats.moved_pieces, &r.stats.lost_members, &r.stats.partly_covered, &r.stats.partly_covered_bytes})
     *f = n++;
   r.stats.reorg = Reorg::Rasia;
   r.stats.layouts = {Layout::f()};

@@ -62,6 +62,8 @@ json stats_json(const std::string& address, const ServerStats& s) {
           {"single_copies", s.single_copies},
           {"moved_pieces", s.moved_pieces},
           {"lost_members", s.lost_members},
+          {"partly_covered", s.partly_covered},
+          {"partly_covered_bytes", s.partly_covered_bytes},
           {"reachable", s.reachable},
           {"parked_gets", s.parked_gets},
           {"clients", s.clients},
@@ -258,8 +260,15 @@ int stat(Client& c, bool as_json, int placements) {
     fmt::print("reorganization: {} (expected layouts {}); built {} replicas, answered {} pieces from them, {} access "
                "patterns\n",
                reorg_name(s.reorg), layouts.empty() ? "C,F" : layouts, built, answers, s.patterns);
-    std::uint64_t lost = 0;
-    for (const auto& [address, t] : all) lost += t.lost_pieces;
+    std::uint64_t lost = 0, covered = 0, covered_bytes = 0;
+    for (const auto& [address, t] : all) {
+      lost += t.lost_pieces;
+      covered += t.partly_covered;
+      covered_bytes += t.partly_covered_bytes;
+    }
+    if (covered)
+      fmt::print("overwritten: {} pieces partly covered by later puts into their version, holding {}\n", covered,
+                 human_bytes(static_cast<double>(covered_bytes)));
     if (lost) fmt::print("lost: {} pieces, with writers or servers that went without releasing them\n", lost);
     std::string workers;
     for (const auto& [address, t] : all)
