@@ -101,6 +101,7 @@ struct PieceInfo {
 struct VersionInfo {
   std::uint64_t version;
   std::vector<PieceInfo> pieces;
+  bool sealed = false;  // seal(): gets never wait for it, puts into it are refused
 };
 
 // A metadata blob and its version.
@@ -137,11 +138,15 @@ class COVE_EXPORT Subscription {
   std::shared_ptr<State> state_;
 };
 
-// Per-variable reorganization settings (cove/reorg.hpp); unset fields
-// leave the variable's current ones.
+// Per-variable settings: reorganization (cove/reorg.hpp) and the fill
+// value; unset fields leave the variable's current ones.
 struct VariableOptions {
   std::optional<Reorg> reorg;  // the method for this variable
   std::vector<Layout> layouts;  // the layouts RASIA prepares (empty: the server's)
+  // What the cells of a sealed version that no put covered read as: the
+  // bytes of one element (dtype size). Empty: none (such a get fails with
+  // NotFound). A later define may add one, not change it.
+  std::vector<std::byte> fill;
 };
 
 // What define() declared of a variable.
@@ -149,6 +154,7 @@ struct VariableDefinition {
   DType dtype;
   int ndim = 0;
   std::optional<Box> shape;
+  std::vector<std::byte> fill;  // empty: none
 };
 
 struct VariableInfo {
@@ -159,6 +165,7 @@ struct VariableInfo {
   std::vector<VersionInfo> versions;
   std::optional<Reorg> reorg;
   std::vector<Layout> layouts;
+  std::vector<std::byte> fill;  // the fill value (dtype size bytes); empty: none
 };
 
 // Memory from Client::allocate(): `size()` bytes at `data()`, page-aligned,
@@ -236,7 +243,9 @@ class COVE_EXPORT Client {
   // one extent per dimension) declares the global domain [0, shape):
   // regions outside it are rejected. `options` sets the variable's
   // reorganization method and expected layouts (InvalidArgument for a
-  // layout whose rank is not ndim).
+  // layout whose rank is not ndim) and its fill value (InvalidArgument
+  // naming the variable for one that is not dtype size bytes, or differs
+  // from the one it has). Readers waiting for the definition go on.
   void define(const std::string& name, DType dtype, int ndim, std::span<const Index> shape = {},
               const VariableOptions& options = {});
 
@@ -327,10 +336,15 @@ class COVE_EXPORT Client {
   std::size_t release(const std::string& var, std::uint64_t version, const Box& box);
 
   // Fills `data` (region.volume() * dtype size bytes, in `layout`) with
-  // `region` of `version`, assembled from every piece that intersects it.
-  // timeout_ms: 0 returns at once (NotFound if the region is not fully
-  // covered), negative waits until it is, positive waits that long and then
-  // fails with Timeout. Partial coverage is never returned.
+  // `region` of `version`, assembled from every piece that intersects it:
+  // where puts overlap, each cell holds the bytes of the put acknowledged
+  // last. timeout_ms: 0 returns at once (NotFound if the region is not
+  // fully covered), negative waits until it is, positive waits that long
+  // and then fails with Timeout. Partial coverage is never returned, except
+  // from a sealed version (seal()), which never waits: its cells that no
+  // put covered read as the variable's fill value, or without one the get
+  // fails at once with NotFound naming them. A variable not defined yet is
+  // waited for too, within the same timeout (a reader may start first).
   void get(const std::string& var, std::uint64_t version, const Box& region, void* data, std::size_t bytes,
            std::int64_t timeout_ms, const Layout& layout = Layout::c(), MemorySpace memory = MemorySpace::automatic);
   // The same for the newest version covering `region`; returns that version.
@@ -402,9 +416,31 @@ class COVE_EXPORT Client {
   std::vector<std::uint64_t> bytes_read() const;
 
   // The definition of `var`: asked of a server the first time (one request,
-  // blocking), then remembered by this client, as put and get do. NotFound
-  // if it is not defined.
-  VariableDefinition definition(const std::string& var);
+  // blocking), then remembered by this client, as put and get do. Waits up
+  // to timeout_ms for a writer to define it (< 0: until it does), then
+  // Timeout; with 0, NotFound at once if it is not defined.
+  VariableDefinition definition(const std::string& var, std::int64_t timeout_ms = 0);
+
+  // Seals a version on every server: it is complete. Gets of it never wait
+  // (see get()); puts into it fail with InvalidArgument naming the variable
+  // and version; sealing it again changes nothing. Returns whether it was
+  // sealed already. Any writer may seal (e.g. each rank at its close): a
+  // put acknowledged before the seal is in the version. Blocking: one
+  // request per server. NotFound for an unknown variable.
+  bool seal(const std::string& var, std::uint64_t version);
+  // Version `to` of each variable in `vars` starts with what version `from`
+  // holds, without copying a byte: the pieces are shared (counted once in
+  // the servers' budgets), and puts into `to` then override them cell by
+  // cell. Deleting or evicting `from` leaves `to` as it is; a put_local
+  // piece shared this way stays its writer's, and its release() withdraws
+  // it from both. `to` is not sealed. All or nothing: NotFound for an
+  // unknown variable or one no server holds version `from` of,
+  // AlreadyExists when `to` exists already, InvalidArgument for from == to
+  // or a variable named twice; nothing changes then. Returns the pieces
+  // shared (summed over the servers that hold or index them). Blocking:
+  // two requests per server.
+  std::size_t derive(std::span<const std::string> vars, std::uint64_t from, std::uint64_t to);
+  std::size_t derive(const std::string& var, std::uint64_t from, std::uint64_t to);
   // The newest version of `var`, if any.
   std::optional<std::uint64_t> latest(const std::string& var);
   // Deletes a version (NotFound if absent).

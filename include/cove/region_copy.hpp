@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace cove {
 
@@ -59,5 +60,10 @@ struct CopyOptions {
 // See the header comment for errors.
 COVE_EXPORT void copy_region(const ConstArrayView& src, const ArrayView& dst, const Box& region,
                              std::size_t elem_size, const CopyOptions& options = {});
+
+// Sets every element of `region` (inside dst.box) to `value`, whose size
+// is the element size (a fill value: the same bytes in every layout).
+// Errors as for copy_region(); InvalidArgument for an empty value.
+COVE_EXPORT void fill_region(const ArrayView& dst, const Box& region, std::span<const std::byte> value);
 
 }  // namespace cove

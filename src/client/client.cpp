@@ -163,30 +163,26 @@ void Client::Impl::remember(const std::string& name, const VarInfo& info) {
   maps[name] = std::make_shared<const common::ShardMap>(info.shape, static_cast<int>(server_count()), name);
 }
 
-Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::optional<net::Deadline> deadline) {
+Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::int64_t timeout_ms) {
   {
     std::lock_guard lock(mutex);
     auto it = vars.find(var);
     if (it != vars.end()) return it->second;
   }
-  // Every server knows every definition: the first that answers.
-  for (std::size_t s = 0; s < server_count(); ++s) {
+  // Every server knows every definition: the first that answers, which
+  // waits for it as the caller's timeout says (a reader may come first).
+  const net::Deadline deadline = timeout_ms == 0 ? net::deadline_in(net::kControlTimeoutMs) : wait_deadline(timeout_ms);
+  for (std::size_t s = 0;; ++s) {
     if (!reachable(s) && s + 1 < server_count()) continue;
-    std::vector<VariableInfo> listed;
     try {
-      listed = list_server(s, deadline);
+      const net::LookupReply d = call<Message<Op::Lookup>>(s, {var, timeout_ms}, deadline);
+      VarInfo info{d.dtype, d.shape, d.ndim, std::vector<std::byte>(d.fill.begin(), d.fill.end())};
+      remember(var, info);
+      return info;
     } catch (const Error& e) {
       if (e.code() != Code::Unavailable || s + 1 == server_count()) throw;
-      continue;  // gone since this client connected
     }
-    for (const auto& v : listed)
-      if (v.name == var) {
-        remember(var, {v.dtype, v.shape, v.ndim});
-        return {v.dtype, v.shape, v.ndim};
-      }
-    break;
   }
-  fail(Code::NotFound, "variable '", var, "' is not defined");
 }
 
 void Client::Impl::check_region(const std::string& var, const VarInfo& info, const Box& box) {
@@ -372,13 +368,48 @@ void Client::define(const std::string& name, DType dtype, int ndim, std::span<co
     box = Box::from_shape(shape);
   }
   if (ndim < 1 || ndim > kMaxDims) fail(Code::InvalidArgument, "variable '", name, "': ndim = ", ndim, " must be 1..", kMaxDims);
-  impl_->call_all<Message<Op::Define>>({name, dtype, ndim, box, options.reorg, options.layouts});
-  impl_->remember(name, {dtype, box, ndim});
+  if (!options.fill.empty() && options.fill.size() != dtype.size())
+    fail(Code::InvalidArgument, "variable '", name, "': a fill value of ", options.fill.size(), " bytes for dtype ",
+         dtype.name(), ", whose elements have ", dtype.size());
+  impl_->call_all<Message<Op::Define>>(
+      {name, dtype, ndim, box, options.reorg, options.layouts, net::Bytes(options.fill.begin(), options.fill.end())});
+  impl_->remember(name, {dtype, box, ndim, options.fill});
 }
 
-VariableDefinition Client::definition(const std::string& var) {
-  const Impl::VarInfo info = impl_->var_info(var);
-  return {info.dtype, info.ndim, info.shape};
+VariableDefinition Client::definition(const std::string& var, std::int64_t timeout_ms) {
+  const Impl::VarInfo info = impl_->var_info(var, timeout_ms);
+  return {info.dtype, info.ndim, info.shape, info.fill};
+}
+
+bool Client::seal(const std::string& var, std::uint64_t version) {
+  impl_->var_info(var);  // NotFound for an unknown variable, before any server changes
+  bool already = true;
+  for (const auto& reply : impl_->call_all<Message<Op::Seal>>({var, version})) already &= reply.already;
+  return already;
+}
+
+std::size_t Client::derive(std::span<const std::string> vars, std::uint64_t from, std::uint64_t to) {
+  if (vars.empty()) fail(Code::InvalidArgument, "derive of version ", to, " from ", from, " names no variable");
+  net::DeriveRequest request{std::vector<std::string>(vars.begin(), vars.end()), from, to, true};
+  // Every member checks first (unknown variables, a version `to` already
+  // there), so that a refused derive changes nothing anywhere; then a
+  // variable no member holds version `from` of is NotFound.
+  std::vector<bool> found(vars.size(), false);
+  for (const auto& reply : impl_->call_all<Message<Op::Derive>>(request)) {
+    if (reply.found.size() != vars.size())
+      fail(Code::Protocol, "a derive answer for ", reply.found.size(), " variables of ", vars.size());
+    for (std::size_t i = 0; i < vars.size(); ++i) found[i] = found[i] || reply.found[i];
+  }
+  for (std::size_t i = 0; i < vars.size(); ++i)
+    if (!found[i]) fail(Code::NotFound, "variable '", vars[i], "' has no version ", from, " to derive version ", to, " from");
+  request.check_only = false;
+  std::size_t shared = 0;
+  for (const auto& reply : impl_->call_all<Message<Op::Derive>>(request)) shared += reply.pieces;
+  return shared;
+}
+
+std::size_t Client::derive(const std::string& var, std::uint64_t from, std::uint64_t to) {
+  return derive(std::span<const std::string>(&var, 1), from, to);
 }
 
 void Client::put(const std::string& var, std::uint64_t version, const Box& box, const void* data, std::size_t bytes,

@@ -4,6 +4,7 @@
 #include "client/impl.hpp"
 
 #include <cove/detail/region_copy.hpp>
+#include <cove/region_copy.hpp>
 
 #include "common/log.hpp"
 #include "gpu/assembly.hpp"
@@ -154,14 +155,16 @@ void Client::Impl::read_device_piece(const net::QueryPiece& p, const Box& part, 
 }
 
 // A get into device memory: the pieces of answer `a` assembled at `data`.
-void Client::Impl::read_pieces_to_device(const std::vector<net::QueryPiece>& pieces, const Box& region, void* data,
-                                         std::size_t bytes, const Layout& layout, std::size_t elem) {
+void Client::Impl::read_pieces_to_device(const Answer& a, const Box& region, void* data, std::size_t bytes,
+                                         const Layout& layout, std::size_t elem) {
+  const std::vector<net::QueryPiece>& pieces = a.pieces;
   gpu::CudaRuntime& rt = gpu::require("get");
   const DeviceRecvPath path = gpu::choose_recv(recv_path, bytes);
   if (path == DeviceRecvPath::baseline) {
     gpu::PinnedBuffer host(bytes);
     for (const auto& p : pieces)
       for (const Box& part : p.visible) read_piece(p, part, region, host.data(), bytes, layout, elem);
+    for (const Box& hole : a.holes) fill_region({host.data(), bytes, region, layout}, hole, a.fill);
     gpu::check(rt.copy(data, host.data(), bytes, nullptr));
     return;
   }
@@ -226,6 +229,26 @@ void Client::Impl::read_pieces_to_device(const std::vector<net::QueryPiece>& pie
       }
       copies.push_back({src, {data, bytes, region, layout}, part});
     }
+  if (!a.holes.empty()) {
+    // Cells no put covered (a sealed version): every one holds the fill
+    // value, so one filled buffer on the device serves as the source of
+    // every chunk of every hole, whatever its box and layout.
+    constexpr Index kChunkElements = Index{1} << 16;
+    Index largest = 1;
+    std::vector<Box> chunks;
+    for (const Box& hole : a.holes)
+      for (const Box& chunk : split_max_volume(hole, kChunkElements)) {
+        largest = std::max(largest, chunk.volume());
+        chunks.push_back(chunk);
+      }
+    const std::size_t filled_bytes = static_cast<std::size_t>(largest) * elem;
+    staged.push_back(std::make_unique<gpu::PinnedBuffer>(filled_bytes));
+    const Box line = Box::from_start_count(std::vector<Index>{0}, std::vector<Index>{largest});
+    fill_region({staged.back()->data(), filled_bytes, line, Layout::c()}, line, a.fill);
+    const std::byte* filled = on_device(staged.back()->data(), filled_bytes);
+    for (const Box& chunk : chunks)
+      copies.push_back({{filled, filled_bytes, chunk, Layout::c()}, {data, bytes, region, layout}, chunk});
+  }
   const auto plans = gpu::make_plans(copies, elem);
   if (!plans.empty()) gpu::check(rt.reassemble(plans.data(), static_cast<int>(plans.size()), stream.get()));
   stream.synchronize();

@@ -3,6 +3,7 @@
 #include "client/impl.hpp"
 
 #include <cove/detail/region_copy.hpp>
+#include <cove/region_copy.hpp>
 
 #include "common/log.hpp"
 #include "core/box_checks.hpp"
@@ -58,7 +59,10 @@ Client::Impl::Answer Client::Impl::query(std::size_t server, int shard, const st
       server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg, shard}, wait_deadline(timeout_ms));
   leases.add(server, reply.lease);
   if (!(reply.dtype == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", reply.dtype.name());
-  Answer a{reply.version, std::move(reply.pieces), std::move(reply.data), reply.method, {}, server};
+  Answer a{reply.version, std::move(reply.pieces), std::move(reply.data), reply.method, {}, server,
+           std::move(reply.holes), std::move(reply.fill)};
+  for (const Box& hole : a.holes)
+    if (!region.contains(hole)) fail(Code::Protocol, "a server answered with a hole ", hole.to_string(), " outside ", region.to_string());
   for (auto& p : a.pieces) {
     if (p.holder.empty()) p.holder = addresses[server];
     if (p.piece == 0) continue;
@@ -150,11 +154,14 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
     }
   }
   Answer all{answers.front().version, {}, {}, answers.front().method, {}};
-  for (auto& a : answers)
+  for (auto& a : answers) {
     for (auto& [holder, ids] : a.elsewhere) {
       auto& to = all.elsewhere[holder];
       to.insert(to.end(), ids.begin(), ids.end());
     }
+    all.holes.insert(all.holes.end(), a.holes.begin(), a.holes.end());
+    if (!a.holes.empty()) all.fill = a.fill;
+  }
   // A piece indexed by two shards comes twice, each time with its visible
   // parts in that shard's part of the region (disjoint): it is read once,
   // for all of them. Its holder may send a replica where the other shard
@@ -181,8 +188,9 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
                                 MemorySpace memory) {
   detail::validate_box(region, "region");
   layout.axis_order(region.ndim);
-  const VarInfo info =
-      var_info(var, timeout_ms < 0 ? std::nullopt : std::optional<net::Deadline>(wait_deadline(timeout_ms)));
+  // One timeout for all of it: the definition (a reader may come first), then the data.
+  const net::Deadline deadline = net::deadline_in(timeout_ms);
+  const VarInfo info = var_info(var, timeout_ms);
   check_region(var, info, region);
   const DType dtype = info.dtype;
   std::uint64_t need = 0;
@@ -198,7 +206,7 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
   constexpr int kGetAttempts = 8;
   for (int attempt = 0;; ++attempt) {
     Leases leases(*this);
-    Answer a = gather(var, version, latest, region, timeout_ms, dtype, leases, layout);
+    Answer a = gather(var, version, latest, region, remaining_ms(timeout_ms, deadline), dtype, leases, layout);
     if (a.data) {
       if (a.data->size() != bytes)
         fail(Code::Protocol, "a server answered with ", a.data->size(), " bytes for ", bytes);
@@ -211,11 +219,13 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
     }
     try {
       lease_elsewhere(var, a, leases);
-      if (device)
-        read_pieces_to_device(a.pieces, region, data, bytes, layout, dtype.size());
-      else
+      if (device) {
+        read_pieces_to_device(a, region, data, bytes, layout, dtype.size());
+      } else {
         for (const auto& p : a.pieces)
           for (const Box& part : p.visible) read_piece(p, part, region, data, bytes, layout, dtype.size());
+        for (const Box& hole : a.holes) fill_region({data, bytes, region, layout}, hole, a.fill);
+      }
       for (const auto& p : a.pieces) {
         std::uint64_t cells = 0;
         for (const Box& part : p.visible) cells += static_cast<std::uint64_t>(part.volume());
@@ -244,12 +254,11 @@ std::uint64_t Client::Impl::get(const std::string& var, std::uint64_t version, b
 std::vector<std::uint64_t> Client::Impl::locate(const std::string& var, std::uint64_t version, const Box& region,
                                                 std::int64_t timeout_ms) {
   detail::validate_box(region, "region");
-  const VarInfo info =
-      var_info(var, timeout_ms < 0 ? std::nullopt : std::optional<net::Deadline>(wait_deadline(timeout_ms)));
+  const net::Deadline deadline = net::deadline_in(timeout_ms);
+  const VarInfo info = var_info(var, timeout_ms);
   check_region(var, info, region);
   std::vector<std::uint64_t> held(server_count(), 0);
   Leases leases(*this);
-  const net::Deadline deadline = net::deadline_in(timeout_ms);
   // A piece indexed by two shards comes from both, each with its part.
   for (int s : shard_map(var)->shards_for(region)) {
     const Answer a = query_shard(static_cast<std::size_t>(s), var, version, false, region,

@@ -33,6 +33,7 @@ struct Client::Impl {
     DType dtype;
     std::optional<Box> shape;
     int ndim = 0;
+    std::vector<std::byte> fill;  // empty: none
   };
 
   std::unique_ptr<net::Endpoint> endpoint;
@@ -145,9 +146,10 @@ struct Client::Impl {
   [[noreturn]] static void detail_fail(const Error& e, const char* op, std::size_t server);
 
   void remember(const std::string& name, const VarInfo& info);
-  // A variable's definition, asked of a server the first time (by
-  // `deadline`; default: a control call's).
-  VarInfo var_info(const std::string& var, std::optional<net::Deadline> deadline = std::nullopt);
+  // A variable's definition, asked of a server the first time, which waits
+  // for it up to timeout_ms as a get does (0: NotFound at once when it is
+  // not defined; < 0: until it is).
+  VarInfo var_info(const std::string& var, std::int64_t timeout_ms = 0);
   // The deadline of a call that waits up to timeout_ms (< 0: forever) at
   // the server: the caller's own timeout and a short grace.
   static net::Deadline wait_deadline(std::int64_t timeout_ms) {
@@ -211,6 +213,10 @@ struct Client::Impl {
     // their ids, by holder, to lease there before they are read.
     std::map<std::size_t, std::vector<std::uint64_t>> elsewhere;
     std::size_t server = 0;               // the server that answered (with `data`)
+    // A sealed version: the parts of the region no put covers, read as
+    // `fill`.
+    std::vector<Box> holes;
+    net::Bytes fill;
   };
   // Asks `server` for the pieces of index shard `shard` (-1: its own).
   Answer query(std::size_t server, int shard, const std::string& var, std::uint64_t version, bool latest,
@@ -240,8 +246,8 @@ struct Client::Impl {
   // host; and a get's pieces assembled in device memory.
   void read_device_piece(const net::QueryPiece& p, const Box& part, const Box& region, void* data,
                          std::size_t bytes, const Layout& layout, std::size_t elem);
-  void read_pieces_to_device(const std::vector<net::QueryPiece>& pieces, const Box& region, void* data,
-                             std::size_t bytes, const Layout& layout, std::size_t elem);
+  void read_pieces_to_device(const Answer& a, const Box& region, void* data, std::size_t bytes,
+                             const Layout& layout, std::size_t elem);
   // The key of a piece in another process's GPU memory; Unsupported when
   // its writer is on another host.
   gpu::DeviceKey device_key_of(const net::QueryPiece& p);

@@ -5,6 +5,7 @@
 #include "core/fail.hpp"
 
 #include <future>
+#include <optional>
 #include <thread>
 
 namespace cove {
@@ -56,15 +57,24 @@ void Subscription::cancel() {
 Subscription Client::subscribe(const std::string& var, const Box& region,
                                std::function<void(const std::string& var, std::uint64_t version)> callback) {
   if (!callback) fail(Code::InvalidArgument, "subscribe needs a callback");
-  const Impl::VarInfo info = impl_->var_info(var);
-  Impl::check_region(var, info, region);
-  // Versions already there do not count: start after the newest covering one.
-  std::uint64_t next = 0;
+  // A variable not defined yet is waited for on the subscription's thread
+  // (a reader may come first): all its versions are new then.
+  std::optional<Impl::VarInfo> info;
   try {
-    Impl::Leases leases(*impl_);
-    next = impl_->gather(var, 0, true, region, 0, info.dtype, leases).version + 1;
+    info = impl_->var_info(var);
   } catch (const Error& e) {
     if (e.code() != Code::NotFound) throw;
+  }
+  // Versions already there do not count: start after the newest covering one.
+  std::uint64_t next = 0;
+  if (info) {
+    Impl::check_region(var, *info, region);
+    try {
+      Impl::Leases leases(*impl_);
+      next = impl_->gather(var, 0, true, region, 0, info->dtype, leases).version + 1;
+    } catch (const Error& e) {
+      if (e.code() != Code::NotFound) throw;
+    }
   }
   Subscription sub;
   sub.state_ = std::make_shared<Subscription::State>();
@@ -72,9 +82,19 @@ Subscription Client::subscribe(const std::string& var, const Box& region,
   auto impl = impl_;
   // The thread holds the client, not the subscription: dropping the last
   // Subscription handle cancels and joins it.
-  state->thread = std::thread([state, impl, var, region, callback = std::move(callback), next, dtype = info.dtype]() mutable {
+  state->thread = std::thread([state, impl, var, region, callback = std::move(callback), next, info]() mutable {
     while (!state->cancelled) {
       try {
+        if (!info) {
+          try {
+            info = impl->var_info(var, net::kSubscriptionPollMs);
+          } catch (const Error& e) {
+            if (e.code() == Code::Timeout) continue;
+            throw;
+          }
+          Impl::check_region(var, *info, region);
+        }
+        const DType dtype = info->dtype;
         // Short waits, so that a cancel is noticed within about this long.
         std::uint64_t v = 0;
         {

@@ -136,4 +136,29 @@ void copy_region(const ConstArrayView& src, const ArrayView& dst, const Box& reg
   detail::copy_region(src, dst, region, elem_size, options, detail::CopyControl{});
 }
 
+void fill_region(const ArrayView& dst, const Box& region, std::span<const std::byte> value) {
+  const std::size_t elem = value.size();
+  if (elem == 0) detail::fail(Code::InvalidArgument, "fill value of 0 bytes");
+  const detail::ContiguousRuns runs = detail::contiguous_runs(region, dst.box, dst.layout, elem);
+  if (runs.num_runs == 0) return;
+  std::uint64_t need = 0;
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(dst.box.volume()), elem, &need))
+    detail::fail(Code::Overflow, "buffer of ", dst.box.to_string(), " with elements of ", elem, " bytes");
+  if (!dst.data) detail::fail(Code::InvalidArgument, "fill destination is null");
+  if (dst.size_bytes < need)
+    detail::fail(Code::InvalidArgument, "fill destination of ", dst.size_bytes, " bytes is smaller than its box ",
+                 dst.box.to_string(), " (", need, " bytes)");
+  auto* base = static_cast<std::byte*>(dst.data);
+  runs.for_each([&](std::int64_t offset, std::int64_t bytes) {
+    std::byte* run = base + offset;
+    const auto n = static_cast<std::size_t>(bytes);
+    std::memcpy(run, value.data(), elem);
+    for (std::size_t done = elem; done < n;) {  // doubling: log(n) copies
+      const std::size_t step = std::min(done, n - done);
+      std::memcpy(run + done, run, step);
+      done += step;
+    }
+  });
+}
+
 }  // namespace cove

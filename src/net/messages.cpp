@@ -98,6 +98,7 @@ void DefineRequest::encode(WireWriter& out) const {
   write_optional_box(out, shape);
   out.u8(encode_reorg(reorg));
   write_layouts(out, layouts);
+  out.bytes(fill);
 }
 DefineRequest DefineRequest::decode(WireReader& in) {
   DefineRequest m;
@@ -107,6 +108,7 @@ DefineRequest DefineRequest::decode(WireReader& in) {
   m.shape = read_optional_box(in);
   m.reorg = decode_reorg(in.u8());
   m.layouts = read_layouts(in);
+  m.fill = blob(in);
   return m;
 }
 
@@ -299,6 +301,9 @@ void QueryReply::encode(WireWriter& out) const {
   }
   out.u32(static_cast<std::uint32_t>(pieces.size()));
   for (const QueryPiece& p : pieces) p.encode(out);
+  out.u32(static_cast<std::uint32_t>(holes.size()));
+  for (const Box& b : holes) out.box(b);
+  out.bytes(fill);
 }
 QueryReply QueryReply::decode(WireReader& in) {
   QueryReply m;
@@ -314,6 +319,75 @@ QueryReply QueryReply::decode(WireReader& in) {
   }
   m.pieces.resize(in.count("pieces", kMinBox + 3 * kMinString + 9, kMaxCount));
   for (auto& p : m.pieces) p = QueryPiece::decode(in);
+  m.holes.resize(in.count("holes", kMinBox, kMaxCount));
+  for (Box& b : m.holes) b = in.box();
+  m.fill = blob(in);
+  if (m.fill.size() != (m.holes.empty() ? 0 : m.dtype.size()))
+    fail(Code::Protocol, "a query answer with ", m.holes.size(), " holes and a fill value of ", m.fill.size(),
+         " bytes for dtype ", m.dtype.name());
+  return m;
+}
+
+void LookupRequest::encode(WireWriter& out) const { out.str(var).i64(timeout_ms); }
+LookupRequest LookupRequest::decode(WireReader& in) {
+  LookupRequest m;
+  m.var = in.str();
+  m.timeout_ms = in.i64();
+  return m;
+}
+void LookupReply::encode(WireWriter& out) const {
+  out.str(dtype.name()).u8(static_cast<std::uint8_t>(ndim));
+  write_optional_box(out, shape);
+  out.bytes(fill);
+}
+LookupReply LookupReply::decode(WireReader& in) {
+  LookupReply m;
+  m.dtype = DType::parse(in.str());
+  m.ndim = in.u8();
+  if (m.ndim < 1 || m.ndim > kMaxDims) fail(Code::Protocol, "a definition with ", m.ndim, " dimensions");
+  m.shape = read_optional_box(in);
+  if (m.shape && m.shape->ndim != m.ndim)
+    fail(Code::Protocol, "a definition of ", m.ndim, " dimensions with a shape of ", m.shape->ndim);
+  m.fill = blob(in);
+  if (!m.fill.empty() && m.fill.size() != m.dtype.size())
+    fail(Code::Protocol, "a fill value of ", m.fill.size(), " bytes for dtype ", m.dtype.name());
+  return m;
+}
+
+void SealRequest::encode(WireWriter& out) const { out.str(var).u64(version); }
+SealRequest SealRequest::decode(WireReader& in) {
+  SealRequest m;
+  m.var = in.str();
+  m.version = in.u64();
+  return m;
+}
+void SealReply::encode(WireWriter& out) const { out.u8(already ? 1 : 0); }
+SealReply SealReply::decode(WireReader& in) { return {read_flag(in, "already sealed")}; }
+
+void DeriveRequest::encode(WireWriter& out) const {
+  out.u32(static_cast<std::uint32_t>(vars.size()));
+  for (const std::string& v : vars) out.str(v);
+  out.u64(from).u64(to).u8(check_only ? 1 : 0);
+}
+DeriveRequest DeriveRequest::decode(WireReader& in) {
+  DeriveRequest m;
+  m.vars.resize(in.count("variables", kMinString, kMaxCount));
+  for (std::string& v : m.vars) v = in.str();
+  m.from = in.u64();
+  m.to = in.u64();
+  m.check_only = read_flag(in, "check only");
+  return m;
+}
+void DeriveReply::encode(WireWriter& out) const {
+  out.u32(static_cast<std::uint32_t>(found.size()));
+  for (const bool f : found) out.u8(f ? 1 : 0);
+  out.u32(pieces);
+}
+DeriveReply DeriveReply::decode(WireReader& in) {
+  DeriveReply m;
+  m.found.resize(in.count("variables", 1, kMaxCount));
+  for (std::size_t i = 0; i < m.found.size(); ++i) m.found[i] = read_flag(in, "found");
+  m.pieces = in.u32();
   return m;
 }
 
@@ -373,9 +447,10 @@ void ListReply::encode(WireWriter& out) const {
     write_optional_box(out, v.shape);
     out.u8(encode_reorg(v.reorg));
     write_layouts(out, v.layouts);
+    out.bytes(v.fill);
     out.u32(static_cast<std::uint32_t>(v.versions.size()));
     for (const VersionInfo& ver : v.versions) {
-      out.u64(ver.version).u32(static_cast<std::uint32_t>(ver.pieces.size()));
+      out.u64(ver.version).u8(ver.sealed ? 1 : 0).u32(static_cast<std::uint32_t>(ver.pieces.size()));
       for (const PieceInfo& p : ver.pieces) {
         out.box(p.box).u64(p.bytes).str(p.holder).str(p.copy).u32(static_cast<std::uint32_t>(p.replicas.size()));
         for (const ReplicaInfo& r : p.replicas) out.box(r.box).str(r.layout.to_string()).u64(r.bytes).u8(r.ready ? 1 : 0);
@@ -393,9 +468,12 @@ ListReply ListReply::decode(WireReader& in) {
     v.shape = read_optional_box(in);
     v.reorg = decode_reorg(in.u8());
     v.layouts = read_layouts(in);
-    v.versions.resize(in.count("versions", 8 + 4, kMaxCount));
+    const Bytes fill = blob(in);
+    v.fill.assign(fill.begin(), fill.end());
+    v.versions.resize(in.count("versions", 8 + 1 + 4, kMaxCount));
     for (VersionInfo& ver : v.versions) {
       ver.version = in.u64();
+      ver.sealed = read_flag(in, "sealed");
       ver.pieces.resize(in.count("pieces", kMinBox + 8 + 2 * kMinString + 4, kMaxCount));
       for (PieceInfo& p : ver.pieces) {
         p.box = in.box();
@@ -427,12 +505,12 @@ bool same(const PieceInfo& a, const PieceInfo& b) {
                     [](const auto& x, const auto& y) { return same(x, y); });
 }
 bool same(const VersionInfo& a, const VersionInfo& b) {
-  return a.version == b.version && std::equal(a.pieces.begin(), a.pieces.end(), b.pieces.begin(), b.pieces.end(),
+  return a.version == b.version && a.sealed == b.sealed && std::equal(a.pieces.begin(), a.pieces.end(), b.pieces.begin(), b.pieces.end(),
                                               [](const auto& x, const auto& y) { return same(x, y); });
 }
 bool same(const VariableInfo& a, const VariableInfo& b) {
   return a.name == b.name && a.dtype == b.dtype && a.ndim == b.ndim && a.shape == b.shape && a.reorg == b.reorg &&
-         a.layouts == b.layouts &&
+         a.layouts == b.layouts && a.fill == b.fill &&
          std::equal(a.versions.begin(), a.versions.end(), b.versions.begin(), b.versions.end(),
                     [](const auto& x, const auto& y) { return same(x, y); });
 }

@@ -72,6 +72,7 @@ struct DefineRequest {
   std::optional<Box> shape;
   std::optional<Reorg> reorg;   // the variable's method, if given
   std::vector<Layout> layouts;  // the variable's expected layouts, if given
+  Bytes fill;                   // the fill value (dtype size bytes), or empty for none
   void encode(WireWriter& out) const;
   static DefineRequest decode(WireReader& in);
   bool operator==(const DefineRequest&) const = default;
@@ -247,9 +248,69 @@ struct QueryReply {
   // The lease on the pieces this server holds or indexes (0: none): their
   // bytes are not reused until the reader ends it (LeaseEnd) or goes.
   std::uint64_t lease = 0;
+  // A sealed version: the parts of the shard's part of the region that no
+  // put covers, which read as `fill` (the variable's fill value).
+  std::vector<Box> holes;
+  Bytes fill;  // dtype size bytes when there are holes, else empty
   void encode(WireWriter& out) const;
   static QueryReply decode(WireReader& in);
   bool operator==(const QueryReply&) const = default;
+};
+
+// Lookup: a variable's definition, waiting up to timeout_ms (0: answer now,
+// < 0: until it is defined) for a writer to define it.
+struct LookupRequest {
+  std::string var;
+  std::int64_t timeout_ms = 0;
+  void encode(WireWriter& out) const;
+  static LookupRequest decode(WireReader& in);
+  bool operator==(const LookupRequest&) const = default;
+};
+struct LookupReply {
+  DType dtype;
+  int ndim = 0;
+  std::optional<Box> shape;
+  Bytes fill;  // empty: none
+  void encode(WireWriter& out) const;
+  static LookupReply decode(WireReader& in);
+  bool operator==(const LookupReply&) const = default;
+};
+
+// Seal: a version is complete (docs/staging.md): gets of it never wait, and
+// it takes no more puts. The reply says whether it was sealed already.
+struct SealRequest {
+  std::string var;
+  std::uint64_t version = 0;
+  void encode(WireWriter& out) const;
+  static SealRequest decode(WireReader& in);
+  bool operator==(const SealRequest&) const = default;
+};
+struct SealReply {
+  bool already = false;
+  void encode(WireWriter& out) const;
+  static SealReply decode(WireReader& in);
+  bool operator==(const SealReply&) const = default;
+};
+
+// Derive: version `to` of each variable starts as version `from` (its
+// pieces shared, not copied), all of them or none; with `check_only`,
+// nothing changes: the client asks every member first. The reply says, per
+// variable, whether this server held version `from` of it, and how many
+// pieces it shares.
+struct DeriveRequest {
+  std::vector<std::string> vars;
+  std::uint64_t from = 0, to = 0;
+  bool check_only = false;
+  void encode(WireWriter& out) const;
+  static DeriveRequest decode(WireReader& in);
+  bool operator==(const DeriveRequest&) const = default;
+};
+struct DeriveReply {
+  std::vector<bool> found;
+  std::uint32_t pieces = 0;
+  void encode(WireWriter& out) const;
+  static DeriveReply decode(WireReader& in);
+  bool operator==(const DeriveReply&) const = default;
 };
 
 struct VarRequest {  // Latest, Undefine
@@ -517,6 +578,9 @@ COVE_MESSAGE(Place, PlaceRequest, PlaceReply)
 COVE_MESSAGE(TaskDone, TaskDoneRequest, Empty)
 COVE_MESSAGE(Dataflow, DataflowRequest, Empty)
 COVE_MESSAGE(Placements, PlacementsRequest, PlacementsReply)
+COVE_MESSAGE(Lookup, LookupRequest, LookupReply)
+COVE_MESSAGE(Seal, SealRequest, SealReply)
+COVE_MESSAGE(Derive, DeriveRequest, DeriveReply)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -534,7 +598,7 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(MetaPut) COVE_VISIT(MetaGet) COVE_VISIT(Pattern) COVE_VISIT(PutGrant) COVE_VISIT(PutPublish)
     COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine) COVE_VISIT(Copy) COVE_VISIT(Lock)
     COVE_VISIT(Unlock) COVE_VISIT(Worker) COVE_VISIT(Place) COVE_VISIT(TaskDone)
-    COVE_VISIT(Dataflow) COVE_VISIT(Placements)
+    COVE_VISIT(Dataflow) COVE_VISIT(Placements) COVE_VISIT(Lookup) COVE_VISIT(Seal) COVE_VISIT(Derive)
 #undef COVE_VISIT
   }
   return false;

@@ -61,6 +61,9 @@ enum class Op : std::uint16_t {
   TaskDone = 29,   // a consumer task's execution time (the task monitor)
   Dataflow = 30,   // a consumer's dataflow graph, for affinity (server 0)
   Placements = 31, // the newest placement decisions, with their inputs (server 0)
+  Lookup = 32,     // a variable's definition (waits for it as the request's timeout says)
+  Seal = 33,       // a version is complete: gets never wait, puts are refused
+  Derive = 34,     // versions that start as other versions, sharing their pieces
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -78,7 +81,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 31> kOps{{
+inline constexpr std::array<OpInfo, 34> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Greeted},
     {Op::Define, "define", Sender::Client},
@@ -110,6 +113,9 @@ inline constexpr std::array<OpInfo, 31> kOps{{
     {Op::TaskDone, "task_done", Sender::Client},
     {Op::Dataflow, "dataflow", Sender::Client},
     {Op::Placements, "placements", Sender::Client},
+    {Op::Lookup, "lookup", Sender::Client},
+    {Op::Seal, "seal", Sender::Client},
+    {Op::Derive, "derive", Sender::Client},
 }};
 
 // The entry of `type`, or null for a type no Op has.

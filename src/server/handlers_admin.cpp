@@ -14,8 +14,9 @@ net::ListReply Service::list() {
     info.shape = v.def->shape;
     info.reorg = v.def->reorg;
     info.layouts = v.def->layouts;
+    info.fill = v.def->fill;
     for (const auto& ver : v.versions) {
-      VersionInfo vi{ver.version, {}};
+      VersionInfo vi{ver.version, {}, ver.sealed};
       for (const store::Piece* p : ver.pieces) {
         if (p->is_copy) continue;  // listed as the copy of the piece it is
         PieceInfo pi{p->box, p->bytes, p->owner, false, {}, p->copy.holder};

@@ -26,8 +26,11 @@ net::Empty Service::define(net::DefineRequest&& r) {
   def.shape = std::move(r.shape);
   def.reorg = r.reorg;
   def.layouts = std::move(r.layouts);
+  def.fill.assign(r.fill.begin(), r.fill.end());
+  store::Store::Freed freed;
   std::lock_guard lock(mutex);
   store_.define(def);
+  parked_->retry(var_key(def.name), freed);  // readers that came first
   return {};
 }
 
@@ -64,6 +67,7 @@ const store::VariableDef& Service::check_header(const net::PieceHeader& h) {
 std::vector<int> Service::admit(const net::PieceHeader& h, bool held_here, store::Store::Freed& freed) {
   std::lock_guard lock(mutex);
   const store::VariableDef& def = check_header(h);
+  store_.check_open(h.var, h.version);
   std::vector<int> shards = shard_map(def).shards_for(h.box);
   if (held_here) store_.reserve(h.bytes, freed);
   return shards;

@@ -94,18 +94,29 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
     const store::VariableDef* def = store_.find(q.var);
     if (!def) return Cover::No;
     const std::vector<Box> parts = shard_map(*def).parts_of(q.shard < 0 ? group_->rank() : q.shard, q.region);
-    std::optional<std::vector<store::Visible>> pieces;
+    // A sealed version covers everything: cells no put covered read as the
+    // fill value, or (without one) the get fails now instead of waiting.
+    const auto answers = [&](const store::Coverage& c) { return c.holes.empty() || !def->fill.empty(); };
+    std::optional<store::Coverage> coverage;
     std::uint64_t version = q.version;
     if (q.latest) {
       for (std::uint64_t v : store_.versions_newest_first(q.var))
-        if (v >= q.version && (pieces = store_.covering(q.var, v, parts))) {
+        if (v >= q.version && (coverage = store_.covering(q.var, v, parts)) && answers(*coverage)) {
           version = v;
           break;
+        } else {
+          coverage.reset();
         }
     } else {
-      pieces = store_.covering(q.var, version, parts);
+      coverage = store_.covering(q.var, version, parts);
+      if (coverage && !answers(*coverage))
+        fail(Code::NotFound, "version ", version, " of variable '", q.var, "' is sealed and no put covered ",
+             coverage->holes.front().to_string(),
+             coverage->holes.size() > 1 ? detail::concat(" (and ", coverage->holes.size() - 1, " more parts)") : "",
+             "; the variable has no fill value");
     }
-    if (!pieces) return Cover::No;
+    if (!coverage) return Cover::No;
+    std::vector<store::Visible>* pieces = &coverage->pieces;
     net::QueryReply out;
     out.version = version;
     out.dtype = def->dtype;
@@ -121,6 +132,7 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
         for (const Box& part : v.boxes)
           copy_region({v.piece->buffer->data, v.piece->bytes, v.piece->box, v.piece->layout},
                       {data.data(), data.size(), q.region, q.layout}, part, elem);
+      for (const Box& hole : coverage->holes) fill_region({data.data(), data.size(), q.region, q.layout}, hole, def->fill);
       out.data = std::move(data);
       bytes_out_ += region_bytes;
     } else {
@@ -150,6 +162,8 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
         out.pieces.back().visible = std::move((*pieces)[i].boxes);
       }
       out.lease = session_of(answer.peer())->lease(std::move(holds));
+      out.holes = std::move(coverage->holes);
+      if (!out.holes.empty()) out.fill.assign(def->fill.begin(), def->fill.end());
     }
     answer.reply<net::Message<Op::Query>>(out);
   } catch (...) {

@@ -110,6 +110,11 @@ void Service::start() {
   d.on<Op::Dataflow>(D::always(), [this](Session&, net::DataflowRequest&& r) { return dataflow(std::move(r)); });
   d.on<Op::Placements>(D::always(), [this](Session&, net::PlacementsRequest&& r) { return placements(std::move(r)); });
   d.on<Op::TaskDone>(D::always(), [this](Session&, net::TaskDoneRequest&& r) { return task_done(std::move(r)); });
+  d.on_async<Op::Lookup>(D::always(), [this](Session&, net::LookupRequest&& r, Responder answer) {
+    lookup(std::move(r), std::move(answer));
+  });
+  d.on<Op::Seal>(D::always(), [this](Session&, net::SealRequest&& r) { return seal(std::move(r)); });
+  d.on<Op::Derive>(D::always(), [this](Session&, net::DeriveRequest&& r) { return derive(std::move(r)); });
   d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
   d.on_async<Op::Disconnect>(D::always(), [this](Session& s, net::DisconnectRequest&& r, Responder answer) {
     disconnect(s, std::move(r), std::move(answer));

@@ -137,6 +137,12 @@ class Service : public std::enable_shared_from_this<Service> {
 
   net::ListReply list();
 
+  // handlers_version.cpp: definitions waited for, sealed and derived versions.
+  class LookupWait;
+  void lookup(net::LookupRequest&& r, Responder answer);
+  net::SealReply seal(net::SealRequest&& r);
+  net::DeriveReply derive(net::DeriveRequest&& r);
+
   // Query support (handlers_query.cpp); callers hold `mutex`.
   class QueryWait;
   enum class Cover { No, Answered, Preparing };

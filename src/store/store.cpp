@@ -27,6 +27,9 @@ void Store::define(const VariableDef& def) {
            " dimensions but ndim = ", def.ndim);
   }
   for (const Layout& l : def.layouts) l.axis_order(def.ndim);  // a permutation of another rank is an error
+  if (!def.fill.empty() && def.fill.size() != def.dtype.size())
+    fail(Code::InvalidArgument, "variable '", def.name, "': a fill value of ", def.fill.size(), " bytes for dtype ",
+         def.dtype.name(), ", whose elements have ", def.dtype.size());
   auto it = vars_.find(def.name);
   if (it == vars_.end()) {
     vars_.emplace(def.name, Variable{def, {}});
@@ -41,8 +44,11 @@ void Store::define(const VariableDef& def) {
   if (old.shape.has_value() != def.shape.has_value() || (old.shape && !(*old.shape == *def.shape)))
     fail(Code::InvalidArgument, "variable '", def.name, "' is defined with global shape ",
          old.shape ? old.shape->to_string() : "none", ", not ", def.shape ? def.shape->to_string() : "none");
+  if (!def.fill.empty() && !old.fill.empty() && def.fill != old.fill)
+    fail(Code::InvalidArgument, "variable '", def.name, "' is defined with another fill value");
   if (def.reorg) it->second.def.reorg = def.reorg;
   if (!def.layouts.empty()) it->second.def.layouts = def.layouts;
+  if (!def.fill.empty()) it->second.def.fill = def.fill;
 }
 
 const VariableDef* Store::find(const std::string& name) const {
@@ -132,7 +138,7 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
   piece->id = next_id_++;
   if (piece->owner.empty()) {
     unreserve(piece->bytes);
-    owned_ += piece->bytes;
+    count_owned(*piece);
   } else if (piece->holder_id == 0) {  // in a writer's memory (an entry of another server's piece holds none)
     local_ += piece->bytes;
   }
@@ -142,9 +148,95 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
   }
   const std::uint64_t id = piece->id;
   ver.pieces.emplace(id, std::move(piece));
-  if (fresh && max_versions_ > 0)
-    while (v.versions.size() > static_cast<std::size_t>(max_versions_)) drop_version(v, v.versions.begin(), evicted);
+  if (fresh) evict_beyond_max(v, evicted);
   return id;
+}
+
+void Store::evict_beyond_max(Variable& v, std::vector<std::unique_ptr<Piece>>& evicted) {
+  if (max_versions_ > 0)
+    while (v.versions.size() > static_cast<std::size_t>(max_versions_)) drop_version(v, v.versions.begin(), evicted);
+}
+
+void Store::count_owned(const Piece& p) {
+  if (!p.buffer || ++owners_of_block_[p.buffer.get()] == 1) owned_ += p.bytes;
+}
+
+void Store::uncount_owned(const Piece& p) {
+  if (p.buffer) {
+    auto it = owners_of_block_.find(p.buffer.get());
+    if (it != owners_of_block_.end() && --it->second > 0) return;
+    if (it != owners_of_block_.end()) owners_of_block_.erase(it);
+  }
+  owned_ -= p.bytes;
+}
+
+bool Store::seal(const std::string& var, std::uint64_t version, std::vector<std::unique_ptr<Piece>>& evicted) {
+  Variable& v = variable(var);
+  auto [it, fresh] = v.versions.try_emplace(version, v.def.ndim);
+  const bool already = it->second.sealed;
+  it->second.sealed = true;
+  if (fresh) evict_beyond_max(v, evicted);
+  return already;
+}
+
+bool Store::sealed(const std::string& var, std::uint64_t version) const {
+  auto vit = vars_.find(var);
+  if (vit == vars_.end()) return false;
+  auto it = vit->second.versions.find(version);
+  return it != vit->second.versions.end() && it->second.sealed;
+}
+
+void Store::check_open(const std::string& var, std::uint64_t version) const {
+  if (sealed(var, version))
+    fail(Code::InvalidArgument, "version ", version, " of variable '", var,
+         "' is sealed: it takes no more puts (derive a new version from it to change it)");
+}
+
+std::size_t Store::derive(std::span<const std::string> vars, std::uint64_t from, std::uint64_t to, bool check_only,
+                          std::vector<bool>& found, std::vector<std::unique_ptr<Piece>>& evicted) {
+  if (from == to) fail(Code::InvalidArgument, "derive of version ", from, " from itself");
+  found.assign(vars.size(), false);
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    const Variable& v = variable(vars[i]);
+    if (v.versions.count(to))
+      fail(Code::AlreadyExists, "variable '", vars[i], "' has a version ", to, " already: it cannot be derived from ",
+           from);
+    for (std::size_t j = 0; j < i; ++j)
+      if (vars[j] == vars[i]) fail(Code::InvalidArgument, "derive names variable '", vars[i], "' twice");
+    found[i] = v.versions.count(from) > 0;
+  }
+  if (check_only) return 0;
+  std::size_t shared = 0;
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    if (!found[i]) continue;
+    Variable& v = variable(vars[i]);
+    const Version& source = v.versions.at(from);
+    Version& target = v.versions.try_emplace(to, v.def.ndim).first->second;
+    for (const auto& [id, p] : source.pieces) {
+      auto copy = std::make_unique<Piece>();
+      copy->id = p->id;
+      copy->box = p->box;
+      copy->layout = p->layout;
+      copy->bytes = p->bytes;
+      copy->owner = p->owner;
+      copy->key = p->key;
+      copy->indexed = p->indexed;
+      copy->visible = p->visible;
+      copy->holder_id = p->holder_id;
+      copy->copy = p->copy;
+      copy->is_copy = p->is_copy;
+      copy->buffer = p->buffer;
+      if (copy->owner.empty())
+        count_owned(*copy);
+      else if (copy->holder_id == 0)
+        local_ += copy->bytes;
+      if (copy->indexed) index_visible(target, *copy);
+      target.pieces.emplace(id, std::move(copy));
+      ++shared;
+    }
+    evict_beyond_max(v, evicted);
+  }
+  return shared;
 }
 
 void Store::drop_covered_by(const std::string& var, std::uint64_t version, std::uint64_t id,
@@ -223,7 +315,7 @@ void Store::drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece
   if (p.indexed)
     for (const Box& b : p.visible) v.index.remove(b, p.id);
   if (p.owner.empty())
-    owned_ -= p.bytes;
+    uncount_owned(p);
   else if (p.holder_id == 0)
     local_ -= p.bytes;
   for (const auto& r : p.replicas)
@@ -235,26 +327,31 @@ void Store::drop_piece(Version& v, std::map<std::uint64_t, std::unique_ptr<Piece
   v.pieces.erase(it);
 }
 
-std::optional<std::vector<Visible>> Store::covering(const std::string& var, std::uint64_t version,
-                                                    std::span<const Box> parts) {
+std::optional<Coverage> Store::covering(const std::string& var, std::uint64_t version, std::span<const Box> parts) {
   auto vit = vars_.find(var);
   if (vit == vars_.end()) return std::nullopt;
   auto it = vit->second.versions.find(version);
   if (it == vit->second.versions.end()) return std::nullopt;
   Version& ver = it->second;
-  std::vector<Visible> found;
-  std::map<std::uint64_t, std::size_t> at;  // piece id -> its place in `found`
+  Coverage out;
+  out.sealed = ver.sealed;
+  std::map<std::uint64_t, std::size_t> at;  // piece id -> its place in out.pieces
   for (const Box& part : parts) {
-    std::vector<Box> boxes;
+    std::vector<Box> missing{part};  // what the visible parts found so far leave
     ver.index.query(part, [&](const Box& b, std::uint64_t id) {
-      boxes.push_back(b.intersection(part));
-      const auto [slot, fresh] = at.try_emplace(id, found.size());
-      if (fresh) found.push_back({ver.pieces.at(id).get(), {}});
-      found[slot->second].boxes.push_back(boxes.back());
+      const Box seen = b.intersection(part);
+      const auto [slot, fresh] = at.try_emplace(id, out.pieces.size());
+      if (fresh) out.pieces.push_back({ver.pieces.at(id).get(), {}});
+      out.pieces[slot->second].boxes.push_back(seen);
+      std::vector<Box> left;
+      for (const Box& m : missing)
+        for (const Box& rest : subtract(m, seen)) left.push_back(rest);
+      missing.swap(left);
     });
-    if (!covers(boxes, part)) return std::nullopt;
+    if (!missing.empty() && !ver.sealed) return std::nullopt;
+    out.holes.insert(out.holes.end(), missing.begin(), missing.end());
   }
-  return found;
+  return out;
 }
 
 std::vector<Piece*> Store::pieces_of(const std::string& var, std::uint64_t version) {
@@ -367,7 +464,31 @@ std::vector<std::unique_ptr<Piece>> Store::remove_pieces(const std::string& var,
     if (p->second->owner == owner && p->second->box == box) drop_piece(ver, p, out);
     p = next;
   }
-  if (ver.pieces.empty()) v.versions.erase(it);
+  if (ver.pieces.empty() && !ver.kept_empty()) v.versions.erase(it);
+  // The writer may reuse its memory once this answer is given: versions
+  // derived from this one, which share the piece (same id), lose it too.
+  std::vector<std::uint64_t> ids;
+  for (const auto& p : out) ids.push_back(p->id);
+  const auto shared = [&](const Piece& p) {
+    return p.owner == owner && p.holder_id == 0 && std::find(ids.begin(), ids.end(), p.id) != ids.end();
+  };
+  for (auto other = v.versions.begin(); other != v.versions.end();) {
+    for (auto p = other->second.pieces.begin(); p != other->second.pieces.end();) {
+      auto next = std::next(p);
+      if (shared(*p->second)) drop_piece(other->second, p, out);
+      p = next;
+    }
+    other = other->second.pieces.empty() && !other->second.kept_empty() ? v.versions.erase(other) : std::next(other);
+  }
+  auto [first, last] = retired_.equal_range(owner);
+  for (auto r = first; r != last;) {
+    if (r->second.var == var && shared(*r->second.piece)) {
+      out.push_back(std::move(r->second.piece));
+      r = retired_.erase(r);
+    } else {
+      ++r;
+    }
+  }
   return out;
 }
 
@@ -381,7 +502,7 @@ std::vector<std::unique_ptr<Piece>> Store::remove_owner(const std::string& owner
         if (p->second->owner == owner) drop_piece(it->second, p, out);
         p = next;
       }
-      it = it->second.pieces.empty() ? v.versions.erase(it) : std::next(it);
+      it = it->second.pieces.empty() && !it->second.kept_empty() ? v.versions.erase(it) : std::next(it);
     }
   return out;
 }
@@ -423,7 +544,7 @@ std::vector<std::unique_ptr<Piece>> Store::fail_over(const std::string& dead, co
         }
         p = next;
       }
-      it = ver.pieces.empty() ? v.versions.erase(it) : std::next(it);
+      it = ver.pieces.empty() && !ver.kept_empty() ? v.versions.erase(it) : std::next(it);
     }
   return lost;
 }
@@ -444,7 +565,7 @@ std::vector<Store::VariableListing> Store::list() const {
   for (const auto& [name, v] : vars_) {
     VariableListing l{&v.def, {}};
     for (const auto& [num, ver] : v.versions) {
-      VersionListing vl{num, {}};
+      VersionListing vl{num, {}, ver.sealed};
       for (const auto& [id, p] : ver.pieces) vl.pieces.push_back(p.get());
       l.versions.push_back(std::move(vl));
     }

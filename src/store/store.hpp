@@ -49,6 +49,10 @@ struct VariableDef {
   // the definition: a later define may change them).
   std::optional<Reorg> reorg;
   std::vector<Layout> layouts;  // expected reader layouts (RASIA)
+  // What cells no put covered read as in a sealed version (dtype size
+  // bytes); empty: none, such a get fails. A define without one keeps the
+  // variable's; one that differs from it is refused.
+  std::vector<std::byte> fill;
 };
 
 // A part of a piece in another layout.
@@ -113,6 +117,14 @@ struct Visible {
   std::vector<Box> boxes;
 };
 
+// What a version holds of some parts of a region: the visible parts of its
+// pieces there and, for a sealed version, the parts no put covers.
+struct Coverage {
+  std::vector<Visible> pieces;
+  std::vector<Box> holes;  // sealed versions only
+  bool sealed = false;
+};
+
 class Store {
  public:
   Store(std::uint64_t memory_budget, int max_versions);
@@ -156,8 +168,28 @@ class Store {
   // `parts`, with those parts clipped to `parts`, if together they cover
   // every part. Each cell of `parts` is in exactly one returned box: that
   // of the piece whose put was stored here last.
-  std::optional<std::vector<Visible>> covering(const std::string& var, std::uint64_t version,
-                                               std::span<const Box> parts);
+  // A sealed version always answers, with the parts no put covers as
+  // holes.
+  std::optional<Coverage> covering(const std::string& var, std::uint64_t version, std::span<const Box> parts);
+
+  // Seals a version (creating it, empty, if it has no piece here): it takes
+  // no more pieces, and covering() answers for it at once. Returns whether
+  // it was sealed already. NotFound for an unknown variable.
+  bool seal(const std::string& var, std::uint64_t version, std::vector<std::unique_ptr<Piece>>& evicted);
+  bool sealed(const std::string& var, std::uint64_t version) const;
+  // InvalidArgument naming the variable and version when it is sealed.
+  void check_open(const std::string& var, std::uint64_t version) const;
+
+  // Version `to` of each of `vars` starts as version `from`: every piece
+  // held or indexed here shared, under the same id (so that other
+  // servers' references stay right), its bytes counted once; not sealed.
+  // Checks all first: NotFound for an unknown variable, AlreadyExists when
+  // `to` is there already, InvalidArgument for from == to; nothing changes
+  // then, nor with `check_only`. A variable without version `from` here is
+  // skipped (a member of a group may hold none of it): `found` says, per
+  // variable, whether it had it. Returns the pieces shared.
+  std::size_t derive(std::span<const std::string> vars, std::uint64_t from, std::uint64_t to, bool check_only,
+                     std::vector<bool>& found, std::vector<std::unique_ptr<Piece>>& evicted);
   // The pieces of a version held or indexed here (empty when it is gone).
   std::vector<Piece*> pieces_of(const std::string& var, std::uint64_t version);
   // A piece by id, or null when it is gone.
@@ -201,6 +233,7 @@ class Store {
   struct VersionListing {
     std::uint64_t version;
     std::vector<const Piece*> pieces;
+    bool sealed = false;
   };
   struct VariableListing {
     const VariableDef* def;
@@ -218,6 +251,9 @@ class Store {
     explicit Version(int ndim) : index(ndim) {}
     std::map<std::uint64_t, std::unique_ptr<Piece>> pieces;  // by id
     SpatialIndex index;
+    bool sealed = false;
+    // Kept while it holds nothing: a sealed version reads as fill.
+    bool kept_empty() const { return sealed; }
   };
   struct Variable {
     VariableDef def;
@@ -249,8 +285,15 @@ class Store {
   // until `bytes` more fit. False (nothing dropped) when they cannot.
   bool make_room(std::uint64_t bytes, const Piece* keep, Freed& freed);
 
+  // Owned bytes: counted once however many versions share them (derive).
+  void count_owned(const Piece& p);
+  void uncount_owned(const Piece& p);
+  // Evicts the variable's oldest versions beyond max_versions.
+  void evict_beyond_max(Variable& v, std::vector<std::unique_ptr<Piece>>& evicted);
+
   std::uint64_t budget_;
   int max_versions_;
+  std::map<const void*, std::uint32_t> owners_of_block_;  // owned bytes shared by several pieces (derive)
   std::uint64_t owned_ = 0, reserved_ = 0, local_ = 0;
   std::uint64_t replica_bytes_ = 0, replicas_ = 0;
   std::uint64_t metadata_bytes_ = 0;

@@ -84,7 +84,10 @@ struct Group {
   }
   std::string addresses() const {
     std::string all;
-    for (const auto& s : servers) all += (all.empty() ? "" : ",") + s.address();
+    for (const auto& s : servers) {
+      if (!all.empty()) all += ',';
+      all += s.address();
+    }
     return all;
   }
 };

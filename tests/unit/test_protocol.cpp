@@ -45,7 +45,8 @@ template <>
 net::JoinRequest sample() { return {bytes(32, 2)}; }
 template <>
 net::DefineRequest sample() {
-  return {"temperature", DType(DTypeKind::Float32), 3, kBox, Reorg::Sahr, {Layout::f(), Layout::parse("P1,2,0")}};
+  return {"temperature", DType(DTypeKind::Float32), 3, kBox, Reorg::Sahr, {Layout::f(), Layout::parse("P1,2,0")},
+          bytes(4, 1)};
 }
 template <>
 net::PutRequest sample() { return {header(), bytes(40, 3), Reorg::Rasar}; }
@@ -84,6 +85,8 @@ net::QueryReply sample() {
   r.pieces.push_back({kBox, Layout::f(), "inproc://w", bytes(8, 8), true, bytes(12, 9), 5, {}});
   r.pieces.push_back({kBox, Layout::c(), "inproc://s1", bytes(8, 7), false, bytes(8, 7), 6, {"inproc://s2", bytes(8, 16), 7}});
   r.pieces.back().visible = {kBox, kBox};
+  r.holes = {kBox};
+  r.fill = bytes(2, 5);
   return r;
 }
 template <>
@@ -96,9 +99,12 @@ template <>
 net::DeleteReply sample() { return {true}; }
 template <>
 net::ListReply sample() {
-  cove::VariableInfo v{"field", DType(DTypeKind::Float64), 3, kBox, {}, Reorg::Rasar, {Layout::f()}};
+  cove::VariableInfo v{"field", DType(DTypeKind::Float64), 3, kBox, {}, Reorg::Rasar, {Layout::f()}, {}};
+  const net::Bytes fill = bytes(8, 2);
+  v.fill.assign(fill.begin(), fill.end());
   cove::PieceInfo p{kBox, 960, "inproc://s", false, {{kBox, Layout::f(), 960, true}}, "inproc://t"};
-  v.versions.push_back({3, {p, p}});
+  v.versions.push_back({3, {p, p}, true});
+  v.versions.push_back({4, {p}, false});
   return {{v, v}};
 }
 template <>
@@ -174,6 +180,19 @@ net::PlacementsReply sample() {
   r.decisions[1].group = -1;
   return r;
 }
+
+template <>
+net::LookupRequest sample() { return {"temperature", -1}; }
+template <>
+net::LookupReply sample() { return {DType(DTypeKind::Float32), 3, kBox, bytes(4, 6)}; }
+template <>
+net::SealRequest sample() { return {"temperature", 12}; }
+template <>
+net::SealReply sample() { return {true}; }
+template <>
+net::DeriveRequest sample() { return {{"temperature", "pressure"}, 12, 13, true}; }
+template <>
+net::DeriveReply sample() { return {{true, false}, 17}; }
 
 template <typename T>
 net::Bytes message_of(std::uint16_t type) {

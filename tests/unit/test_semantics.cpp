@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
+#include <future>
 #include <chrono>
 #include <memory>
 #include <random>
@@ -212,6 +214,237 @@ TEST(SemanticsGroup, LastWriteWinsAfterAMemberDies) {
     for (std::size_t k = 0; k < got.size(); ++k)
       ASSERT_EQ(got[k], refs[version - 1][k]) << "version " << version << " cell " << k / 96 << "," << k % 96;
   }
+}
+
+// Sealed versions, for elements of 1 to 48 bytes, in C and F order: cells
+// no put covered read as the fill value; without a fill value the get
+// fails at once, naming the cells; an unsealed version keeps waiting.
+TEST(SemanticsSealed, UncoveredCellsReadAsTheFillValue) {
+  for (int servers : {1, 2}) {
+    Group group(servers);
+    Client c = Client::connect(group.addresses());
+    const V shape{12, 20};
+    const Box all = Box::from_shape(shape);
+    const Box written = Box::from_start_count(V{2, 3}, V{6, 9});
+    for (std::size_t elem = 1; elem <= 48; ++elem) {
+      const DType t = DType::opaque(elem);
+      std::vector<std::byte> fill(elem);
+      for (std::size_t b = 0; b < elem; ++b) fill[b] = static_cast<std::byte>(0xA0 + b);
+      const std::string with = "filled" + std::to_string(elem), without = "bare" + std::to_string(elem);
+      cove::VariableOptions o;
+      o.fill = fill;
+      c.define(with, t, 2, shape, o);
+      c.define(without, t, 2, shape);
+      std::vector<std::byte> data(static_cast<std::size_t>(written.volume()) * elem);
+      for (std::size_t b = 0; b < data.size(); ++b) data[b] = static_cast<std::byte>(b % 251);
+      for (const auto& var : {with, without}) c.put(var, 1, written, data.data(), data.size());
+      std::vector<std::byte> got(static_cast<std::size_t>(all.volume()) * elem);
+      // Not sealed: the get waits for the rest, and times out.
+      EXPECT_EQ(code_of([&] { c.get(with, 1, all, got.data(), got.size(), 50); }), Code::Timeout);
+      EXPECT_FALSE(c.seal(with, 1));
+      EXPECT_TRUE(c.seal(with, 1)) << "sealing again changes nothing and says so";
+      c.seal(without, 1);
+      for (const Layout& layout : {Layout::c(), Layout::f()}) {
+        c.get(with, 1, all, got.data(), got.size(), -1, layout);
+        const auto strides = layout.strides(all);
+        for (Index i = 0; i < shape[0]; ++i)
+          for (Index j = 0; j < shape[1]; ++j) {
+            const std::byte* cell = got.data() + static_cast<std::size_t>(i * strides[0] + j * strides[1]) * elem;
+            const bool inside = written.contains(Box::from_start_count(V{i, j}, V{1, 1}));
+            const std::byte* want =
+                inside ? data.data() + static_cast<std::size_t>((i - 2) * 9 + (j - 3)) * elem : fill.data();
+            ASSERT_EQ(std::memcmp(cell, want, elem), 0) << elem << " bytes, cell " << i << "," << j;
+          }
+      }
+      // Without a fill value: NotFound at once, naming what no put covered.
+      try {
+        c.get(without, 1, all, got.data(), got.size(), 60000);
+        ADD_FAILURE() << "a get of unwritten cells without a fill value succeeded";
+      } catch (const cove::Error& e) {
+        EXPECT_EQ(e.code(), Code::NotFound);
+        EXPECT_NE(std::string(e.what()).find("no put covered"), std::string::npos) << e.what();
+      }
+      // The covered part reads as ever.
+      std::vector<std::byte> part(data.size());
+      c.get(without, 1, written, part.data(), part.size(), 0);
+      EXPECT_EQ(part, data);
+    }
+    // A sealed version nobody wrote reads as all fill; get_latest takes it.
+    std::vector<std::byte> got(static_cast<std::size_t>(all.volume()) * 3);
+    c.seal("filled3", 7);
+    EXPECT_EQ(c.get_latest("filled3", all, got.data(), got.size(), 0), 7u);
+    for (std::size_t k = 0; k < got.size(); ++k) ASSERT_EQ(got[k], static_cast<std::byte>(0xA0 + k % 3));
+    const auto listed = c.list();
+    for (const auto& v : listed)
+      if (v.name == "filled3") {
+        ASSERT_EQ(v.versions.size(), 2u);
+        EXPECT_TRUE(v.versions[0].sealed && v.versions[1].sealed);
+        EXPECT_EQ(v.fill.size(), 3u);
+      }
+  }
+}
+
+// A get waiting on a version is answered by the seal.
+TEST(SemanticsSealed, SealingAnswersWaitingGets) {
+  Group group(2);
+  Client w = Client::connect(group.addresses()), r = Client::connect(group.addresses());
+  cove::VariableOptions o;
+  const double minus_one = -1.0;
+  o.fill.resize(8);
+  std::memcpy(o.fill.data(), &minus_one, 8);
+  w.define("s", DType(DTypeKind::Float64), 1, V{100}, o);
+  std::vector<double> half(50, 2.0);
+  w.put("s", 1, Box::from_start_count(V{0}, V{50}), half.data(), 400);
+  auto waiting = std::async(std::launch::async, [&] {
+    std::vector<double> got(100);
+    r.get("s", 1, Box::from_shape(V{100}), got.data(), 800, 30000);
+    return got;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  w.seal("s", 1);
+  const auto got = waiting.get();
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], i < 50 ? 2.0 : -1.0) << i;
+}
+
+// Readers may come first: get, get_latest, definition() and subscribe()
+// of a variable not defined yet wait within their timeout for the
+// definition and then the data. Timeout 0 answers at once.
+TEST(SemanticsReadersFirst, ReadersWaitForTheDefinitionAndTheData) {
+  Group group(2);
+  Client w = Client::connect(group.addresses()), r = Client::connect(group.addresses());
+  const Box all = Box::from_shape(V{8, 8});
+  std::vector<double> got(64);
+  EXPECT_EQ(code_of([&] { r.get("later", 1, all, got.data(), 512, 0); }), Code::NotFound);
+  EXPECT_EQ(code_of([&] { r.definition("later"); }), Code::NotFound);
+  EXPECT_EQ(code_of([&] { r.definition("later", 50); }), Code::Timeout);
+  std::atomic<int> fired{0};
+  auto sub = r.subscribe("later", all, [&](const std::string&, std::uint64_t) { ++fired; });
+  auto get = std::async(std::launch::async, [&] {
+    std::vector<double> mine(64);
+    r.get("later", 1, all, mine.data(), 512, 30000);
+    return mine;
+  });
+  auto latest = std::async(std::launch::async, [&] {
+    std::vector<double> mine(64);
+    const auto v = r.get_latest("later", all, mine.data(), 512, 30000);
+    return std::make_pair(v, mine);
+  });
+  auto definition = std::async(std::launch::async, [&] { return r.definition("later", 30000); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  w.define("later", DType(DTypeKind::Float64), 2, V{8, 8});
+  EXPECT_EQ(definition.get().ndim, 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::vector<double> d(64);
+  for (std::size_t k = 0; k < 64; ++k) d[k] = static_cast<double>(k);
+  w.put("later", 1, all, d.data(), 512);
+  EXPECT_EQ(get.get(), d);
+  const auto [v, mine] = latest.get();
+  EXPECT_EQ(v, 1u);
+  EXPECT_EQ(mine, d);
+  for (int i = 0; i < 200 && fired.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(fired.load(), 1);
+  // A timeout that passes before the definition: Timeout, within it.
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(code_of([&] { r.get("never", 1, all, got.data(), 512, 300); }), Code::Timeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+// derive: version 2 starts as version 1 without a byte copied (the
+// servers' memory does not grow), puts into 2 override it cell by cell,
+// and deleting 1 leaves 2 whole. The whole-file form derives several
+// variables at once; bad input changes nothing.
+TEST(SemanticsDerive, DerivedVersionsShareTheirPiecesAndOverride) {
+  for (int servers : {1, 3}) {
+    Group group(servers);
+    Client c = Client::connect(group.addresses());
+    const V shape{64, 64};
+    const Box all = Box::from_shape(shape);
+    c.define("a", DType(DTypeKind::Float64), 2, shape);
+    c.define("b", DType(DTypeKind::Float64), 2, shape);
+    std::vector<double> ref(64 * 64);
+    for (Index i = 0; i < 64; i += 16) {  // 16 pieces of version 1
+      const Box tile = Box::from_start_count(V{i, 0}, V{16, 64});
+      std::vector<double> d(16 * 64);
+      for (std::size_t k = 0; k < d.size(); ++k) d[k] = ref[static_cast<std::size_t>(i * 64) + k] = static_cast<double>(i * 64) + static_cast<double>(k);
+      for (const char* var : {"a", "b"}) c.put(var, 1, tile, d.data(), d.size() * 8);
+    }
+    const std::uint64_t before = c.stat().owned_bytes;
+    const std::vector<std::string> both{"a", "b"};
+    EXPECT_GT(c.derive(both, 1, 2), 0u);
+    EXPECT_EQ(c.stat().owned_bytes, before) << "derive copied bytes";
+    // A partial put into version 2 overrides it there, and only there.
+    const Box patch = Box::from_start_count(V{10, 20}, V{30, 7});
+    std::vector<double> p(static_cast<std::size_t>(patch.volume()), -5.0);
+    c.put("a", 2, patch, p.data(), p.size() * 8);
+    std::vector<double> want = ref;
+    for (Index i = 10; i < 40; ++i)
+      for (Index j = 20; j < 27; ++j) want[static_cast<std::size_t>(i * 64 + j)] = -5.0;
+    std::vector<double> got(64 * 64);
+    c.remove("a", 1);  // the source goes: version 2 stays whole
+    c.remove("b", 1);
+    c.get("a", 2, all, got.data(), got.size() * 8, 0);
+    EXPECT_EQ(got, want);
+    c.get("b", 2, all, got.data(), got.size() * 8, 0);
+    EXPECT_EQ(got, ref);
+    EXPECT_EQ(code_of([&] { c.get("a", 1, all, got.data(), got.size() * 8, 0); }), Code::NotFound);
+    // The bytes are counted once while shared, and given back when the last
+    // version using them goes.
+    EXPECT_EQ(c.stat().owned_bytes, before + p.size() * 8);
+    c.remove("a", 2);
+    c.remove("b", 2);
+    EXPECT_EQ(c.stat().owned_bytes, 0u);
+
+    // Bad input: nothing changes, each error names what is wrong.
+    c.put("a", 5, all, ref.data(), ref.size() * 8);
+    const auto refused = [&](Code code, const auto& call, const std::string& words) {
+      try {
+        call();
+        ADD_FAILURE() << "accepted: " << words;
+      } catch (const cove::Error& e) {
+        EXPECT_EQ(e.code(), code) << e.what();
+        EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+      }
+    };
+    refused(Code::NotFound, [&] { c.derive("a", 4, 6); }, "'a' has no version 4");
+    refused(Code::NotFound, [&] { c.derive(std::vector<std::string>{"a", "nothing"}, 5, 6); }, "'nothing'");
+    c.put("b", 6, all, ref.data(), ref.size() * 8);
+    refused(Code::AlreadyExists, [&] { c.derive(both, 5, 6); }, "'b' has a version 6");
+    refused(Code::InvalidArgument, [&] { c.derive("a", 5, 5); }, "itself");
+    EXPECT_EQ(code_of([&] { c.get("a", 6, all, got.data(), got.size() * 8, 0); }), Code::NotFound)
+        << "a refused derive left version 6 of 'a'";
+    c.seal("a", 5);
+    refused(Code::InvalidArgument, [&] { c.put("a", 5, all, ref.data(), ref.size() * 8); }, "version 5 of variable 'a' is sealed");
+    cove::VariableOptions o;
+    o.fill.resize(4);
+    refused(Code::InvalidArgument, [&] { c.define("a", DType(DTypeKind::Float64), 2, shape, o); }, "fill value of 4 bytes");
+    refused(Code::NotFound, [&] { c.seal("nothing", 1); }, "'nothing'");
+    c.get("a", 5, all, got.data(), got.size() * 8, 0);
+    EXPECT_EQ(got, ref) << "what a refused request met changed";
+    // A sealed version derives like any other; the new one is open.
+    c.derive("a", 5, 9);
+    c.put("a", 9, patch, p.data(), p.size() * 8);
+    c.get("a", 9, patch, got.data(), p.size() * 8, 0);
+    EXPECT_EQ(std::vector<double>(got.begin(), got.begin() + static_cast<long>(p.size())), p);
+  }
+}
+
+// A put_local piece shared by derive stays its writer's: its release
+// withdraws it from both versions (the writer may then reuse the memory),
+// and nothing reads it afterwards.
+TEST(SemanticsDerive, ReleasingAPutLocalPieceWithdrawsItFromDerivedVersions) {
+  Group group(2);
+  Client w = Client::connect(group.addresses()), r = Client::connect(group.addresses());
+  const Box all = Box::from_shape(V{32});
+  w.define("l", DType(DTypeKind::Float64), 1, V{32});
+  std::vector<double> mine(32, 3.0);
+  w.put_local("l", 1, all, mine.data(), 256);
+  r.derive("l", 1, 2);
+  std::vector<double> got(32);
+  r.get("l", 2, all, got.data(), 256, 0);
+  EXPECT_EQ(got, mine);
+  w.release("l", 1, all);
+  std::fill(mine.begin(), mine.end(), 99.0);  // reused: nobody may read it now
+  EXPECT_EQ(code_of([&] { r.get("l", 2, all, got.data(), 256, 0); }), Code::NotFound);
 }
 
 INSTANTIATE_TEST_SUITE_P(Semantics, LastWriteWins,
