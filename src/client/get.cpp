@@ -153,7 +153,7 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
       return gather(var, v + 1, true, region, remaining_ms(timeout_ms, deadline), dtype, leases, layout);
     }
   }
-  Answer all{answers.front().version, {}, {}, answers.front().method, {}};
+  Answer all{answers.front().version, {}, {}, answers.front().method, {}, 0, {}, {}};
   for (auto& a : answers) {
     for (auto& [holder, ids] : a.elsewhere) {
       auto& to = all.elsewhere[holder];

@@ -80,11 +80,11 @@ template <>
 net::QueryRequest sample() { return {"v", 9, true, kBox, -1, Layout::f(), 65536, Reorg::Rasia, 2}; }
 template <>
 net::QueryReply sample() {
-  net::QueryReply r{12, DType(DTypeKind::Int16), Reorg::Sahr, std::nullopt, {}, 41};
-  r.pieces.push_back({kBox, Layout::c(), "", bytes(8, 7), false, bytes(8, 7), 0, {}});
-  r.pieces.push_back({kBox, Layout::f(), "inproc://w", bytes(8, 8), true, bytes(12, 9), 5, {}});
-  r.pieces.push_back({kBox, Layout::c(), "inproc://s1", bytes(8, 7), false, bytes(8, 7), 6, {"inproc://s2", bytes(8, 16), 7}});
-  r.pieces.back().visible = {kBox, kBox};
+  net::QueryReply r{12, DType(DTypeKind::Int16), Reorg::Sahr, std::nullopt, {}, 41, {}, {}};
+  r.pieces.push_back({kBox, Layout::c(), "", bytes(8, 7), false, bytes(8, 7), 0, {}, {kBox}});
+  r.pieces.push_back({kBox, Layout::f(), "inproc://w", bytes(8, 8), true, bytes(12, 9), 5, {}, {}});
+  r.pieces.push_back({kBox, Layout::c(), "inproc://s1", bytes(8, 7), false, bytes(8, 7), 6, {"inproc://s2", bytes(8, 16), 7},
+                      {kBox, kBox}});
   r.holes = {kBox};
   r.fill = bytes(2, 5);
   return r;

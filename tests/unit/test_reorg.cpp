@@ -296,7 +296,7 @@ TEST_F(Replicas, MethodPerVariableAndPerClient) {
   cove::Server server(options(Reorg::Rad));
   Client c = Client::connect(server.address());
   // Per variable: RASIA for "t" with its own expected layouts.
-  c.define("t", DType(DTypeKind::Float64), 3, shape, {Reorg::Rasia, {Layout::parse("P0,2,1")}});
+  c.define("t", DType(DTypeKind::Float64), 3, shape, {Reorg::Rasia, {Layout::parse("P0,2,1")}, {}});
   const auto vars = c.list();
   ASSERT_EQ(vars.at(0).reorg, Reorg::Rasia);
   ASSERT_EQ(vars.at(0).layouts.size(), 1u);
@@ -401,7 +401,7 @@ TEST_F(Replicas, BadInputIsNamedAndNothingStoredIsLost) {
     c.get("t", 1, domain, buf.data(), bytes, 0, Layout::parse("P1,0"));
   });
   expect_error(Code::InvalidArgument, "rank", [&] {
-    c.define("t", DType(DTypeKind::Float64), 3, shape, {Reorg::Rasia, {Layout::parse("P1,0")}});
+    c.define("t", DType(DTypeKind::Float64), 3, shape, {Reorg::Rasia, {Layout::parse("P1,0")}, {}});
   });
   // An unknown method: per client, in the server's configuration, and on the wire.
   {

@@ -249,7 +249,7 @@ TEST_F(Staging, ConnectionsThatDoNotProveTheSecretAreRefusedEverything) {
   const auto d = net::deadline_in(5000);
   using net::Message;
   using net::Op;
-  refused([&] { net::call<Message<Op::Define>>(*ep, peer, {"x", DType(DTypeKind::Int32), 1, std::nullopt, std::nullopt, {}}, d); }, "define");
+  refused([&] { net::call<Message<Op::Define>>(*ep, peer, {"x", DType(DTypeKind::Int32), 1, std::nullopt, std::nullopt, {}, {}}, d); }, "define");
   net::PutInlineRequest put;
   put.piece = {"kept", 2, all, cove::Layout::c(), DType(DTypeKind::Float64), 64};
   put.data.resize(64);
