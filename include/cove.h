@@ -75,6 +75,24 @@ COVE_EXPORT cove_status cove_define(cove_client_t* client, const char* name, con
  * ("F,P2,0,1"), or NULL (the server's). */
 COVE_EXPORT cove_status cove_define_reorg(cove_client_t* client, const char* name, const char* dtype, int ndim,
                                           const int64_t* shape, const char* reorg, const char* layouts);
+/* cove_define with a fill value: `fill_bytes` (the dtype's size) bytes that
+ * the cells of a sealed version no put covered read as (fill NULL: none).
+ * COVE_INVALID_ARGUMENT, naming the variable, for another size or a fill
+ * value other than the one the variable has. */
+COVE_EXPORT cove_status cove_define_fill(cove_client_t* client, const char* name, const char* dtype, int ndim,
+                                         const int64_t* shape, const void* fill, size_t fill_bytes);
+/* Seals a version on every server (cove::Client::seal): gets of it never
+ * wait (uncovered cells read as the fill value, or COVE_NOT_FOUND without
+ * one), puts into it fail with COVE_INVALID_ARGUMENT. Sealing again is not
+ * an error; *already (may be NULL) says whether it was sealed before. */
+COVE_EXPORT cove_status cove_seal(cove_client_t* client, const char* var, uint64_t version, int* already);
+/* Version `to` of each of the `nvars` variables starts as version `from`,
+ * sharing its pieces (cove::Client::derive); all or nothing. *shared (may
+ * be NULL) receives the pieces shared. COVE_NOT_FOUND for an unknown
+ * variable or a missing version `from`, COVE_ALREADY_EXISTS when `to` is
+ * there already. */
+COVE_EXPORT cove_status cove_derive(cove_client_t* client, const char* const* vars, size_t nvars, uint64_t from,
+                                    uint64_t to, size_t* shared);
 /* data (here and in cove_put_local, cove_get, cove_get_latest) may be host
  * or GPU device memory: Cove finds out which (docs/gpu.md), as
  * cove::MemorySpace::automatic does in C++. */
@@ -96,6 +114,9 @@ COVE_EXPORT cove_status cove_free(cove_client_t* client, void* data);
  * reused. released (may be NULL): how many pieces the servers dropped. */
 COVE_EXPORT cove_status cove_release(cove_client_t* client, const char* var, uint64_t version, int ndim,
                                      const int64_t* start, const int64_t* count, size_t* released);
+/* timeout_ms as in cove::Client::get: 0 answers at once, < 0 waits until
+ * the region is there, > 0 that long (COVE_TIMEOUT); a variable not defined
+ * yet is waited for within the same timeout. */
 COVE_EXPORT cove_status cove_get(cove_client_t* client, const char* var, uint64_t version, int ndim,
                                  const int64_t* start, const int64_t* count, void* data, size_t bytes,
                                  int64_t timeout_ms, const char* layout);

@@ -104,6 +104,14 @@ cove_status on_client(cove_client* c, Fn&& fn) noexcept {
   });
 }
 
+// A define's shape: ndim extents, or none for NULL.
+std::span<const cove::Index> shape_of(int ndim, const int64_t* shape) {
+  if (!shape) return {};
+  if (ndim < 1 || ndim > cove::kMaxDims)
+    throw cove::Error(cove::Code::InvalidArgument, "ndim = " + std::to_string(ndim) + " is outside 1..10");
+  return {shape, static_cast<std::size_t>(ndim)};
+}
+
 }  // namespace
 
 extern "C" {
@@ -166,16 +174,49 @@ cove_status cove_define_reorg(cove_client_t* c, const char* name, const char* dt
   return on_client(c, [&](cove::Client& client) {
     require(name, "name");
     require(dtype, "dtype");
-    std::span<const cove::Index> s;
-    if (shape) {
-      if (ndim < 1 || ndim > cove::kMaxDims)
-        throw cove::Error(cove::Code::InvalidArgument, "ndim = " + std::to_string(ndim) + " is outside 1..10");
-      s = {shape, static_cast<std::size_t>(ndim)};
-    }
+    const std::span<const cove::Index> s = shape_of(ndim, shape);
     cove::VariableOptions options;
     if (reorg) options.reorg = cove::parse_reorg(reorg);
     if (layouts) options.layouts = cove::common::parse_layouts(layouts, "layouts");
     client.define(name, cove::DType::parse(dtype), ndim, s, options);
+  });
+}
+
+cove_status cove_define_fill(cove_client_t* c, const char* name, const char* dtype, int ndim, const int64_t* shape,
+                             const void* fill, size_t fill_bytes) {
+  return on_client(c, [&](cove::Client& client) {
+    require(name, "name");
+    require(dtype, "dtype");
+    const std::span<const cove::Index> s = shape_of(ndim, shape);
+    cove::VariableOptions options;
+    if (fill) {
+      if (fill_bytes == 0) throw cove::Error(cove::Code::InvalidArgument, "fill value of 0 bytes");
+      const auto* f = static_cast<const std::byte*>(fill);
+      options.fill.assign(f, f + fill_bytes);
+    }
+    client.define(name, cove::DType::parse(dtype), ndim, s, options);
+  });
+}
+
+cove_status cove_seal(cove_client_t* c, const char* var, uint64_t version, int* already) {
+  return on_client(c, [&](cove::Client& client) {
+    require(var, "var");
+    const bool was = client.seal(var, version);
+    if (already) *already = was ? 1 : 0;
+  });
+}
+
+cove_status cove_derive(cove_client_t* c, const char* const* vars, size_t nvars, uint64_t from, uint64_t to,
+                        size_t* shared) {
+  return on_client(c, [&](cove::Client& client) {
+    if (nvars > 0) require(vars, "vars");
+    std::vector<std::string> names;
+    for (size_t i = 0; i < nvars; ++i) {
+      if (!vars[i]) throw cove::Error(cove::Code::InvalidArgument, "vars[" + std::to_string(i) + "] is null");
+      names.emplace_back(vars[i]);
+    }
+    const std::size_t n = client.derive(names, from, to);
+    if (shared) *shared = n;
   });
 }
 

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static int passed = 0, failed = 0;
 #include "capi_check.h"
@@ -32,6 +33,55 @@ static void* disconnect(void* arg) {
   struct closing* d = (struct closing*)arg;
   d->status = cove_disconnect(d->c);
   return NULL;
+}
+
+/* A reader that comes first: its get waits for the definition, then the data. */
+static void* read_first(void* arg) {
+  struct waiting_get* g = (struct waiting_get*)arg;
+  const int64_t s[1] = {0}, n[1] = {4};
+  float out[4];
+  g->status = cove_get(g->c, "early", 1, 1, s, n, out, sizeof out, 30000, NULL);
+  if (g->status == COVE_OK && !(out[0] == 1 && out[3] == 4)) g->status = COVE_INTERNAL;
+  return NULL;
+}
+
+/* Fill values, sealed and derived versions, and readers first. */
+static void version_promises(cove_client_t* c) {
+  const int64_t shape[1] = {8}, origin[1] = {0}, two[1] = {2}, half[1] = {4};
+  const double fill = -7.5, written[4] = {1, 2, 3, 4};
+  double out[8];
+  CHECK(cove_define_fill(c, "filled", "<f8", 1, shape, &fill, sizeof fill) == COVE_OK);
+  CHECK_ERROR(cove_define_fill(c, "odd", "<f8", 1, shape, &fill, 4), COVE_INVALID_ARGUMENT, "fill value of 4 bytes");
+  CHECK(cove_put(c, "filled", 1, 1, two, half, written, sizeof written, NULL) == COVE_OK);
+  CHECK(cove_get(c, "filled", 1, 1, origin, shape, out, sizeof out, 0, NULL) == COVE_NOT_FOUND); /* not sealed */
+  int already = -1;
+  CHECK(cove_seal(c, "filled", 1, &already) == COVE_OK && already == 0);
+  CHECK(cove_seal(c, "filled", 1, &already) == COVE_OK && already == 1);
+  CHECK(cove_get(c, "filled", 1, 1, origin, shape, out, sizeof out, -1, NULL) == COVE_OK);
+  CHECK(out[0] == fill && out[1] == fill && out[2] == 1 && out[5] == 4 && out[6] == fill && out[7] == fill);
+  CHECK_ERROR(cove_put(c, "filled", 1, 1, two, half, written, sizeof written, NULL), COVE_INVALID_ARGUMENT,
+              "is sealed");
+  const char* vars[1] = {"filled"};
+  size_t shared = 0;
+  CHECK(cove_derive(c, vars, 1, 1, 2, &shared) == COVE_OK && shared == 1);
+  CHECK(cove_put(c, "filled", 2, 1, origin, two, written, 2 * sizeof(double), NULL) == COVE_OK);
+  CHECK(cove_seal(c, "filled", 2, NULL) == COVE_OK);
+  CHECK(cove_get(c, "filled", 2, 1, origin, shape, out, sizeof out, 0, NULL) == COVE_OK);
+  CHECK(out[0] == 1 && out[1] == 2 && out[2] == 1 && out[5] == 4 && out[7] == fill);
+  CHECK_ERROR(cove_derive(c, vars, 1, 1, 2, NULL), COVE_ALREADY_EXISTS, "has a version 2");
+  CHECK_ERROR(cove_derive(c, vars, 1, 9, 10, NULL), COVE_NOT_FOUND, "no version 9");
+
+  struct waiting_get g = {c, COVE_INTERNAL};
+  pthread_t reader;
+  pthread_create(&reader, NULL, read_first, &g);
+  const struct timespec a_moment = {0, 100 * 1000 * 1000}; /* the reader asks before the writer defines */
+  nanosleep(&a_moment, NULL);
+  const float early[4] = {1, 2, 3, 4};
+  const int64_t four[1] = {4};
+  CHECK(cove_define(c, "early", "<f4", 1, four) == COVE_OK);
+  CHECK(cove_put(c, "early", 1, 1, origin, four, early, sizeof early, NULL) == COVE_OK);
+  pthread_join(reader, NULL);
+  CHECK(g.status == COVE_OK);
 }
 
 /* cove_disconnect on one thread while a get is in flight on another: it
@@ -142,6 +192,7 @@ int main(void) {
   CHECK(cove_free(c, field) == COVE_INVALID_ARGUMENT);
   CHECK(cove_free(c, NULL) == COVE_OK);
 
+  version_promises(c);
   CHECK(cove_disconnect(c) == COVE_OK);
   disconnect_under_a_call(cove_server_address(server));
   CHECK(cove_server_stop(server) == COVE_OK);
