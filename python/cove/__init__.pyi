@@ -59,6 +59,7 @@ class PieceInfo:
 class VersionInfo:
     version: int
     pieces: list[PieceInfo]
+    sealed: bool
 
 class VariableInfo:
     name: str
@@ -68,6 +69,7 @@ class VariableInfo:
     versions: list[VersionInfo]
     reorg: Optional[str]
     layouts: list[str]
+    fill: Optional[bytes]
 
 class ServerStats:
     variables: int
@@ -128,10 +130,16 @@ class Client:
     def __enter__(self) -> "Client": ...
     def __exit__(self, *args: Any) -> None: ...
     def define(self, name: str, dtype: DTypeLike, shape: Optional[Index] = None, *, ndim: Optional[int] = None,
-               reorg: Optional[str] = None, layouts: Optional[Sequence[str]] = None) -> None:
-        """Defines a variable (again with the same definition: no-op; another: InvalidArgument)."""
-    def definition(self, var: str) -> Tuple[np.dtype, int, Optional[Tuple[int, ...]]]:
-        """(dtype, ndim, shape or None) of a variable. NotFound."""
+               reorg: Optional[str] = None, layouts: Optional[Sequence[str]] = None, fill: Any = None) -> None:
+        """Defines a variable (again with the same definition: no-op; another: InvalidArgument). fill: what
+        uncovered cells of a sealed version read as (one element of dtype, or its bytes)."""
+    def definition(self, var: str, timeout: Optional[float] = 0.0) -> Tuple[np.dtype, int, Optional[Tuple[int, ...]]]:
+        """(dtype, ndim, shape or None) of a variable, waiting up to `timeout` for it to be defined (Timeout);
+        with 0, NotFound at once."""
+    def seal(self, var: str, version: int) -> bool:
+        """Seals a version: gets never wait, puts are refused. Returns whether it was sealed already."""
+    def derive(self, vars: Union[str, Sequence[str]], source: int, version: int) -> int:
+        """Version `version` starts as version `source`, sharing its pieces; returns the pieces shared."""
     def put(self, var: str, version: int, start: Index, array: ArrayLike) -> None:
         """Stores a copy of `array` (any dense axis order) at `start`; the array may be reused on return."""
     def put_local(self, var: str, version: int, start: Index, array: ArrayLike) -> None:

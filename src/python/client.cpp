@@ -19,6 +19,8 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
@@ -41,6 +43,22 @@ Box region_of(const std::vector<Index>& start, const std::vector<Index>& count) 
     fail(Code::InvalidArgument, "start has ", start.size(), " dimensions but the ", count.size() == 0 ? "array" : "count",
          " has ", count.size());
   return Box::from_start_count(start, count);
+}
+
+// A fill value: bytes of one element, or a value numpy converts to one.
+std::vector<std::byte> fill_bytes(const std::string& var, DType dtype, nb::handle fill) {
+  nb::bytes raw;
+  if (nb::isinstance<nb::bytes>(fill)) {
+    raw = nb::borrow<nb::bytes>(fill);
+  } else {
+    nb::object one = nb::module_::import_("numpy").attr("asarray")(fill, numpy_dtype(dtype));
+    if (nb::cast<std::size_t>(one.attr("size")) != 1)
+      fail(Code::InvalidArgument, "variable '", var, "': a fill value is one element, not ",
+           nb::cast<std::size_t>(one.attr("size")));
+    raw = nb::borrow<nb::bytes>(one.attr("tobytes")());
+  }
+  const auto* at = reinterpret_cast<const std::byte*>(raw.c_str());
+  return std::vector<std::byte>(at, at + raw.size());
 }
 
 // Keeps an array's memory where it is: the object, a buffer export (a
@@ -130,8 +148,8 @@ class PyClient {
     return f(cl);
   }
 
-  VariableDefinition definition(const std::string& var) {
-    return call([&](Client& cl) { return cl.definition(var); });
+  VariableDefinition definition(const std::string& var, std::int64_t timeout_ms = 0) {
+    return call([&](Client& cl) { return cl.definition(var, timeout_ms); });
   }
 
   // Waits for puts in flight, releases the put_local pieces (each waits for
@@ -221,8 +239,16 @@ class PyClient {
                  const std::vector<Index>& count, nb::handle dtype, nb::handle out, const std::string& order,
                  std::optional<double> timeout, std::uint64_t* got) {
     const Box box = region_of(start, count);
-    const std::int64_t ms = timeout_ms(timeout);
-    const VariableDefinition def = definition(var);
+    std::int64_t ms = timeout_ms(timeout);
+    // A reader may come first: the definition is waited for within the
+    // timeout, and the data within what is left of it.
+    const auto asked = std::chrono::steady_clock::now();
+    const VariableDefinition def = definition(var, ms);
+    if (ms > 0) {
+      const auto spent =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - asked).count();
+      ms = std::max<std::int64_t>(1, ms - spent);
+    }
     nb::object result, converted_to;
     ArrayView target;
     if (!out.is_none()) {
@@ -377,7 +403,8 @@ void bind_client(nb::module_& m) {
       .def(
           "define",
           [](PyClient& c, const std::string& name, nb::handle dtype, std::optional<std::vector<Index>> shape,
-             std::optional<int> ndim, std::optional<std::string> reorg, std::optional<std::vector<std::string>> layouts) {
+             std::optional<int> ndim, std::optional<std::string> reorg, std::optional<std::vector<std::string>> layouts,
+             nb::handle fill) {
             const DType dt = dtype_of(dtype);
             if (!shape && !ndim) fail(Code::InvalidArgument, "define('", name, "'): give shape or ndim");
             const int n = ndim ? *ndim : static_cast<int>(shape->size());
@@ -385,11 +412,37 @@ void bind_client(nb::module_& m) {
             if (reorg) o.reorg = parse_reorg(*reorg);
             if (layouts)
               for (const auto& l : *layouts) o.layouts.push_back(Layout::parse(l));
+            if (!fill.is_none()) o.fill = fill_bytes(name, dt, fill);
             const std::vector<Index> extents = shape.value_or(std::vector<Index>{});
             c.call([&](Client& cl) { cl.define(name, dt, n, extents, o); });
           },
           "name"_a, "dtype"_a, "shape"_a = nb::none(), nb::kw_only(), "ndim"_a = nb::none(), "reorg"_a = nb::none(),
-          "layouts"_a = nb::none())
+          "layouts"_a = nb::none(), "fill"_a = nb::none(),
+          "Defines a variable (again with the same definition: no-op; another: InvalidArgument). fill: what cells "
+          "of a sealed version that no put covered read as: a value numpy converts to one element of dtype, or "
+          "bytes of its size.")
+      .def(
+          "seal",
+          [](PyClient& c, const std::string& var, std::uint64_t version) {
+            return c.call([&](Client& cl) { return cl.seal(var, version); });
+          },
+          "var"_a, "version"_a,
+          "Seals a version on every server: gets of it never wait (uncovered cells read as the fill value, or "
+          "NotFound without one) and puts into it raise InvalidArgument. Returns whether it was sealed already.")
+      .def(
+          "derive",
+          [](PyClient& c, nb::handle vars, std::uint64_t from, std::uint64_t to) {
+            std::vector<std::string> names;
+            if (nb::isinstance<nb::str>(vars))
+              names.push_back(nb::cast<std::string>(vars));
+            else
+              names = nb::cast<std::vector<std::string>>(vars);
+            return c.call([&](Client& cl) { return cl.derive(names, from, to); });
+          },
+          "vars"_a, "source"_a, "version"_a,
+          "Version `version` of each variable in `vars` (a name or a list of names) starts as version `source`, "
+          "sharing its pieces without copying; puts into it then override them. All or nothing. Returns the "
+          "pieces shared.")
       .def("put", &PyClient::put, "var"_a, "version"_a, "start"_a, "array"_a,
            "Stores a copy of `array` (any dense axis order) at `start`; the array may be reused on return.")
       .def("put_local", &PyClient::put_local, "var"_a, "version"_a, "start"_a, "array"_a,
@@ -572,8 +625,8 @@ void bind_client(nb::module_& m) {
           "pieces read from writers count for none).")
       .def(
           "definition",
-          [](PyClient& c, const std::string& var) {
-            const VariableDefinition d = c.definition(var);
+          [](PyClient& c, const std::string& var, std::optional<double> timeout) {
+            const VariableDefinition d = c.definition(var, timeout_ms(timeout));
             nb::object shape = nb::none();
             if (d.shape) {
               nb::list l;
@@ -582,7 +635,9 @@ void bind_client(nb::module_& m) {
             }
             return nb::make_tuple(numpy_dtype(d.dtype), d.ndim, shape);
           },
-          "var"_a)
+          "var"_a, "timeout"_a = 0.0,
+          "(dtype, ndim, shape or None) of a variable, waiting up to `timeout` seconds (None: as long as it "
+          "takes) for a writer to define it: Timeout then; with 0, NotFound at once.")
       .def(
           "latest",
           [](PyClient& c, const std::string& var) { return c.call([&](Client& cl) { return cl.latest(var); }); },

@@ -52,6 +52,7 @@ void bind_info(nb::module_& m) {
   nb::class_<VersionInfo>(m, "VersionInfo", "A version of a variable and its pieces.")
       .def_ro("version", &VersionInfo::version)
       .def_ro("pieces", &VersionInfo::pieces)
+      .def_ro("sealed", &VersionInfo::sealed, "True once sealed: gets never wait for it, puts into it are refused.")
       .def("__repr__", [](const VersionInfo& v) {
         return "VersionInfo(" + std::to_string(v.version) + ", " + std::to_string(v.pieces.size()) + " pieces)";
       });
@@ -64,6 +65,13 @@ void bind_info(nb::module_& m) {
           "shape", [](const VariableInfo& v) -> nb::object { return v.shape ? nb::object(as_tuple(v.shape->count())) : nb::none(); },
           "The declared global shape, or None.")
       .def_ro("versions", &VariableInfo::versions)
+      .def_prop_ro(
+          "fill",
+          [](const VariableInfo& v) -> nb::object {
+            if (v.fill.empty()) return nb::none();
+            return nb::bytes(reinterpret_cast<const char*>(v.fill.data()), v.fill.size());
+          },
+          "The fill value's bytes (one element), or None.")
       .def_prop_ro("reorg", [](const VariableInfo& v) -> nb::object {
         return v.reorg ? nb::object(nb::str(reorg_name(*v.reorg))) : nb::none();
       })
