@@ -33,7 +33,7 @@ module cove
 
   public :: cove_client
   public :: cove_connect, cove_disconnect, cove_define, cove_put, cove_put_local, cove_release, cove_get, &
-            cove_latest, cove_remove, cove_put_meta, cove_get_meta, cove_last_error, cove_strerror, &
+            cove_seal, cove_derive, cove_latest, cove_remove, cove_put_meta, cove_get_meta, cove_last_error, cove_strerror, &
             cove_status_name
 
   ! The status codes, from the one table: COVE_OK, COVE_INVALID_ARGUMENT, ...
@@ -98,12 +98,14 @@ contains
   ! dtype: a numpy-style name ("f8", "<f4", "int32", ...). shape: the global
   ! extents, in the order of the Fortran array's dimensions (absent: none).
   ! reorg, layouts: where layouts are reorganized for this variable
-  ! (docs/layouts.md; absent: the server's).
-  integer function cove_define(client, name, dtype, shape, reorg, layouts) result(status)
+  ! (docs/layouts.md; absent: the server's). fill: the bytes of one element
+  ! that cells of a sealed version no put covered read as, e.g.
+  ! transfer(-1.0_real64, repeat(' ', 8)) (absent: none).
+  integer function cove_define(client, name, dtype, shape, reorg, layouts, fill) result(status)
     type(cove_client), intent(in) :: client
     character(*), intent(in) :: name, dtype
     integer(int64), intent(in), optional :: shape(:)
-    character(*), intent(in), optional :: reorg, layouts
+    character(*), intent(in), optional :: reorg, layouts, fill
     integer(int64), allocatable :: extents(:)
 
     if (present(shape)) then
@@ -112,6 +114,12 @@ contains
       allocate(extents(0))
     end if
     call c_own_error_clear()
+    if (present(fill)) then
+      ! The fill value first; reorg and layouts then define it again with them.
+      status = c_define_fill(client%handle, c_str(name), c_str(dtype), size(extents), extents, fill, &
+                             len(fill, c_size_t))
+      if (status /= COVE_OK .or. .not. (present(reorg) .or. present(layouts))) return
+    end if
     if (present(reorg) .and. present(layouts)) then
       status = c_define_reorg(client%handle, c_str(name), c_str(dtype), size(extents), extents, &
                               c_str(reorg), c_str(layouts))
@@ -144,6 +152,55 @@ contains
     call c_own_error_clear()
     status = c_release(client%handle, c_str(var), version, size(count), origin, count, dropped)
     if (present(released)) released = int(dropped, int64)
+  end function
+
+  ! Seals a version on every server: gets of it never wait (cells no put
+  ! covered read as the fill value, or COVE_NOT_FOUND without one) and puts
+  ! into it fail. Sealing again is no error: already says whether it was.
+  integer function cove_seal(client, var, version, already) result(status)
+    type(cove_client), intent(in) :: client
+    character(*), intent(in) :: var
+    integer(int64), intent(in) :: version
+    logical, intent(out), optional :: already
+    integer(c_int) :: was
+
+    if (present(already)) already = .false.
+    status = check_version("seal", var, version)
+    if (status /= COVE_OK) return
+    call c_own_error_clear()
+    status = c_seal(client%handle, c_str(var), version, was)
+    if (present(already)) already = status == COVE_OK .and. was /= 0
+  end function
+
+  ! Version `to` of each variable in vars starts as version `from`, sharing
+  ! its pieces without copying; puts into it then override them. All or
+  ! nothing. shared: the pieces shared.
+  integer function cove_derive(client, vars, from, to, shared) result(status)
+    type(cove_client), intent(in) :: client
+    character(*), intent(in) :: vars(:)
+    integer(int64), intent(in) :: from, to
+    integer(int64), intent(out), optional :: shared
+    character(kind=c_char, len=:), allocatable, target :: names(:)
+    type(c_ptr) :: pointers(size(vars))
+    integer(c_size_t) :: n
+    integer :: i
+
+    if (present(shared)) shared = 0
+    if (size(vars) == 0) then
+      status = own_error(COVE_INVALID_ARGUMENT, "derive names no variable")
+      return
+    end if
+    status = check_version("derive", vars(1), from)
+    if (status == COVE_OK) status = check_version("derive", vars(1), to)
+    if (status /= COVE_OK) return
+    allocate(character(kind=c_char, len=len(vars) + 1) :: names(size(vars)))
+    do i = 1, size(vars)
+      names(i) = trim(vars(i)) // c_null_char
+      pointers(i) = c_loc(names(i))
+    end do
+    call c_own_error_clear()
+    status = c_derive(client%handle, pointers, size(vars, kind=c_size_t), from, to, n)
+    if (present(shared)) shared = int(n, int64)
   end function
 
   ! The newest version of var (COVE_NOT_FOUND when it has none).

@@ -6,8 +6,8 @@ module cove_c_api
   use, intrinsic :: iso_c_binding, only: c_char, c_int, c_int64_t, c_ptr, c_size_t
   implicit none
   private
-  public :: c_connect, c_disconnect, c_define, c_define_reorg, c_put, c_put_local, c_get, c_release, &
-            c_latest, c_remove, c_put_meta, c_get_meta, c_strerror, c_status_name, &
+  public :: c_connect, c_disconnect, c_define, c_define_reorg, c_define_fill, c_seal, c_derive, c_put, &
+            c_put_local, c_get, c_release, c_latest, c_remove, c_put_meta, c_get_meta, c_strerror, c_status_name, &
             c_own_error_set, c_own_error_clear, c_own_last_error
 
   ! uint64_t versions are passed as int64_t: same size and bits, and the
@@ -89,6 +89,34 @@ module cove_c_api
       integer(c_int), value :: ndim
       integer(c_int64_t), intent(in) :: start(*), count(*)
       integer(c_size_t), intent(out) :: released
+    end function
+
+    integer(c_int) function c_define_fill(client, name, dtype, ndim, shape, fill, fill_bytes) &
+        bind(c, name="cove_define_fill")
+      import :: c_char, c_int, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: name(*), dtype(*)
+      integer(c_int), value :: ndim
+      integer(c_int64_t), intent(in) :: shape(*)
+      character(kind=c_char), intent(in) :: fill(*)
+      integer(c_size_t), value :: fill_bytes
+    end function
+
+    integer(c_int) function c_seal(client, var, version, already) bind(c, name="cove_seal")
+      import :: c_char, c_int, c_int64_t, c_ptr
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: var(*)
+      integer(c_int64_t), value :: version
+      integer(c_int), intent(out) :: already
+    end function
+
+    integer(c_int) function c_derive(client, vars, nvars, from, to, shared) bind(c, name="cove_derive")
+      import :: c_int, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: client
+      type(c_ptr), intent(in) :: vars(*)
+      integer(c_size_t), value :: nvars
+      integer(c_int64_t), value :: from, to
+      integer(c_size_t), intent(out) :: shared
     end function
 
     integer(c_int) function c_latest(client, var, version) bind(c, name="cove_latest")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fortran and C programs exchanging arrays through a real cove-server, as
 # separate processes; each checks every element it gets.
-#   exchange.sh DIR fortran_to_c|c_to_fortran
+#   exchange.sh DIR fortran_to_c|c_to_fortran|reader_first
 set -euo pipefail
 dir=$1 case=$2
 here=$(dirname "$0")/../integration
@@ -23,5 +23,15 @@ case "$case" in
   c_to_fortran)
     "$COVE_TEST_BIN"/cove-test-c-writer
     "$COVE_TEST_BIN"/cove-test-fortran-reader ;;
+  reader_first)
+    # The reader asks before anything is defined; its get waits.
+    start_bg "$dir/reader.out" "$COVE_TEST_BIN"/cove-test-fortran-first
+    reader=$last
+    sleep 0.5
+    status=0
+    "$COVE_TEST_BIN"/cove-test-c-late-writer || status=$?
+    wait "$reader" || status=$?
+    cat "$dir/reader.out"
+    exit $status ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
