@@ -151,6 +151,8 @@ COVE_KOKKOS_EXPORT void set_bound(const void* staging, const ViewShape& shape, b
                                   std::span<const Index> bound);
 COVE_KOKKOS_EXPORT void set_version(const void* staging, const ViewShape& shape, std::uint64_t version);
 COVE_KOKKOS_EXPORT void set_timeout(const void* staging, const ViewShape& shape, std::int64_t timeout_ms);
+COVE_KOKKOS_EXPORT void set_fill(const void* staging, const ViewShape& shape, const void* value, std::size_t bytes);
+COVE_KOKKOS_EXPORT bool seal(const void* staging, const ViewShape& shape);
 COVE_KOKKOS_EXPORT void bind(const void* reader, const ViewShape& reader_shape, const void* writer,
                              const ViewShape& writer_shape);
 COVE_KOKKOS_EXPORT void put(const void* staging, const ViewShape& shape, const void* host, std::size_t bytes);
@@ -253,6 +255,24 @@ void set_version(const V& view, std::uint64_t version) {
 template <class V>
 void set_timeout(const V& view, std::int64_t timeout_ms) {
   detail::set_timeout(view.data(), detail::shape_of(view), timeout_ms);
+}
+
+// The fill value of the view's variable (cove::VariableOptions::fill):
+// what deep_copy out of a sealed version reads where no put went. It goes
+// with the variable's definition at the view's next deep_copy, and the
+// variable keeps it (a variable defined with another one: InvalidArgument).
+template <class V>
+void set_fill(const V& view, const typename V::non_const_value_type& value) {
+  detail::set_fill(view.data(), detail::shape_of(view), &value, sizeof value);
+}
+
+// Seals the view's variable at its version (cove::Client::seal): readers'
+// deep_copy of it never waits, and cells no put covered read as the fill
+// value (or fail with NotFound without one). Returns whether it was sealed
+// already. Blocking: one request per server.
+template <class V>
+bool seal(const V& view) {
+  return detail::seal(view.data(), detail::shape_of(view));
 }
 
 // Declares that `reader` reads the variable `writer` writes (writer's

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cove::kokkos::detail {
 
@@ -19,6 +20,7 @@ struct Settings {
   std::uint64_t version = 0;
   std::optional<std::array<Index, 8>> lower, upper;  // inclusive
   std::optional<std::int64_t> timeout_ms;
+  std::vector<std::byte> fill;           // the variable's fill value (set_fill); empty: none
   std::optional<ViewShape> shape;        // from the last typed call
 };
 

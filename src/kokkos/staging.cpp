@@ -17,8 +17,9 @@ struct State {
   std::mutex mutex;
   std::optional<Client> client;
   std::int64_t timeout_ms = 60000;
-  // The definitions this client has made (define is a round trip): name, dtype, rank.
-  std::set<std::tuple<std::string, std::string, int>> defined;
+  // The definitions this client has made (define is a round trip): name,
+  // dtype, rank, fill value.
+  std::set<std::tuple<std::string, std::string, int, std::vector<std::byte>>> defined;
 };
 
 State& state() {
@@ -62,6 +63,7 @@ struct Transfer {
   detail::ViewShape shape;
   std::int64_t timeout_ms;
   std::size_t bytes;
+  std::vector<std::byte> fill;
 };
 
 // Everything a put or get of the allocation needs, checked.
@@ -96,6 +98,7 @@ Transfer plan(detail::Allocation& a, const std::optional<detail::ViewShape>& typ
          " (subviews of staging views are not supported)");
   t.variable = s.variable;
   t.version = s.version;
+  t.fill = s.fill;
   std::lock_guard state_lock(state().mutex);
   if (!state().client)
     fail(Code::InvalidArgument, what, ": cove::kokkos::initialize() has not been called (staging view '", a.label,
@@ -106,12 +109,14 @@ Transfer plan(detail::Allocation& a, const std::optional<detail::ViewShape>& typ
 }
 
 void define(Transfer& t) {
-  auto key = std::make_tuple(t.variable, t.shape.dtype.name(), t.shape.rank);
+  auto key = std::make_tuple(t.variable, t.shape.dtype.name(), t.shape.rank, t.fill);
   {
     std::lock_guard lock(state().mutex);
     if (state().defined.contains(key)) return;
   }
-  t.client->define(t.variable, t.shape.dtype, t.shape.rank);
+  VariableOptions options;
+  options.fill = t.fill;
+  t.client->define(t.variable, t.shape.dtype, t.shape.rank, {}, options);
   std::lock_guard lock(state().mutex);
   state().defined.insert(std::move(key));
 }
@@ -194,6 +199,25 @@ void set_timeout(const void* staging, const ViewShape& shape, std::int64_t timeo
   auto a = described(staging, shape, "cove::kokkos::set_timeout");
   std::lock_guard lock(a->mutex);
   a->settings.timeout_ms = timeout_ms;
+}
+
+void set_fill(const void* staging, const ViewShape& shape, const void* value, std::size_t bytes) {
+  auto a = described(staging, shape, "cove::kokkos::set_fill");
+  std::lock_guard lock(a->mutex);
+  const auto* v = static_cast<const std::byte*>(value);
+  a->settings.fill.assign(v, v + bytes);
+}
+
+bool seal(const void* staging, const ViewShape& shape) {
+  constexpr const char* what = "cove::kokkos::seal";
+  auto a = described(staging, shape, what);
+  Transfer t = plan(*a, shape, static_cast<std::size_t>(-1), what);
+  try {
+    define(t);
+    return t.client->seal(t.variable, t.version);
+  } catch (const Error& e) {
+    rethrow(e, what, t);
+  }
 }
 
 void bind(const void* reader, const ViewShape& reader_shape, const void* writer, const ViewShape& writer_shape) {

@@ -137,6 +137,31 @@ const std::map<std::string, std::function<void()>> cases = {
        Kokkos::deep_copy(out2, r);
        check_filled(out2, 100);
      }},
+    // A fill value and a seal: the writer's view covers rows 2..4 of a 6 x 7
+    // domain; a reader's view of all of it reads -1 elsewhere, at once.
+    {"sealed-fill",
+     [] {
+       cove::kokkos::ScopeGuard staging;
+       Right2 w("sealed-fill", 3, 7);
+       cove::kokkos::set_fill(w, -1.0);
+       cove::kokkos::set_lower_bound(w, 2, 0);
+       cove::kokkos::set_upper_bound(w, 4, 6);
+       cove::kokkos::set_version(w, 4);
+       Kokkos::deep_copy(w, filled("h", 3, 7, 10));
+       require(!cove::kokkos::seal(w), "sealed before");
+       require(cove::kokkos::seal(w), "sealing again says it was sealed");
+       Right2 r("sealed-fill", 6, 7);
+       cove::kokkos::set_version(r, 4);
+       cove::kokkos::set_timeout(r, 0);  // a sealed version never waits
+       Host2 out("out", 6, 7);
+       Kokkos::deep_copy(out, r);
+       for (int i = 0; i < 6; ++i)
+         for (int j = 0; j < 7; ++j) {
+           const double want = i >= 2 && i <= 4 ? 10.0 + (i - 2) * 7 + j : -1.0;
+           require(out(i, j) == want, "element (" + std::to_string(i) + ", " + std::to_string(j) + ") is wrong");
+         }
+       expect_error(cove::Code::InvalidArgument, "sealed", [&] { Kokkos::deep_copy(w, filled("h", 3, 7, 0)); });
+     }},
     // A strided host view (a subview of a host view) goes through a scratch view.
     {"strided-host",
      [] {
