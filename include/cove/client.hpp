@@ -11,8 +11,10 @@
 // Blocking: every call blocks until the server has answered; get() also
 // waits for data as its timeout says. No call waits forever on a server or
 // link that stops answering: requests have deadlines (30 s; a get's own
-// timeout plus 2 s), and moving bytes 10 s plus 1 s per 100 MiB, after which
-// the call fails with Timeout or Unavailable. A connection that failed is
+// timeout plus max(250 ms, 10% of it), so that a get with timeout t >= 0
+// returns by then even when its server is stopped), and moving bytes 10 s
+// plus 1 s per 100 MiB, after which the call fails with Timeout or
+// Unavailable. A connection that failed is
 // made again by the next call to that server; what the server held for the
 // old one (this client's put_local pieces, its leases) ended with it.
 // Thread-safety: all member functions may be called from any thread.

@@ -1,5 +1,7 @@
 """What a version promises (docs/staging.md): the last write wins, sealed
 versions and fill values, readers that come first, derived versions."""
+import os
+import signal
 import threading
 import time
 
@@ -87,3 +89,22 @@ def test_derived_versions_share_and_override(client):
         client.derive("a", 2, 2)
     with pytest.raises(cove.NotFound, match="no version 7"):
         client.derive("a", 7, 8)
+
+
+def test_a_get_keeps_its_deadline_when_its_server_is_stopped(server_process):
+    """The documented deadline (docs/staging.md): a get with timeout t returns
+    by t + max(250 ms, 10% of t) even when its server does not answer at all.
+    The bound checked is three times that, and below the 2 s grace of old."""
+    with cove.connect(str(server_process.conn)) as c:
+        c.define("d", np.float64, shape=(4,))
+        c.put("d", 1, (0,), np.zeros(4))
+        c.get("d", 1, (0,), (4,))  # connected, the definition known
+        os.kill(server_process.proc.pid, signal.SIGSTOP)
+        try:
+            began = time.monotonic()
+            with pytest.raises(cove.Timeout):
+                c.get("d", 2, (0,), (4,), timeout=0.2)
+            took = time.monotonic() - began
+        finally:
+            os.kill(server_process.proc.pid, signal.SIGCONT)
+        assert took < 1.35, f"a get with a 0.2 s timeout took {took:.2f} s against a stopped server"

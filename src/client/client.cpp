@@ -163,7 +163,7 @@ void Client::Impl::remember(const std::string& name, const VarInfo& info) {
   maps[name] = std::make_shared<const common::ShardMap>(info.shape, static_cast<int>(server_count()), name);
 }
 
-Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::int64_t timeout_ms) {
+Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::optional<std::int64_t> timeout_ms) {
   {
     std::lock_guard lock(mutex);
     auto it = vars.find(var);
@@ -171,11 +171,11 @@ Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::int64_
   }
   // Every server knows every definition: the first that answers, which
   // waits for it as the caller's timeout says (a reader may come first).
-  const net::Deadline deadline = timeout_ms == 0 ? net::deadline_in(net::kControlTimeoutMs) : wait_deadline(timeout_ms);
+  const net::Deadline deadline = timeout_ms ? wait_deadline(*timeout_ms) : net::deadline_in(net::kControlTimeoutMs);
   for (std::size_t s = 0;; ++s) {
     if (!reachable(s) && s + 1 < server_count()) continue;
     try {
-      const net::LookupReply d = call<Message<Op::Lookup>>(s, {var, timeout_ms}, deadline);
+      const net::LookupReply d = call<Message<Op::Lookup>>(s, {var, timeout_ms.value_or(0)}, deadline);
       VarInfo info{d.dtype, d.shape, d.ndim, std::vector<std::byte>(d.fill.begin(), d.fill.end())};
       remember(var, info);
       return info;

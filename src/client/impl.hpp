@@ -146,14 +146,17 @@ struct Client::Impl {
   [[noreturn]] static void detail_fail(const Error& e, const char* op, std::size_t server);
 
   void remember(const std::string& name, const VarInfo& info);
-  // A variable's definition, asked of a server the first time, which waits
-  // for it up to timeout_ms as a get does (0: NotFound at once when it is
-  // not defined; < 0: until it is).
-  VarInfo var_info(const std::string& var, std::int64_t timeout_ms = 0);
+  // A variable's definition, asked of a server the first time. A reader
+  // (get, definition) gives its timeout: the server waits for the
+  // definition up to it (0: NotFound at once when it is not defined; < 0:
+  // until it is), and the call's deadline follows the get's rule
+  // (wait_deadline). Without one, it is a control call (NotFound at once).
+  VarInfo var_info(const std::string& var, std::optional<std::int64_t> timeout_ms = std::nullopt);
   // The deadline of a call that waits up to timeout_ms (< 0: forever) at
-  // the server: the caller's own timeout and a short grace.
+  // the server: the caller's own timeout and a short grace
+  // (net::wait_grace_ms: 250 ms, or 10% of a timeout over 2.5 s).
   static net::Deadline wait_deadline(std::int64_t timeout_ms) {
-    return timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + net::kWaitGraceMs);
+    return timeout_ms < 0 ? net::kNoDeadline : net::deadline_in(timeout_ms + net::wait_grace_ms(timeout_ms));
   }
   // The checks the server makes too, made here first so that a bad region
   // is reported as such rather than by the shard map.

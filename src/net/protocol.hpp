@@ -146,10 +146,14 @@ inline constexpr std::uint32_t kMaxPlacements = 1024;
 
 // Timeouts, in milliseconds.
 inline constexpr std::int64_t kControlTimeoutMs = 30000;     // define, list, stat, delete, metadata puts...
-// Added to a get's own timeout for its call: a server that does not answer
-// within it (stopped, hung, unreachable) fails the get with Timeout soon
-// after the caller's own timeout, not kControlTimeoutMs later.
-inline constexpr std::int64_t kWaitGraceMs = 2000;
+// Added to a call's own timeout (a get's, a metadata get's) for its
+// deadline: a server that does not answer within it (stopped, hung,
+// unreachable) fails the call with Timeout soon after the caller's own
+// timeout: max(kMinWaitGraceMs, 10% of the timeout) later.
+inline constexpr std::int64_t kMinWaitGraceMs = 250;
+inline constexpr std::int64_t wait_grace_ms(std::int64_t timeout_ms) noexcept {
+  return timeout_ms / 10 > kMinWaitGraceMs ? timeout_ms / 10 : kMinWaitGraceMs;
+}
 inline constexpr std::int64_t kForwardTimeoutMs = 30000;     // server to server
 // A server reading a writer's bytes (Put over a socket or UCX) gives up
 // after this, plus the time the bytes take at kSlowestTransferBytesPerS:
