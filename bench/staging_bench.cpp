@@ -27,7 +27,8 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using V = std::vector<cove::Index>;
+using cove::Index;
+using V = std::vector<Index>;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -80,6 +81,60 @@ struct Row {
   std::string target;
   bool met;
 };
+
+// One client's put then get of the same region, end to end, for each size
+// (float64, 2-D): the bytes over the sum of the two medians, against a
+// memcpy of the same bytes in the same run.
+void put_then_get(cove::Client& c, int reps, std::vector<Row>& rows) {
+  std::uint64_t version = 0;
+  for (const Index mib : {8, 64, 128}) {
+    const V shape{mib * 128, 1024};
+    const std::string var = "e2e" + std::to_string(mib);
+    c.define(var, cove::DType(cove::DTypeKind::Float64), 2, shape);
+    const cove::Box all = cove::Box::from_shape(shape);
+    const std::size_t bytes = static_cast<std::size_t>(all.volume()) * 8;
+    std::vector<double> in(bytes / 8, 2.5), out(bytes / 8, 0.0);
+    const double mbw = memcpy_gbps(bytes, reps + 2);
+    std::vector<double> put_t, get_t;
+    for (int r = 0; r < reps + 2; ++r) {
+      ++version;
+      auto t0 = Clock::now();
+      c.put(var, version, all, in.data(), bytes);
+      put_t.push_back(seconds_since(t0));
+      t0 = Clock::now();
+      c.get(var, version, all, out.data(), bytes, 0);
+      get_t.push_back(seconds_since(t0));
+      if (out[bytes / 16] != 2.5) throw cove::Error(cove::Code::Internal, "get returned wrong data");
+      c.remove(var, version);
+    }
+    const double bw = static_cast<double>(bytes) / 1e9 / (median(put_t) + median(get_t));
+    rows.push_back({"put+get " + std::to_string(mib) + " MiB, 1 client", bw, mbw, ">= 0.5", bw / mbw >= 0.5});
+  }
+}
+
+// derive of a 1 GiB version: the median time of a derive, and the bytes the
+// servers' memory grew by (0: nothing copied).
+void derive_gib(cove::Client& c, int reps, std::vector<Row>& rows) {
+  const V shape{1024, 512, 256};
+  c.define("derived", cove::DType(cove::DTypeKind::Float64), 3, shape);
+  const cove::Box all = cove::Box::from_shape(shape);
+  const std::size_t bytes = static_cast<std::size_t>(all.volume()) * 8;
+  {
+    std::vector<double> data(bytes / 8, 4.5);
+    c.put("derived", 1, all, data.data(), bytes);
+  }
+  const std::uint64_t before = c.stat().owned_bytes;
+  std::vector<double> t;
+  for (int r = 0; r < 10 * reps; ++r) {
+    const auto t0 = Clock::now();
+    c.derive("derived", 1, static_cast<std::uint64_t>(r + 2));
+    t.push_back(seconds_since(t0) * 1e6);
+  }
+  const std::uint64_t grew = c.stat().owned_bytes - before;
+  const double us = median(t);
+  rows.push_back({"derive 1 GiB (" + std::to_string(grew) + " B copied)", us, 0, "<= 1000 us", us <= 1000 && grew == 0});
+  c.undefine("derived");
+}
 
 }  // namespace
 
@@ -206,6 +261,8 @@ int main(int argc, char** argv) {
       const auto [put_us, get_us] = inproc_latency(n);
       rows.push_back({"put 4 KiB in one process", put_us, 0, "<= 5 us", put_us <= 5});
       rows.push_back({"get 4 KiB in one process", get_us, 0, "<= 5 us", get_us <= 5});
+      put_then_get(c, reps, rows);
+      derive_gib(c, reps, rows);
     }
     sync();
   } catch (const cove::Error& e) {

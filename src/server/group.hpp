@@ -58,6 +58,10 @@ class GroupLink {
   bool answers(const std::string& address, net::Deadline deadline);
   // The members this server has a connection to.
   std::vector<std::string> connected() { return peers_.addresses(); }
+  // Drops every connection to a member (the server stopping): they must go
+  // before the endpoint that made them, with what they hold of it (over
+  // UCX, the remote keys of members' memory).
+  void close() { peers_.clear(); }
   // A connection to a member is given this long at most (one that is gone
   // costs a put that much, not the forward's whole deadline).
   static constexpr std::int64_t kConnectMs = 2000;

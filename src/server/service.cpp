@@ -194,6 +194,7 @@ void Service::stop() {
     }
   }
   pool_.reset();
+  group_->close();    // its connections hold the endpoint's resources
   endpoint_.reset();  // fails requests still queued in the transport
   std::lock_guard lock(mutex);
   done_ = true;
