@@ -8,6 +8,7 @@
 #include "net/segment.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,12 +68,27 @@ CudaRuntime* load() {
 }
 
 // Whether this process has loaded the CUDA driver: without it, no memory
-// of the process is device memory.
+// of the process is device memory. Asked on every put and get: dlopen, even
+// with RTLD_NOLOAD, searches the library path for a name it has not loaded
+// (about 10 us, half of a small in-process put), so the answer "absent" is
+// kept until the process loads another object (dlpi_adds counts them).
 bool driver_loaded() {
   static std::atomic<bool> seen{false};
+  static std::atomic<unsigned long long> absent_at{~0ull};  // objects loaded when it was last found absent
   if (seen.load(std::memory_order_relaxed)) return true;
+  unsigned long long loaded = 0;
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        *static_cast<unsigned long long*>(out) = info->dlpi_adds;
+        return 1;  // the first object carries the count
+      },
+      &loaded);
+  if (loaded == absent_at.load(std::memory_order_relaxed)) return false;
   void* h = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (!h) return false;
+  if (!h) {
+    absent_at.store(loaded, std::memory_order_relaxed);
+    return false;
+  }
   ::dlclose(h);
   seen.store(true, std::memory_order_relaxed);
   return true;
