@@ -132,7 +132,8 @@ void derive_gib(cove::Client& c, int reps, std::vector<Row>& rows) {
   }
   const std::uint64_t grew = c.stat().owned_bytes - before;
   const double us = median(t);
-  rows.push_back({"derive 1 GiB (" + std::to_string(grew) + " B copied)", us, 0, "<= 1000 us", us <= 1000 && grew == 0});
+  rows.push_back(
+      {"derive 1 GiB (" + std::to_string(grew) + " B copied)", us, 0, "<= 1000 us", us <= 1000 && grew == 0});
   c.undefine("derived");
 }
 

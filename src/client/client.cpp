@@ -601,6 +601,7 @@ std::vector<VariableInfo> Client::list() {
         merged.push_back(std::move(v));
         continue;
       }
+      if (it->fill.empty()) it->fill = std::move(v.fill);
       for (auto& ver : v.versions) {
         auto vi = std::find_if(it->versions.begin(), it->versions.end(),
                                [&](const VersionInfo& m) { return m.version == ver.version; });
@@ -608,6 +609,7 @@ std::vector<VariableInfo> Client::list() {
           it->versions.push_back(std::move(ver));
           continue;
         }
+        vi->sealed = vi->sealed || ver.sealed;
         for (auto& p : ver.pieces) {  // a piece indexed by several servers is listed once, with its holder's replicas
           auto q = std::find_if(vi->pieces.begin(), vi->pieces.end(),
                                 [&](const PieceInfo& other) { return other.box == p.box && other.holder == p.holder; });

@@ -62,7 +62,8 @@ Client::Impl::Answer Client::Impl::query(std::size_t server, int shard, const st
   Answer a{reply.version, std::move(reply.pieces), std::move(reply.data), reply.method, {}, server,
            std::move(reply.holes), std::move(reply.fill)};
   for (const Box& hole : a.holes)
-    if (!region.contains(hole)) fail(Code::Protocol, "a server answered with a hole ", hole.to_string(), " outside ", region.to_string());
+    if (!region.contains(hole))
+      fail(Code::Protocol, "a server answered with a hole ", hole.to_string(), " outside ", region.to_string());
   for (auto& p : a.pieces) {
     if (p.holder.empty()) p.holder = addresses[server];
     if (p.piece == 0) continue;

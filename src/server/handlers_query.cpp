@@ -132,7 +132,8 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
         for (const Box& part : v.boxes)
           copy_region({v.piece->buffer->data, v.piece->bytes, v.piece->box, v.piece->layout},
                       {data.data(), data.size(), q.region, q.layout}, part, elem);
-      for (const Box& hole : coverage->holes) fill_region({data.data(), data.size(), q.region, q.layout}, hole, def->fill);
+      for (const Box& hole : coverage->holes)
+        fill_region({data.data(), data.size(), q.region, q.layout}, hole, def->fill);
       out.data = std::move(data);
       bytes_out_ += region_bytes;
     } else {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string_view>
 #include <utility>
 
 namespace cove::store {
@@ -196,13 +198,13 @@ std::size_t Store::derive(std::span<const std::string> vars, std::uint64_t from,
                           std::vector<bool>& found, std::vector<std::unique_ptr<Piece>>& evicted) {
   if (from == to) fail(Code::InvalidArgument, "derive of version ", from, " from itself");
   found.assign(vars.size(), false);
+  std::set<std::string_view> named;
   for (std::size_t i = 0; i < vars.size(); ++i) {
     const Variable& v = variable(vars[i]);
     if (v.versions.count(to))
       fail(Code::AlreadyExists, "variable '", vars[i], "' has a version ", to, " already: it cannot be derived from ",
            from);
-    for (std::size_t j = 0; j < i; ++j)
-      if (vars[j] == vars[i]) fail(Code::InvalidArgument, "derive names variable '", vars[i], "' twice");
+    if (!named.insert(vars[i]).second) fail(Code::InvalidArgument, "derive names variable '", vars[i], "' twice");
     found[i] = v.versions.count(from) > 0;
   }
   if (check_only) return 0;

@@ -77,6 +77,13 @@ json stats_json(const std::string& address, const ServerStats& s) {
           {"layouts", layouts_text(s.layouts)}};
 }
 
+// A fill value's bytes as hex, in memory order.
+std::string hex_of(const std::vector<std::byte>& bytes) {
+  std::string out;
+  for (const std::byte b : bytes) out += fmt::format("{:02x}", static_cast<unsigned>(b));
+  return out;
+}
+
 json ls_json(const std::vector<VariableInfo>& vars) {
   json out = json::array();
   for (const auto& v : vars) {
@@ -95,7 +102,7 @@ json ls_json(const std::vector<VariableInfo>& vars) {
                           {"copy", p.copy},
                           {"replicas", replicas}});
       }
-      versions.push_back({{"version", ver.version}, {"pieces", pieces}});
+      versions.push_back({{"version", ver.version}, {"sealed", ver.sealed}, {"pieces", pieces}});
     }
     out.push_back({{"name", v.name},
                    {"dtype", v.dtype.name()},
@@ -103,6 +110,7 @@ json ls_json(const std::vector<VariableInfo>& vars) {
                    {"shape", v.shape ? json(v.shape->to_string()) : json(nullptr)},
                    {"reorg", v.reorg ? json(reorg_name(*v.reorg)) : json(nullptr)},
                    {"layouts", layouts_text(v.layouts)},
+                   {"fill", v.fill.empty() ? json(nullptr) : json(hex_of(v.fill))},
                    {"versions", versions}});
   }
   return out;
@@ -129,8 +137,8 @@ int ls(Client& c, bool as_json) {
   for (const auto& v : vars) {
     std::string reorg = v.reorg ? reorg_name(*v.reorg) : "(server's)";
     if (!v.layouts.empty()) reorg += " layouts " + layouts_text(v.layouts);
-    fmt::print("{}  {}  ndim {}  shape {}  reorg {}\n", printable(v.name), v.dtype.name(), v.ndim,
-               v.shape ? v.shape->to_string() : "(none)", reorg);
+    fmt::print("{}  {}  ndim {}  shape {}  reorg {}{}\n", printable(v.name), v.dtype.name(), v.ndim,
+               v.shape ? v.shape->to_string() : "(none)", reorg, v.fill.empty() ? "" : "  fill 0x" + hex_of(v.fill));
     for (const auto& ver : v.versions) {
       struct Held {
         std::size_t pieces = 0, replicas = 0, copied = 0;
@@ -147,7 +155,7 @@ int ls(Client& c, bool as_json) {
           h.replica_bytes += r.bytes;
         }
       }
-      fmt::print("  version {}: {} pieces\n", ver.version, ver.pieces.size());
+      fmt::print("  version {}: {} pieces{}\n", ver.version, ver.pieces.size(), ver.sealed ? "  (sealed)" : "");
       for (const auto& [holder, h] : by_holder) {
         fmt::print("    {:<28} {:>4} pieces  {}", holder, h.pieces, human_bytes(h.bytes));
         if (h.replicas) fmt::print("  + {} replicas  {}", h.replicas, human_bytes(h.replica_bytes));
