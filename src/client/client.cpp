@@ -666,6 +666,7 @@ ServerStats Client::stat() {
     total.metadata_bytes += s.metadata_bytes;
     total.lost_pieces += s.lost_pieces;
     total.partly_covered += s.partly_covered;
+    total.restored_copies += s.restored_copies;
     total.partly_covered_bytes += s.partly_covered_bytes;
     total.clients += s.clients;
     total.worker_slots += s.worker_slots;

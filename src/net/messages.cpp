@@ -378,6 +378,21 @@ DeriveRequest DeriveRequest::decode(WireReader& in) {
   m.check_only = read_flag(in, "check only");
   return m;
 }
+void RecopyRequest::encode(WireWriter& out) const {
+  out.str(var).u64(version).str(holder).u64(piece_id);
+  copy.encode(out);
+}
+RecopyRequest RecopyRequest::decode(WireReader& in) {
+  RecopyRequest m;
+  m.var = in.str();
+  m.version = in.u64();
+  m.holder = in.str();
+  m.piece_id = in.u64();
+  m.copy = CopyRef::decode(in);
+  if (!m.copy) fail(Code::Protocol, "a recopy of piece ", m.piece_id, " without the copy");
+  return m;
+}
+
 void DeriveReply::encode(WireWriter& out) const {
   out.u32(static_cast<std::uint32_t>(found.size()));
   for (const bool f : found) out.u8(f ? 1 : 0);
@@ -533,7 +548,7 @@ void for_each_counter(Stats& s, Fn&& fn) {
                       &s.metadata_bytes, &s.lost_pieces, &s.replication, &s.copies, &s.copy_bytes,
                       &s.single_copies, &s.moved_pieces, &s.lost_members, &s.worker_slots, &s.workers,
                       &s.placements, &s.placement_fallbacks, &s.task_reports, &s.partly_covered,
-                      &s.partly_covered_bytes})
+                      &s.partly_covered_bytes, &s.restored_copies})
     fn(*field);
 }
 

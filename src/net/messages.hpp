@@ -305,6 +305,20 @@ struct DeriveRequest {
   static DeriveRequest decode(WireReader& in);
   bool operator==(const DeriveRequest&) const = default;
 };
+// Recopy (server to server, replicas = 2): piece `piece_id` that `holder`
+// holds in (var, version) has a new second copy, made because its old one
+// was lost with a member: the index entries of it take `copy`.
+struct RecopyRequest {
+  std::string var;
+  std::uint64_t version = 0;
+  std::string holder;
+  std::uint64_t piece_id = 0;
+  CopyRef copy;
+  void encode(WireWriter& out) const;
+  static RecopyRequest decode(WireReader& in);
+  bool operator==(const RecopyRequest&) const = default;
+};
+
 struct DeriveReply {
   std::vector<bool> found;
   std::uint32_t pieces = 0;
@@ -581,6 +595,7 @@ COVE_MESSAGE(Placements, PlacementsRequest, PlacementsReply)
 COVE_MESSAGE(Lookup, LookupRequest, LookupReply)
 COVE_MESSAGE(Seal, SealRequest, SealReply)
 COVE_MESSAGE(Derive, DeriveRequest, DeriveReply)
+COVE_MESSAGE(Recopy, RecopyRequest, Empty)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -599,6 +614,7 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine) COVE_VISIT(Copy) COVE_VISIT(Lock)
     COVE_VISIT(Unlock) COVE_VISIT(Worker) COVE_VISIT(Place) COVE_VISIT(TaskDone)
     COVE_VISIT(Dataflow) COVE_VISIT(Placements) COVE_VISIT(Lookup) COVE_VISIT(Seal) COVE_VISIT(Derive)
+    COVE_VISIT(Recopy)
 #undef COVE_VISIT
   }
   return false;

@@ -64,6 +64,7 @@ enum class Op : std::uint16_t {
   Lookup = 32,     // a variable's definition (waits for it as the request's timeout says)
   Seal = 33,       // a version is complete: gets never wait, puts are refused
   Derive = 34,     // versions that start as other versions, sharing their pieces
+  Recopy = 35,     // server to server: a piece has a new second copy (restored after a member died)
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -81,7 +82,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 34> kOps{{
+inline constexpr std::array<OpInfo, 35> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Greeted},
     {Op::Define, "define", Sender::Client},
@@ -116,6 +117,7 @@ inline constexpr std::array<OpInfo, 34> kOps{{
     {Op::Lookup, "lookup", Sender::Client},
     {Op::Seal, "seal", Sender::Client},
     {Op::Derive, "derive", Sender::Client},
+    {Op::Recopy, "recopy", Sender::Server},
 }};
 
 // The entry of `type`, or null for a type no Op has.

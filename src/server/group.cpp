@@ -58,32 +58,6 @@ std::string GroupLink::address_of(int rank) const {
   return members_.at(static_cast<std::size_t>(rank));
 }
 
-std::vector<std::pair<int, std::exception_ptr>> GroupLink::forward(const std::vector<int>& targets,
-                                                                   const net::IndexAddRequest& entry,
-                                                                   const std::set<std::string>& skip) {
-  std::vector<std::pair<int, std::string>> to;
-  {
-    std::lock_guard lock(mutex_);
-    for (int s : targets)
-      if (s != rank_) to.emplace_back(s, members_.at(static_cast<std::size_t>(s)));
-  }
-  std::vector<std::pair<int, std::exception_ptr>> failed;
-  for (const auto& [rank, address] : to) {
-    if (skip.count(address)) {
-      failed.emplace_back(rank, std::make_exception_ptr(Error(
-                                    Code::Unavailable, detail::concat("server ", rank, " of the group is gone"))));
-      continue;
-    }
-    try {
-      const auto deadline = net::deadline_in(net::kForwardTimeoutMs);
-      net::call<net::Message<net::Op::IndexAdd>>(endpoint_, peer(address, deadline), entry, deadline);
-    } catch (const Error& e) {
-      if (e.code() == Code::Unavailable) peers_.forget(address);  // connect afresh next time
-      failed.emplace_back(rank, std::current_exception());
-    }
-  }
-  return failed;
-}
 
 net::CopyRef GroupLink::copy(int rank, const net::PieceHeader& h, const void* data, const net::Bytes& key,
                              net::Deadline deadline) {

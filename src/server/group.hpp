@@ -7,6 +7,8 @@
 // Thread-safety: all functions may be called from any thread.
 #pragma once
 
+#include "core/fail.hpp"
+#include "net/handshake.hpp"
 #include "net/messages.hpp"
 #include "net/transport.hpp"
 
@@ -42,7 +44,14 @@ class GroupLink {
   // did not reach, with why (a skipped one: Unavailable).
   std::vector<std::pair<int, std::exception_ptr>> forward(const std::vector<int>& targets,
                                                           const net::IndexAddRequest& entry,
-                                                          const std::set<std::string>& skip);
+                                                          const std::set<std::string>& skip) {
+    return send<net::Message<net::Op::IndexAdd>>(targets, entry, skip);
+  }
+  // The same for any request of message type M between members.
+  template <typename M>
+  std::vector<std::pair<int, std::exception_ptr>> send(const std::vector<int>& targets,
+                                                       const typename M::Request& request,
+                                                       const std::set<std::string>& skip);
   // Has member `rank` keep a second copy of piece `h`, whose bytes this
   // server holds at `data` (memory key `key`), by `deadline`: sent with the
   // request up to kEagerBytes, else read by the member over its own
@@ -77,5 +86,33 @@ class GroupLink {
   std::string secret_;
   net::PeerCache peers_;
 };
+
+template <typename M>
+std::vector<std::pair<int, std::exception_ptr>> GroupLink::send(const std::vector<int>& targets,
+                                                                const typename M::Request& request,
+                                                                const std::set<std::string>& skip) {
+  std::vector<std::pair<int, std::string>> to;
+  {
+    std::lock_guard lock(mutex_);
+    for (int s : targets)
+      if (s != rank_) to.emplace_back(s, members_.at(static_cast<std::size_t>(s)));
+  }
+  std::vector<std::pair<int, std::exception_ptr>> failed;
+  for (const auto& [rank, address] : to) {
+    if (skip.count(address)) {
+      failed.emplace_back(rank, std::make_exception_ptr(Error(
+                                    Code::Unavailable, detail::concat("server ", rank, " of the group is gone"))));
+      continue;
+    }
+    try {
+      const auto deadline = net::deadline_in(net::kForwardTimeoutMs);
+      net::call<M>(endpoint_, peer(address, deadline), request, deadline);
+    } catch (const Error& e) {
+      if (e.code() == Code::Unavailable) peers_.forget(address);  // connect afresh next time
+      failed.emplace_back(rank, std::current_exception());
+    }
+  }
+  return failed;
+}
 
 }  // namespace cove::server

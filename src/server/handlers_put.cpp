@@ -228,10 +228,10 @@ net::CopyReply Service::copy(const net::Peer& from, net::CopyRequest&& r) {
     store_.reserve(r.piece.bytes, freed);
   }
   std::unique_ptr<store::Piece> piece;
+  const auto session = session_of(from);
   if (!r.data.empty()) {
     piece = receive(from, r.piece, nullptr, &r.data);
   } else {
-    const auto session = session_of(from);
     net::Peer member;
     try {
       if (!session) fail(Code::Unavailable, "the connection closed");
@@ -248,6 +248,7 @@ net::CopyReply Service::copy(const net::Peer& from, net::CopyRequest&& r) {
   piece->key = piece->buffer->key;
   piece->indexed = false;
   piece->is_copy = true;
+  if (session) piece->copy_of = session->peer_address();  // the member whose piece it is
   net::CopyReply reply{0, piece->key};
   std::vector<std::unique_ptr<store::Piece>> evicted;
   std::lock_guard lock(mutex);

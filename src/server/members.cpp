@@ -15,6 +15,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 
 namespace cove::server {
 
@@ -53,18 +54,74 @@ void Service::member_connection_closed(const std::string& member) {
 // What the dead member held is read from second copies where there are
 // some (replicas = 2); the rest leaves the index and is counted as lost.
 void Service::member_died(const std::string& member) {
-  std::vector<std::unique_ptr<store::Piece>> lost;  // dropped after the lock
+  {
+    std::vector<std::unique_ptr<store::Piece>> lost;  // dropped after the lock
+    std::lock_guard state(mutex);
+    member_connections_[member] = 0;  // what is still open to it leads nowhere
+    if (!dead_members_.insert(member).second || stopping_) return;
+    std::size_t moved = 0;
+    lost = store_.fail_over(member, address_, moved);
+    lost_pieces_ += lost.size();
+    moved_pieces_ += moved;
+    log::warn("server {} of the group died: {} pieces it held are read from their second copies now, {} are lost",
+              member.substr(0, 64), moved, lost.size());
+    // What parked gets wait for is not covered any more than before (a
+    // moved entry covers what it covered): they need no retry.
+  }
+  if (!replicated()) return;
+  // The pieces held here that lost their second copy get a new one, in
+  // the background (joined by stop(), as the probes are).
+  std::lock_guard lock(probes_mutex_);
+  if (!probes_closed_) probes_.emplace_back([this] { restore_copies(); });
+}
+
+// Each piece held here without a second copy gets one on the next live
+// member, and every index entry of it learns where (Recopy), at most
+// kRestoreBytesPerS so that serving goes on meanwhile. A piece gone or
+// copied meanwhile is passed over; one whose copy cannot be made stays
+// single (counted in single_copies) until the next member dies.
+void Service::restore_copies() {
+  std::vector<store::Store::PieceRef> todo;
+  {
+    std::lock_guard state(mutex);
+    todo = store_.lacking_copies();
+  }
+  if (!todo.empty()) log::info("restoring the second copies of {} pieces", todo.size());
+  for (const auto& ref : todo) {
+    {
+      std::lock_guard lock(probes_mutex_);
+      if (probes_closed_) return;  // stopping
+    }
+    net::PieceHeader h;
+    std::shared_ptr<store::BufferPool::Block> bytes;
+    std::vector<int> targets;
+    std::set<std::string> dead;
+    {
+      std::lock_guard state(mutex);
+      const store::Piece* p = store_.piece(ref.var, ref.version, ref.id);
+      const store::VariableDef* def = store_.find(ref.var);
+      if (!p || !def || p->copy || p->is_copy || !p->buffer) continue;
+      h = {ref.var, ref.version, p->box, p->layout, def->dtype, p->bytes};
+      bytes = p->buffer;
+      targets = index_targets(shard_map(*def).shards_for(p->box));
+      dead = dead_members_;
+    }
+    const auto began = net::Clock::now();
+    const net::CopyRef copy = second_copy(h, *bytes, ref.id);  // this server's entry, if any, takes it there
+    if (!copy) continue;
+    ++restored_copies_;
+    for (const auto& [rank, why] : group_->send<net::Message<net::Op::Recopy>>(
+             targets, {ref.var, ref.version, address_, ref.id, copy}, dead))
+      log::debug("the new second copy of a piece of '{}' was not announced to server {}", ref.var, rank);
+    const auto budget = std::chrono::microseconds(h.bytes * 1000000 / kRestoreBytesPerS);
+    std::this_thread::sleep_until(began + budget);
+  }
+}
+
+net::Empty Service::recopy(net::RecopyRequest&& r) {
   std::lock_guard state(mutex);
-  member_connections_[member] = 0;  // what is still open to it leads nowhere
-  if (!dead_members_.insert(member).second || stopping_) return;
-  std::size_t moved = 0;
-  lost = store_.fail_over(member, address_, moved);
-  lost_pieces_ += lost.size();
-  moved_pieces_ += moved;
-  log::warn("server {} of the group died: {} pieces it held are read from their second copies now, {} are lost",
-            member.substr(0, 64), moved, lost.size());
-  // What parked gets wait for is not covered any more than before (a moved
-  // entry covers what it covered): they need no retry.
+  store_.set_copy(r.var, r.version, r.holder, r.piece_id, r.copy);
+  return {};
 }
 
 // A member that misses kMemberWatchMisses rounds in a row is dead: one

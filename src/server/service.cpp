@@ -114,6 +114,7 @@ void Service::start() {
     lookup(std::move(r), std::move(answer));
   });
   d.on<Op::Seal>(D::always(), [this](Session&, net::SealRequest&& r) { return seal(std::move(r)); });
+  d.on<Op::Recopy>(D::always(), [this](Session&, net::RecopyRequest&& r) { return recopy(std::move(r)); });
   d.on<Op::Derive>(D::always(), [this](Session&, net::DeriveRequest&& r) { return derive(std::move(r)); });
   d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
   d.on_async<Op::Disconnect>(D::always(), [this](Session& s, net::DisconnectRequest&& r, Responder answer) {
@@ -232,6 +233,7 @@ ServerStats Service::stats() {
   out.copy_bytes = s.copy_bytes;
   out.single_copies = options_.replicas > 1 ? s.single : 0;
   out.moved_pieces = moved_pieces_;
+  out.restored_copies = restored_copies_;
   out.partly_covered = s.partly_covered;
   out.partly_covered_bytes = s.partly_covered_bytes;
   out.lost_members = dead_members_.size();

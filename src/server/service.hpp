@@ -85,6 +85,9 @@ class Service : public std::enable_shared_from_this<Service> {
   // Members of the group that die (members.cpp).
   void member_connection_closed(const std::string& member);
   void member_died(const std::string& member);   // drops what it held, counts it
+  void restore_copies();                         // second copies for pieces that lost theirs
+  net::Empty recopy(net::RecopyRequest&& r);     // an entry's piece has a new second copy
+  static constexpr std::uint64_t kRestoreBytesPerS = std::uint64_t{1} << 30;  // second copies restored at most this fast
   bool member_alive(const std::string& member);  // a fresh connection to it answers
   void watch_members();                          // the watch's loop, until stop()
   static constexpr std::int64_t kMemberWatchMs = 2000;
@@ -211,6 +214,7 @@ class Service : public std::enable_shared_from_this<Service> {
 
   std::atomic<std::uint64_t> bytes_in_{0}, bytes_out_{0}, replica_answers_{0}, connections_{0};
   std::uint64_t lost_pieces_ = 0;  // pieces of writers or members that went without releasing them (under mutex)
+  std::atomic<std::uint64_t> restored_copies_{0};  // second copies made again after members died
   std::uint64_t moved_pieces_ = 0;  // pieces of members that died, read from their second copies since (under mutex)
   std::map<std::string, int> member_connections_;  // open, by member address (under mutex)
   std::set<std::string> dead_members_;              // found dead (under mutex)

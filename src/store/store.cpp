@@ -227,6 +227,7 @@ std::size_t Store::derive(std::span<const std::string> vars, std::uint64_t from,
       copy->holder_id = p->holder_id;
       copy->copy = p->copy;
       copy->is_copy = p->is_copy;
+      copy->copy_of = p->copy_of;
       copy->buffer = p->buffer;
       if (copy->owner.empty())
         count_owned(*copy);
@@ -534,6 +535,7 @@ std::vector<std::unique_ptr<Piece>> Store::fail_over(const std::string& dead, co
           auto c = copy ? ver.pieces.find(copy.id) : ver.pieces.end();
           if (c != ver.pieces.end() && c->second->is_copy) {  // the copy here takes the entry's place
             c->second->is_copy = false;
+            c->second->copy_of.clear();
             c->second->indexed = true;
             c->second->visible = entry.visible;  // and its visible parts: what later puts covered stays covered
             ++moved;
@@ -546,9 +548,41 @@ std::vector<std::unique_ptr<Piece>> Store::fail_over(const std::string& dead, co
         }
         p = next;
       }
+      // Copies of the dead member's pieces that no entry here took: other
+      // shards' entries moved to them (by their id here), so they are this
+      // server's own pieces now, without a second copy.
+      for (auto& [id, p] : ver.pieces)
+        if (p->is_copy && p->copy_of == dead) {
+          p->is_copy = false;
+          p->copy_of.clear();
+        }
       it = ver.pieces.empty() && !ver.kept_empty() ? v.versions.erase(it) : std::next(it);
     }
   return lost;
+}
+
+std::vector<Store::PieceRef> Store::lacking_copies() const {
+  std::vector<PieceRef> out;
+  for (const auto& [name, v] : vars_)
+    for (const auto& [num, ver] : v.versions)
+      for (const auto& [id, p] : ver.pieces)
+        if (p->owner.empty() && !p->is_copy && !p->copy && p->buffer) out.push_back({name, num, id});
+  return out;
+}
+
+std::size_t Store::set_copy(const std::string& var, std::uint64_t version, const std::string& holder,
+                            std::uint64_t id, const net::CopyRef& copy) {
+  auto vit = vars_.find(var);
+  if (vit == vars_.end()) return 0;
+  auto it = vit->second.versions.find(version);
+  if (it == vit->second.versions.end()) return 0;
+  std::size_t set = 0;
+  for (auto& [pid, p] : it->second.pieces)
+    if (p->owner == holder && p->holder_id == id) {
+      p->copy = copy;
+      ++set;
+    }
+  return set;
 }
 
 std::vector<std::unique_ptr<Piece>> Store::clear() {

@@ -83,6 +83,7 @@ struct Piece {
   // pieces held here, and index entries); empty when there is none.
   net::CopyRef copy;
   bool is_copy = false;  // this is the second copy of another server's piece (never indexed here)
+  std::string copy_of;   // is_copy: the address of the server holding the piece
   // Owned pieces only: the bytes, registered with the transport.
   std::shared_ptr<BufferPool::Block> buffer;
   // Pieces held elsewhere: what readers' leases keep (hold.hpp).
@@ -225,8 +226,23 @@ class Store {
   // is indexed in the entry's place, elsewhere the entry names the copy's
   // server. Entries without a copy go (returned, with the pieces whose
   // copy this was: they are lost); copies the dead member held are
-  // forgotten. `moved` counts the entries that moved.
+  // forgotten, and copies held here of pieces the dead member held are
+  // pieces of this server's now (readers were sent to them). `moved`
+  // counts the entries that moved.
   std::vector<std::unique_ptr<Piece>> fail_over(const std::string& dead, const std::string& self, std::size_t& moved);
+  // replicas = 2, after a member died: the pieces held here that have no
+  // second copy (theirs was lost with it, or they were copies whose piece
+  // was), by variable, version and id.
+  struct PieceRef {
+    std::string var;
+    std::uint64_t version;
+    std::uint64_t id;
+  };
+  std::vector<PieceRef> lacking_copies() const;
+  // The entries of piece `id` of `holder` in (var, version) take `copy`
+  // (Recopy); returns how many did.
+  std::size_t set_copy(const std::string& var, std::uint64_t version, const std::string& holder, std::uint64_t id,
+                       const net::CopyRef& copy);
   // Removes a variable and everything it holds (NotFound if unknown).
   std::vector<std::unique_ptr<Piece>> undefine(const std::string& var);
 

@@ -116,7 +116,8 @@ net::StatReply sample() {
                   &r.stats.replica_bytes, &r.stats.reorganizations, &r.stats.replica_answers, &r.stats.patterns,
                   &r.stats.parked_gets, &r.stats.clients, &r.stats.uptime_ms, &r.stats.lost_pieces,
                   &r.stats.replication, &r.stats.copies, &r.stats.copy_bytes, &r.stats.single_copies,
-                  &r.stats.moved_pieces, &r.stats.lost_members, &r.stats.partly_covered, &r.stats.partly_covered_bytes})
+                  &r.stats.moved_pieces, &r.stats.lost_members, &r.stats.partly_covered, &r.stats.partly_covered_bytes,
+                  &r.stats.restored_copies})
     *f = n++;
   r.stats.reorg = Reorg::Rasia;
   r.stats.layouts = {Layout::f()};
@@ -191,6 +192,8 @@ template <>
 net::SealReply sample() { return {true}; }
 template <>
 net::DeriveRequest sample() { return {{"temperature", "pressure"}, 12, 13, true}; }
+template <>
+net::RecopyRequest sample() { return {"temperature", 12, "inproc://s1", 44, {"inproc://s2", bytes(8, 3), 45}}; }
 template <>
 net::DeriveReply sample() { return {{true, false}, 17}; }
 

@@ -8,6 +8,7 @@
 #include <cove/error.hpp>
 #include <cove/server.hpp>
 
+#include "common/placement.hpp"
 #include "staging_support.hpp"
 
 #include <gtest/gtest.h>
@@ -445,6 +446,69 @@ TEST(SemanticsDerive, ReleasingAPutLocalPieceWithdrawsItFromDerivedVersions) {
   w.release("l", 1, all);
   std::fill(mine.begin(), mine.end(), 99.0);  // reused: nobody may read it now
   EXPECT_EQ(code_of([&] { r.get("l", 2, all, got.data(), 256, 0); }), Code::NotFound);
+}
+
+// replicas = 2, two members dying one after the other: the pieces whose
+// second copy went with the first get a new one (restore_copies, Recopy to
+// their index entries), so that when their own holder dies next they are
+// read from it. The index entries live on the variable's home shard and
+// the next member, neither of which dies; the pieces are put on another.
+TEST(SemanticsGroup, SecondCopiesAreRestoredAfterAMemberDies) {
+  cove::ServerOptions o;
+  o.replicas = 2;
+  constexpr int kServers = 4;
+  Group group(kServers, o);
+  const std::string var = "restored";
+  const int home = cove::common::home_server(var, kServers);  // indexes it, with home + 1
+  const int holder = (home + 2) % kServers, first_copy = (home + 3) % kServers;
+  Client c = Client::connect(group.addresses());
+  c.define(var, DType(DTypeKind::Float64), 1);
+  std::mt19937 rng(5u);
+  std::vector<std::vector<double>> refs;
+  std::uint64_t pieces = 0;
+  for (std::uint64_t version = 1; version <= 3; ++version) {
+    std::vector<double> ref(4096);
+    for (int k = 0; k < 12; ++k) {
+      const Box b = k == 0 ? Box::from_shape(V{4096}) : random_box(rng, V{4096});
+      const double value = static_cast<double>(version * 100 + static_cast<std::uint64_t>(k));
+      std::vector<double> d(static_cast<std::size_t>(b.volume()), value);
+      c.put_on(static_cast<std::size_t>(holder), var, version, b, d.data(), d.size() * 8);
+      for (Index i = b.lo[0]; i < b.hi[0]; ++i) ref[static_cast<std::size_t>(i)] = value;
+    }
+    refs.push_back(std::move(ref));
+  }
+  const auto totals = [&] {
+    cove::ServerStats t;
+    for (const auto& [address, st] : c.stat_each())
+      if (st.reachable) {
+        t.lost_members += st.lost_members;
+        t.restored_copies += st.restored_copies;
+        t.single_copies += st.single_copies;
+      }
+    return t;
+  };
+  for (const auto& [address, st] : c.stat_each())
+    if (address == group.servers[static_cast<std::size_t>(holder)].address()) pieces = st.pieces - st.copies;
+  group.servers[static_cast<std::size_t>(first_copy)].stop();
+  cove::ServerStats t;
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    t = totals();
+    if (t.lost_members > 0 && t.single_copies == 0 && t.restored_copies > 0) break;
+  }
+  // The holder finds it gone (it sent it copies); others may not have
+  // talked to it at all.
+  ASSERT_GT(t.lost_members, 0u) << "no survivor found it gone";
+  EXPECT_EQ(t.single_copies, 0u) << "pieces still without a second copy";
+  EXPECT_GT(t.restored_copies, 0u);
+  EXPECT_LE(t.restored_copies, pieces);
+  // The holder goes too: readers lease its pieces' new copies.
+  group.servers[static_cast<std::size_t>(holder)].stop();
+  for (std::uint64_t version = 1; version <= 3; ++version) {
+    std::vector<double> got(4096);
+    c.get(var, version, Box::from_shape(V{4096}), got.data(), got.size() * 8, 5000);
+    EXPECT_EQ(got, refs[version - 1]) << "version " << version;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Semantics, LastWriteWins,

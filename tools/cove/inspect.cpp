@@ -63,6 +63,7 @@ json stats_json(const std::string& address, const ServerStats& s) {
           {"moved_pieces", s.moved_pieces},
           {"lost_members", s.lost_members},
           {"partly_covered", s.partly_covered},
+          {"restored_copies", s.restored_copies},
           {"partly_covered_bytes", s.partly_covered_bytes},
           {"reachable", s.reachable},
           {"parked_gets", s.parked_gets},
@@ -298,15 +299,17 @@ int stat(Client& c, bool as_json, int placements) {
     for (const auto& d : recent) fmt::print("  {}\n", placement_line(d));
   }
   if (replication > 1) {
-    std::uint64_t copies = 0, copy_bytes = 0, moved = 0;
+    std::uint64_t copies = 0, copy_bytes = 0, moved = 0, restored = 0, single = 0;
     for (const auto& [address, t] : all) {
       copies += t.copies;
       copy_bytes += t.copy_bytes;
       moved += t.moved_pieces;
+      restored += t.restored_copies;
+      single += t.single_copies;
     }
     fmt::print("replication: {} copies of each piece; {} second copies held ({}); {} pieces read from their second "
-               "copy since their server died\n",
-               replication, copies, human_bytes(static_cast<double>(copy_bytes)), moved);
+               "copy since their server died; {} second copies restored since, {} pieces still with one copy\n",
+               replication, copies, human_bytes(static_cast<double>(copy_bytes)), moved, restored, single);
     // Versions with pieces that lack their second copy (it was lost with a
     // server, or could not be made), the first few by name.
     constexpr std::size_t kShown = 8;
