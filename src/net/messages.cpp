@@ -199,13 +199,14 @@ CopyRef CopyRef::decode(WireReader& in) {
 
 void CopyRequest::encode(WireWriter& out) const {
   piece.encode(out);
-  out.bytes(key).bytes(data);
+  out.bytes(key).bytes(data).u8(restored ? 1 : 0);
 }
 CopyRequest CopyRequest::decode(WireReader& in) {
   CopyRequest m;
   m.piece = PieceHeader::decode(in);
   m.key = blob(in);
   m.data = blob(in);
+  m.restored = read_flag(in, "restored");
   if (m.key.empty() == m.data.empty()) fail(Code::Protocol, "a copy carries its bytes or names a memory key: one of the two");
   if (!m.data.empty() && (m.data.size() != m.piece.bytes || m.data.size() > kEagerBytes))
     fail(Code::Protocol, "a copy carries ", m.data.size(), " bytes for a piece of ", m.piece.bytes);

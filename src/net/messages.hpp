@@ -163,6 +163,9 @@ struct CopyRequest {
   PieceHeader piece;
   Bytes key;
   Bytes data;
+  // A copy made again after a member died (restore_copies): older than
+  // copies already there, so it replaces none of them.
+  bool restored = false;
   void encode(WireWriter& out) const;
   static CopyRequest decode(WireReader& in);
   bool operator==(const CopyRequest&) const = default;

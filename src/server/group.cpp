@@ -60,13 +60,13 @@ std::string GroupLink::address_of(int rank) const {
 
 
 net::CopyRef GroupLink::copy(int rank, const net::PieceHeader& h, const void* data, const net::Bytes& key,
-                             net::Deadline deadline) {
+                             net::Deadline deadline, bool restored) {
   using net::Message;
   using net::Op;
   const std::string address = address_of(rank);
   try {
     const net::Peer p = peer(address, deadline);
-    net::CopyRequest request{h, {}, {}};
+    net::CopyRequest request{h, {}, {}, restored};
     if (h.bytes <= net::kEagerBytes) {
       const auto* b = static_cast<const std::byte*>(data);
       request.data.assign(b, b + h.bytes);

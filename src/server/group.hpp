@@ -57,7 +57,7 @@ class GroupLink {
   // request up to kEagerBytes, else read by the member over its own
   // connection to this server. Where the copy is.
   net::CopyRef copy(int rank, const net::PieceHeader& h, const void* data, const net::Bytes& key,
-                    net::Deadline deadline);
+                    net::Deadline deadline, bool restored = false);
   // This server's connection to member `address` (made first if there is
   // none): memory of the member is read over it (over UCX, only the
   // connections an endpoint made may read).

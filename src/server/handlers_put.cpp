@@ -126,7 +126,8 @@ bool Service::replicated() const { return options_.replicas > 1 && group_->size(
 // Has the next live member keep a second copy of piece `id`, whose bytes
 // are `bytes`. A copy that cannot be made leaves the piece with one
 // (logged, and counted in `cove stat`): the put stands.
-net::CopyRef Service::second_copy(const net::PieceHeader& h, const store::BufferPool::Block& bytes, std::uint64_t id) {
+net::CopyRef Service::second_copy(const net::PieceHeader& h, const store::BufferPool::Block& bytes, std::uint64_t id,
+                                  bool restored) {
   int to = group_->successor(group_->rank());
   {
     std::lock_guard lock(mutex);
@@ -136,7 +137,7 @@ net::CopyRef Service::second_copy(const net::PieceHeader& h, const store::Buffer
   net::CopyRef copy;
   try {
     copy = group_->copy(to, h, bytes.data, bytes.key,
-                        net::deadline_in(net::kForwardTimeoutMs + net::transfer_ms(h.bytes)));
+                        net::deadline_in(net::kForwardTimeoutMs + net::transfer_ms(h.bytes)), restored);
   } catch (const Error& e) {
     log::warn("'{}' version {} {}: no second copy on server {} ({}); the piece has one copy", h.var, h.version,
               h.box.to_string(), to, e.what());
@@ -253,7 +254,10 @@ net::CopyReply Service::copy(const net::Peer& from, net::CopyRequest&& r) {
   std::vector<std::unique_ptr<store::Piece>> evicted;
   std::lock_guard lock(mutex);
   reply.id = store_.add(r.piece.var, r.piece.version, std::move(piece), evicted);
-  store_.drop_covered_by(r.piece.var, r.piece.version, reply.id, evicted);
+  // A new piece's copy replaces the older copies it covers (their pieces'
+  // entries are covered too); a restored copy is of an older piece, and
+  // other members' copies here may still be needed when they die.
+  if (!r.restored) store_.drop_covered_by(r.piece.var, r.piece.version, reply.id, evicted);
   return reply;
 }
 

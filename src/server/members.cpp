@@ -107,7 +107,7 @@ void Service::restore_copies() {
       dead = dead_members_;
     }
     const auto began = net::Clock::now();
-    const net::CopyRef copy = second_copy(h, *bytes, ref.id);  // this server's entry, if any, takes it there
+    const net::CopyRef copy = second_copy(h, *bytes, ref.id, true);  // this server's entry, if any, takes it there
     if (!copy) continue;
     ++restored_copies_;
     for (const auto& [rank, why] : group_->send<net::Message<net::Op::Recopy>>(

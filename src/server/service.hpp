@@ -161,7 +161,9 @@ class Service : public std::enable_shared_from_this<Service> {
   // replicas = 2 (handlers_put.cpp): whether pieces get second copies here,
   // making one, which members index a piece, and sending them its entry.
   bool replicated() const;
-  net::CopyRef second_copy(const net::PieceHeader& h, const store::BufferPool::Block& bytes, std::uint64_t id);
+  // `restored`: made again after a member died (CopyRequest::restored).
+  net::CopyRef second_copy(const net::PieceHeader& h, const store::BufferPool::Block& bytes, std::uint64_t id,
+                           bool restored = false);
   std::vector<int> index_targets(const std::vector<int>& shards) const;
   void forward_entry(const std::vector<int>& shards, const std::vector<int>& targets,
                      const net::IndexAddRequest& entry);

@@ -69,7 +69,7 @@ net::IndexAddRequest sample() {
   return {header(), "inproc://holder", bytes(16, 6), 31, {"inproc://copy", bytes(16, 13), 32}};
 }
 template <>
-net::CopyRequest sample() { return {header(), bytes(16, 14), {}}; }
+net::CopyRequest sample() { return {header(), bytes(16, 14), {}, true}; }
 template <>
 net::CopyReply sample() { return {33, bytes(16, 15)}; }
 template <>
