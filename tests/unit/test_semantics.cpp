@@ -82,7 +82,8 @@ TEST_P(LastWriteWins, OverlappingPutsReadAsPaintedInOrder) {
     std::atomic<int> acked{0}, started{0};
     std::atomic<bool> done{false};
     std::atomic<long> reads{0};
-    std::string reader_error;
+    std::string reader_error;                 // the reader's own until it is joined
+    std::atomic<bool> reader_failed{false};  // what the writer may look at meanwhile
     std::thread readers([&] {
       std::vector<double> got(static_cast<std::size_t>(all.volume()));
       while (!done.load()) {
@@ -95,6 +96,7 @@ TEST_P(LastWriteWins, OverlappingPutsReadAsPaintedInOrder) {
           reader.get("paint", version, all, got.data(), got.size() * 8, 0);
         } catch (const cove::Error& e) {
           reader_error = e.what();
+          reader_failed = true;
           return;
         }
         const int after = started.load();
@@ -112,7 +114,10 @@ TEST_P(LastWriteWins, OverlappingPutsReadAsPaintedInOrder) {
               break;
             }
           }
-        if (!reader_error.empty()) return;
+        if (!reader_error.empty()) {
+          reader_failed = true;
+          return;
+        }
       }
     });
     std::vector<double> ref(static_cast<std::size_t>(all.volume()), -1.0);
@@ -122,7 +127,7 @@ TEST_P(LastWriteWins, OverlappingPutsReadAsPaintedInOrder) {
     // their thread one otherwise), at most a few seconds each.
     const auto let_readers_read = [&] {
       const long before = reads.load();
-      for (int i = 0; i < 5000 && reads.load() == before && reader_error.empty(); ++i)
+      for (int i = 0; i < 5000 && reads.load() == before && !reader_failed.load(); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     };
     for (int k = 0; k < kBoxes; ++k) {
