@@ -104,6 +104,7 @@ struct ServerStats {
   std::uint64_t moved_pieces = 0;     // index entries moved to a second copy when their holder died
   std::uint64_t lost_members = 0;     // members of the group this server found dead
   std::uint64_t restored_copies = 0;  // second copies made again, after members died, of pieces held here
+  std::uint64_t restored_backups = 0;  // shards whose index entries this server sent to a new second owner, after members died
   // Pieces indexed here that later puts into their version partly (or, for
   // put_local ones not yet released, wholly) cover, and their bytes: held
   // until the piece goes, though reads see only their visible parts.

@@ -667,6 +667,7 @@ ServerStats Client::stat() {
     total.lost_pieces += s.lost_pieces;
     total.partly_covered += s.partly_covered;
     total.restored_copies += s.restored_copies;
+    total.restored_backups += s.restored_backups;
     total.partly_covered_bytes += s.partly_covered_bytes;
     total.clients += s.clients;
     total.worker_slots += s.worker_slots;

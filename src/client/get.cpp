@@ -80,16 +80,20 @@ Client::Impl::Answer Client::Impl::query_shard(std::size_t s, const std::string&
     return query(s, -1, var, version, latest, region, timeout_ms, dtype, layout, eager_max, leases);
   } catch (const Error& e) {
     if (e.code() != Code::Unavailable || server_count() < 2) throw;
-    const std::size_t next = (s + 1) % server_count();
-    log::debug("get of '{}': server {} is unavailable ({}); asking server {} for its index entries", var, s, e.what(),
-               next);
-    try {
-      return query(next, static_cast<int>(s), var, version, latest, region, timeout_ms, dtype, layout, eager_max,
-                   leases);
-    } catch (const Error& backup) {
-      if (backup.code() == Code::Unavailable) throw e;  // no backup (replicas = 1), or it is gone too
-      throw;
+    // Its entries' second owner: the next member, or after more deaths one
+    // further on the ring (replicas = 2; docs/staging.md).
+    for (std::size_t i = 1; i < server_count(); ++i) {
+      const std::size_t next = (s + i) % server_count();
+      log::debug("get of '{}': server {} is unavailable ({}); asking server {} for its index entries", var, s,
+                 e.what(), next);
+      try {
+        return query(next, static_cast<int>(s), var, version, latest, region, timeout_ms, dtype, layout, eager_max,
+                     leases);
+      } catch (const Error& backup) {
+        if (backup.code() != Code::Unavailable) throw;  // gone too, or not an owner: the next one
+      }
     }
+    throw;  // no owner answers (replicas = 1: there is none)
   }
 }
 

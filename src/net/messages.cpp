@@ -394,6 +394,47 @@ RecopyRequest RecopyRequest::decode(WireReader& in) {
   return m;
 }
 
+void BackupEntry::encode(WireWriter& out) const {
+  entry.encode(out);
+  out.u32(static_cast<std::uint32_t>(visible.size()));
+  for (const Box& b : visible) out.box(b);
+}
+BackupEntry BackupEntry::decode(WireReader& in) {
+  BackupEntry m;
+  m.entry = IndexAddRequest::decode(in);
+  m.visible.resize(in.count("visible boxes", 17, kMaxCount));
+  for (Box& b : m.visible) {
+    b = in.box();
+    if (!m.entry.piece.box.contains(b))
+      fail(Code::Protocol, "a backup entry's visible part ", b.to_string(), " is outside its piece ",
+           m.entry.piece.box.to_string());
+  }
+  return m;
+}
+
+void BackupRequest::encode(WireWriter& out) const {
+  out.i32(shard).u8(static_cast<std::uint8_t>(stage)).str(var).u64(version);
+  out.u32(static_cast<std::uint32_t>(entries.size()));
+  for (const BackupEntry& e : entries) e.encode(out);
+}
+BackupRequest BackupRequest::decode(WireReader& in) {
+  BackupRequest m;
+  m.shard = in.i32();
+  const std::uint8_t stage = in.u8();
+  if (stage > static_cast<std::uint8_t>(Stage::Recopy)) fail(Code::Protocol, "backup stage ", unsigned{stage});
+  m.stage = static_cast<Stage>(stage);
+  if (m.shard < 0) fail(Code::Protocol, "backup of shard ", m.shard);
+  m.var = in.str();
+  m.version = in.u64();
+  m.entries.resize(in.count("backup entries", 48, kMaxCount));
+  for (BackupEntry& e : m.entries) e = BackupEntry::decode(in);
+  if ((m.stage == Stage::Relay || m.stage == Stage::Recopy) && m.entries.size() != 1)
+    fail(Code::Protocol, "a relayed backup with ", m.entries.size(), " entries");
+  if (m.stage == Stage::Recopy && !m.entries.front().entry.copy)
+    fail(Code::Protocol, "a relayed recopy without the copy");
+  return m;
+}
+
 void DeriveReply::encode(WireWriter& out) const {
   out.u32(static_cast<std::uint32_t>(found.size()));
   for (const bool f : found) out.u8(f ? 1 : 0);
@@ -549,7 +590,7 @@ void for_each_counter(Stats& s, Fn&& fn) {
                       &s.metadata_bytes, &s.lost_pieces, &s.replication, &s.copies, &s.copy_bytes,
                       &s.single_copies, &s.moved_pieces, &s.lost_members, &s.worker_slots, &s.workers,
                       &s.placements, &s.placement_fallbacks, &s.task_reports, &s.partly_covered,
-                      &s.partly_covered_bytes, &s.restored_copies})
+                      &s.partly_covered_bytes, &s.restored_copies, &s.restored_backups})
     fn(*field);
 }
 

@@ -322,6 +322,36 @@ struct RecopyRequest {
   bool operator==(const RecopyRequest&) const = default;
 };
 
+// Backup (server to server, replicas = 2): the index entries of shard
+// `shard`, sent by its first live owner to a member that becomes its
+// second owner after another died (docs/staging.md, "Replication"):
+//   Begin     the entries that follow replace what the receiver knows of the
+//             shard's region; entries it indexes from now on are newer
+//   Snapshot  every entry of (var, version) with visible parts in the shard's
+//             region at the sender, oldest first, with those parts
+//   End       the snapshot is whole: the receiver answers for the shard
+//   Relay     one entry the sender indexed after its snapshot (no parts:
+//             the newest of its version)
+//   Recopy    one entry whose piece got a new second copy (its `copy`)
+struct BackupEntry {
+  IndexAddRequest entry;
+  std::vector<Box> visible;
+  void encode(WireWriter& out) const;
+  static BackupEntry decode(WireReader& in);
+  bool operator==(const BackupEntry&) const = default;
+};
+struct BackupRequest {
+  enum class Stage : std::uint8_t { Begin = 0, Snapshot = 1, End = 2, Relay = 3, Recopy = 4 };
+  std::int32_t shard = 0;
+  Stage stage = Stage::Begin;
+  std::string var;                  // Snapshot
+  std::uint64_t version = 0;        // Snapshot
+  std::vector<BackupEntry> entries;  // Snapshot; Relay: exactly one
+  void encode(WireWriter& out) const;
+  static BackupRequest decode(WireReader& in);
+  bool operator==(const BackupRequest&) const = default;
+};
+
 struct DeriveReply {
   std::vector<bool> found;
   std::uint32_t pieces = 0;
@@ -599,6 +629,7 @@ COVE_MESSAGE(Lookup, LookupRequest, LookupReply)
 COVE_MESSAGE(Seal, SealRequest, SealReply)
 COVE_MESSAGE(Derive, DeriveRequest, DeriveReply)
 COVE_MESSAGE(Recopy, RecopyRequest, Empty)
+COVE_MESSAGE(Backup, BackupRequest, Empty)
 #undef COVE_MESSAGE
 
 // Calls fn.template operator()<Message<op>>() for the Op `type`; false
@@ -617,7 +648,7 @@ bool visit_op(std::uint16_t type, Fn&& fn) {
     COVE_VISIT(Lease) COVE_VISIT(LeaseEnd) COVE_VISIT(Undefine) COVE_VISIT(Copy) COVE_VISIT(Lock)
     COVE_VISIT(Unlock) COVE_VISIT(Worker) COVE_VISIT(Place) COVE_VISIT(TaskDone)
     COVE_VISIT(Dataflow) COVE_VISIT(Placements) COVE_VISIT(Lookup) COVE_VISIT(Seal) COVE_VISIT(Derive)
-    COVE_VISIT(Recopy)
+    COVE_VISIT(Recopy) COVE_VISIT(Backup)
 #undef COVE_VISIT
   }
   return false;

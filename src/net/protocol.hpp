@@ -65,6 +65,7 @@ enum class Op : std::uint16_t {
   Seal = 33,       // a version is complete: gets never wait, puts are refused
   Derive = 34,     // versions that start as other versions, sharing their pieces
   Recopy = 35,     // server to server: a piece has a new second copy (restored after a member died)
+  Backup = 36,     // server to server: a shard's index entries for a new second owner (after a member died)
 };
 
 // Who may send a message type. The dispatcher refuses the others before
@@ -82,7 +83,7 @@ struct OpInfo {
   Sender sender;
 };
 
-inline constexpr std::array<OpInfo, 35> kOps{{
+inline constexpr std::array<OpInfo, 36> kOps{{
     {Op::Hello, "hello", Sender::Anyone},
     {Op::Join, "join", Sender::Greeted},
     {Op::Define, "define", Sender::Client},
@@ -118,6 +119,7 @@ inline constexpr std::array<OpInfo, 35> kOps{{
     {Op::Seal, "seal", Sender::Client},
     {Op::Derive, "derive", Sender::Client},
     {Op::Recopy, "recopy", Sender::Server},
+    {Op::Backup, "backup", Sender::Server},
 }};
 
 // The entry of `type`, or null for a type no Op has.

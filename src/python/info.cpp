@@ -93,7 +93,7 @@ void bind_info(nb::module_& m) {
   COVE_STAT(metadata) COVE_STAT(metadata_bytes) COVE_STAT(lost_pieces) COVE_STAT(replication) COVE_STAT(copies)
   COVE_STAT(copy_bytes) COVE_STAT(single_copies) COVE_STAT(moved_pieces) COVE_STAT(lost_members)
   COVE_STAT(worker_slots) COVE_STAT(workers) COVE_STAT(placements) COVE_STAT(placement_fallbacks)
-  COVE_STAT(task_reports) COVE_STAT(partly_covered) COVE_STAT(partly_covered_bytes) COVE_STAT(restored_copies) COVE_STAT(parked_gets) COVE_STAT(clients) COVE_STAT(uptime_ms) COVE_STAT(reachable)
+  COVE_STAT(task_reports) COVE_STAT(partly_covered) COVE_STAT(partly_covered_bytes) COVE_STAT(restored_copies) COVE_STAT(restored_backups) COVE_STAT(parked_gets) COVE_STAT(clients) COVE_STAT(uptime_ms) COVE_STAT(reachable)
 #undef COVE_STAT
   stats.def("__repr__", [](const ServerStats& s) {
     return "ServerStats(variables=" + std::to_string(s.variables) + ", versions=" + std::to_string(s.versions) +

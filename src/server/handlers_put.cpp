@@ -84,7 +84,12 @@ void Service::unreserve(std::uint64_t bytes) {
 // stored, so that a reader they answer finds it.
 void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> piece, const std::vector<int>& shards,
                           std::optional<Reorg> reorg, store::Store::Freed& freed) {
-  const std::vector<int> targets = index_targets(shards);
+  std::set<std::string> dead;
+  if (replicated()) {
+    std::lock_guard lock(mutex);
+    dead = dead_members_;
+  }
+  const std::vector<int> targets = index_targets(shards, dead);
   const bool mine = std::find(targets.begin(), targets.end(), group_->rank()) != targets.end();
   piece->box = h.box;
   piece->layout = h.layout;
@@ -150,17 +155,16 @@ net::CopyRef Service::second_copy(const net::PieceHeader& h, const store::Buffer
 
 // The members that index a piece whose shards are `shards`: those, and
 // (replicas = 2) the members after them, which keep their entries' backups.
-std::vector<int> Service::index_targets(const std::vector<int>& shards) const {
-  std::vector<int> targets = shards;
-  if (replicated())
-    for (int s : shards)
-      if (std::find(targets.begin(), targets.end(), group_->successor(s)) == targets.end())
-        targets.push_back(group_->successor(s));
+std::vector<int> Service::index_targets(const std::vector<int>& shards, const std::set<std::string>& dead) const {
+  std::vector<int> targets;
+  for (int s : shards)
+    for (int owner : index_owners(s, dead))
+      if (std::find(targets.begin(), targets.end(), owner) == targets.end()) targets.push_back(owner);
   return targets;
 }
 
 // Sends an index entry to the other members in `targets`. Fails when a
-// shard's entry reached neither it nor (replicas = 2) its backup.
+// shard's entry reached none of its owners.
 void Service::forward_entry(const std::vector<int>& shards, const std::vector<int>& targets,
                             const net::IndexAddRequest& entry) {
   std::set<std::string> dead;
@@ -172,11 +176,13 @@ void Service::forward_entry(const std::vector<int>& shards, const std::vector<in
   const auto reached = [&](int rank) {
     return std::none_of(failed.begin(), failed.end(), [&](const auto& f) { return f.first == rank; });
   };
-  for (int s : shards)
-    if (!reached(s) && !(replicated() && reached(group_->successor(s)))) {
-      const auto why = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == s; });
+  for (int s : shards) {
+    const std::vector<int> owners = index_owners(s, dead);
+    if (std::none_of(owners.begin(), owners.end(), reached)) {
+      const auto why = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == owners[0]; });
       std::rethrow_exception(why->second);
     }
+  }
   for (const auto& [rank, why] : failed)
     log::debug("an index entry of '{}' did not reach server {} (another member has it)", entry.piece.var, rank);
 }
@@ -361,22 +367,23 @@ void Service::connection_closed(Session& s) {
   if (!dropped.empty()) log::info("a connection closed holding {} unpublished grants; their memory is released", dropped.size());
 }
 
-net::Empty Service::index_add(net::IndexAddRequest&& r) {
-  auto piece = std::make_unique<store::Piece>();
-  piece->box = r.piece.box;
-  piece->layout = r.piece.layout;
-  piece->bytes = r.piece.bytes;
-  piece->owner = std::move(r.holder);
-  piece->key = std::move(r.key);
-  piece->holder_id = r.piece_id;
-  piece->copy = std::move(r.copy);
-  std::vector<std::unique_ptr<store::Piece>> evicted;
-  store::Store::Freed freed;
-  std::lock_guard lock(mutex);
-  check_header(r.piece);
-  store_.add(r.piece.var, r.piece.version, std::move(piece), evicted);
-  parked_->retry(var_key(r.piece.var), freed);
-  return {};
+void Service::index_add(net::IndexAddRequest&& r, Responder answer) {
+  std::vector<std::pair<int, int>> relays;
+  {
+    store::Store::Freed freed;
+    std::lock_guard lock(mutex);
+    check_header(r.piece);
+    index_entry(r, freed);
+    relays = relay_targets(r.piece.var, r.piece.box);
+  }
+  if (relays.empty()) {
+    answer.reply<net::Message<Op::IndexAdd>>({});
+    return;
+  }
+  transfers_.run(std::move(answer), [this, relays = std::move(relays), r = std::move(r)](Responder& a) {
+    relay(relays, net::BackupRequest::Stage::Relay, r);
+    a.reply<net::Message<Op::IndexAdd>>({});
+  });
 }
 
 // Release: the writer's pieces leave the index now; the answer waits until

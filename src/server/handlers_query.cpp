@@ -73,17 +73,18 @@ void Service::query(net::QueryRequest&& q, Responder answer) {
   parked_->park(std::move(wait));
 }
 
-// A query for another shard than this server's own: that of the member
-// before it, which keeps its index entries' backups (replicas = 2).
+// A query for another shard than this server's own: one this server is
+// second owner of (replicas = 2): that of the member before it, or one whose
+// entries it received after members died (shard_backups.cpp). Unavailable
+// otherwise, so that the client asks the next member. Caller holds the mutex.
 void Service::check_shard(std::int32_t shard) const {
   const int rank = group_->rank(), size = group_->size();
   if (shard < 0 || shard == rank) return;
   if (shard >= size) fail(Code::InvalidArgument, "query for shard ", shard, " of a group of ", size);
   if (options_.replicas < 2)
     fail(Code::Unavailable, "server ", shard, "'s index entries are nowhere else: the group keeps one copy (replicas = 1)");
-  if (group_->successor(shard) != rank)
-    fail(Code::InvalidArgument, "server ", rank, " keeps the index entries of server ", (rank + size - 1) % size,
-         ", not of server ", shard);
+  if (group_->successor(shard) != rank && !adopted_.count(shard))
+    fail(Code::Unavailable, "server ", rank, " does not keep the index entries of server ", shard);
 }
 
 // Answers `q` if the store covers its region now. Errors checking it are

@@ -69,10 +69,16 @@ void Service::member_died(const std::string& member) {
     // moved entry covers what it covered): they need no retry.
   }
   if (!replicated()) return;
-  // The pieces held here that lost their second copy get a new one, in
-  // the background (joined by stop(), as the probes are).
+  // In the background (joined by stop(), as the probes are): shards whose
+  // second owner changed get the new one, then the pieces held here that
+  // lost their second copy get a new one (whose Recopy the new second
+  // owners then see).
   std::lock_guard lock(probes_mutex_);
-  if (!probes_closed_) probes_.emplace_back([this] { restore_copies(); });
+  if (!probes_closed_)
+    probes_.emplace_back([this] {
+      rechain();
+      restore_copies();
+    });
 }
 
 // Each piece held here without a second copy gets one on the next live
@@ -103,8 +109,8 @@ void Service::restore_copies() {
       if (!p || !def || p->copy || p->is_copy || !p->buffer) continue;
       h = {ref.var, ref.version, p->box, p->layout, def->dtype, p->bytes};
       bytes = p->buffer;
-      targets = index_targets(shard_map(*def).shards_for(p->box));
       dead = dead_members_;
+      targets = index_targets(shard_map(*def).shards_for(p->box), dead);
     }
     const auto began = net::Clock::now();
     const net::CopyRef copy = second_copy(h, *bytes, ref.id, true);  // this server's entry, if any, takes it there
@@ -118,10 +124,26 @@ void Service::restore_copies() {
   }
 }
 
-net::Empty Service::recopy(net::RecopyRequest&& r) {
-  std::lock_guard state(mutex);
-  store_.set_copy(r.var, r.version, r.holder, r.piece_id, r.copy);
-  return {};
+void Service::recopy(net::RecopyRequest&& r, Responder answer) {
+  std::vector<std::pair<int, int>> relays;
+  net::IndexAddRequest entry;
+  {
+    std::lock_guard state(mutex);
+    const store::Piece* p = store_.set_copy(r.var, r.version, r.holder, r.piece_id, r.copy);
+    if (p) {
+      relays = relay_targets(r.var, p->box);
+      entry = {{r.var, r.version, p->box, p->layout, store_.find(r.var)->dtype, p->bytes}, r.holder, p->key,
+               r.piece_id, r.copy};
+    }
+  }
+  if (relays.empty()) {
+    answer.reply<net::Message<net::Op::Recopy>>({});
+    return;
+  }
+  transfers_.run(std::move(answer), [this, relays = std::move(relays), entry = std::move(entry)](Responder& a) {
+    relay(relays, net::BackupRequest::Stage::Recopy, entry);
+    a.reply<net::Message<net::Op::Recopy>>({});
+  });
 }
 
 // A member that misses kMemberWatchMisses rounds in a row is dead: one

@@ -84,7 +84,10 @@ void Service::start() {
   d.on<Op::PutGrant>(D::never(), [this](Session& s, net::PutGrantRequest&& r) { return put_grant(s, std::move(r)); });
   d.on<Op::PutPublish>(unless_forwarding,
                        [this](Session& s, net::PutPublishRequest&& r) { return put_publish(s, std::move(r)); });
-  d.on<Op::IndexAdd>(D::always(), [this](Session&, net::IndexAddRequest&& r) { return index_add(std::move(r)); });
+  d.on_async<Op::IndexAdd>(D::always(), [this](Session&, net::IndexAddRequest&& r, Responder answer) {
+    index_add(std::move(r), std::move(answer));
+  });
+  d.on<Op::Backup>(D::always(), [this](Session&, net::BackupRequest&& r) { return backup(std::move(r)); });
   d.on_async<Op::Release>(D::always(), [this](Session& s, net::ReleaseRequest&& r, Responder answer) {
     release(s, std::move(r), std::move(answer));
   });
@@ -114,7 +117,9 @@ void Service::start() {
     lookup(std::move(r), std::move(answer));
   });
   d.on<Op::Seal>(D::always(), [this](Session&, net::SealRequest&& r) { return seal(std::move(r)); });
-  d.on<Op::Recopy>(D::always(), [this](Session&, net::RecopyRequest&& r) { return recopy(std::move(r)); });
+  d.on_async<Op::Recopy>(D::always(), [this](Session&, net::RecopyRequest&& r, Responder answer) {
+    recopy(std::move(r), std::move(answer));
+  });
   d.on<Op::Derive>(D::always(), [this](Session&, net::DeriveRequest&& r) { return derive(std::move(r)); });
   d.on<Op::Stat>(D::always(), [this](Session&, net::Empty&&) { return net::StatReply{stats()}; });
   d.on_async<Op::Disconnect>(D::always(), [this](Session& s, net::DisconnectRequest&& r, Responder answer) {
@@ -234,6 +239,7 @@ ServerStats Service::stats() {
   out.single_copies = options_.replicas > 1 ? s.single : 0;
   out.moved_pieces = moved_pieces_;
   out.restored_copies = restored_copies_;
+  out.restored_backups = backups_sent_;
   out.partly_covered = s.partly_covered;
   out.partly_covered_bytes = s.partly_covered_bytes;
   out.lost_members = dead_members_.size();

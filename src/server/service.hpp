@@ -86,7 +86,7 @@ class Service : public std::enable_shared_from_this<Service> {
   void member_connection_closed(const std::string& member);
   void member_died(const std::string& member);   // drops what it held, counts it
   void restore_copies();                         // second copies for pieces that lost theirs
-  net::Empty recopy(net::RecopyRequest&& r);     // an entry's piece has a new second copy
+  void recopy(net::RecopyRequest&& r, Responder answer);  // an entry's piece has a new second copy (relayed, shard_backups.cpp)
   static constexpr std::uint64_t kRestoreBytesPerS = std::uint64_t{1} << 30;  // second copies restored at most this fast
   bool member_alive(const std::string& member);  // a fresh connection to it answers
   void watch_members();                          // the watch's loop, until stop()
@@ -96,7 +96,9 @@ class Service : public std::enable_shared_from_this<Service> {
   // them as lost.
   void drop_lost(const std::string& owner, const char* who);
   static constexpr std::int64_t kMemberProbeMs = 1000;
-  net::Empty index_add(net::IndexAddRequest&& r);
+  // Indexes another server's entry; relayed to new second owners
+  // (shard_backups.cpp) before it is answered, away from the transport's thread.
+  void index_add(net::IndexAddRequest&& r, Responder answer);
   void release(Session& s, net::ReleaseRequest&& r, Responder answer);
   // Answers `answer` with the count of `gone` once no reader's lease holds
   // any of those pieces (put_local memory goes back to its writer then).
@@ -164,9 +166,27 @@ class Service : public std::enable_shared_from_this<Service> {
   // `restored`: made again after a member died (CopyRequest::restored).
   net::CopyRef second_copy(const net::PieceHeader& h, const store::BufferPool::Block& bytes, std::uint64_t id,
                            bool restored = false);
-  std::vector<int> index_targets(const std::vector<int>& shards) const;
+  // The members that index `shards` (their owners), none found dead in `dead`.
+  std::vector<int> index_targets(const std::vector<int>& shards, const std::set<std::string>& dead) const;
   void forward_entry(const std::vector<int>& shards, const std::vector<int>& targets,
                      const net::IndexAddRequest& entry);
+  // Index entries after members die (shard_backups.cpp). A shard's owners:
+  // its first two live members walking the ring from it (replicas = 2), or
+  // itself alone.
+  std::vector<int> index_owners(int shard, const std::set<std::string>& dead) const;
+  // A member died: shards whose second owner changed get the new one
+  // (send_backup, one at a time, on the calling thread).
+  void rechain();
+  void send_backup(int shard, int to);   // the entries of `shard`, to member `to`, then relays
+  net::Empty backup(net::BackupRequest&& r);
+  // Adds an entry from another member, or makes the one already here the
+  // newest (an entry that arrives twice: direct and relayed). Under mutex.
+  void index_entry(net::IndexAddRequest& entry, store::Store::Freed& freed);
+  // The members this server relays an entry of (var, box) to (under mutex).
+  std::vector<std::pair<int, int>> relay_targets(const std::string& var, const Box& box);
+  void relay(const std::vector<std::pair<int, int>>& to, net::BackupRequest::Stage stage,
+             const net::IndexAddRequest& entry);
+  std::mutex backup_sends_;  // held by a snapshot being sent: relays wait for it (they must follow it)
   // Checks a piece's header against its variable: dtype, layout rank, byte count.
   const store::VariableDef& check_header(const net::PieceHeader& h);
   // Called by a reorganizer thread when a replica is done.
@@ -217,6 +237,15 @@ class Service : public std::enable_shared_from_this<Service> {
   std::atomic<std::uint64_t> bytes_in_{0}, bytes_out_{0}, replica_answers_{0}, connections_{0};
   std::uint64_t lost_pieces_ = 0;  // pieces of writers or members that went without releasing them (under mutex)
   std::atomic<std::uint64_t> restored_copies_{0};  // second copies made again after members died
+  // Shards' index entries after members died (shard_backups.cpp; under mutex):
+  std::map<int, int> relays_;  // shard -> the new second owner this server relays its new entries to
+  struct Adoption {
+    std::uint64_t mark = 0;  // the store's next_seq() at Begin
+    std::set<std::pair<std::string, std::uint64_t>> seen;  // (var, version) snapshots received
+  };
+  std::map<int, Adoption> adopting_;  // shard -> a backup being received
+  std::set<int> adopted_;             // shards whose entries this server received whole
+  std::atomic<std::uint64_t> backups_sent_{0};  // shards' entries sent to new second owners
   std::uint64_t moved_pieces_ = 0;  // pieces of members that died, read from their second copies since (under mutex)
   std::map<std::string, int> member_connections_;  // open, by member address (under mutex)
   std::set<std::string> dead_members_;              // found dead (under mutex)

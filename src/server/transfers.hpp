@@ -3,7 +3,9 @@
 // serves, or over UCX). Such a read waits on the writer, up to its
 // transfer deadline (net::transfer_ms): on the dispatcher's few workers, a
 // handful of stopped writers would hold up every other request that needs
-// a worker. Each read gets a thread of its own instead.
+// a worker. Each read gets a thread of its own instead. So does an index
+// entry relayed to a shard's new second owner before its IndexAdd is
+// answered (shard_backups.cpp), which waits on that member.
 //
 // Thread-safety: run() from any thread; stop() once, after which run()
 // answers Unavailable.

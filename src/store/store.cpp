@@ -146,6 +146,7 @@ std::uint64_t Store::add(const std::string& var, std::uint64_t version, std::uni
   }
   if (piece->indexed) {
     piece->visible = {piece->box};
+    piece->seq = next_seq_++;
     index_visible(ver, *piece);
   }
   const std::uint64_t id = piece->id;
@@ -225,7 +226,9 @@ std::size_t Store::derive(std::span<const std::string> vars, std::uint64_t from,
       copy->indexed = p->indexed;
       copy->visible = p->visible;
       copy->holder_id = p->holder_id;
+      copy->seq = p->seq;
       copy->copy = p->copy;
+      copy->copy_after = p->copy_after;
       copy->is_copy = p->is_copy;
       copy->copy_of = p->copy_of;
       copy->buffer = p->buffer;
@@ -521,6 +524,7 @@ std::vector<std::unique_ptr<Piece>> Store::fail_over(const std::string& dead, co
         const auto next = std::next(p);
         Piece& entry = *p->second;
         if (entry.copy.holder == dead) entry.copy = {};
+        if (entry.copy_after.holder == dead) entry.copy_after = {};
         if (entry.owner != dead) {
           p = next;
           continue;
@@ -530,10 +534,22 @@ std::vector<std::unique_ptr<Piece>> Store::fail_over(const std::string& dead, co
           entry.owner = std::move(copy.holder);
           entry.key = std::move(copy.key);
           entry.holder_id = copy.id;
+          entry.copy = std::exchange(entry.copy_after, {});
           ++moved;
         } else {
           auto c = copy ? ver.pieces.find(copy.id) : ver.pieces.end();
-          if (c != ver.pieces.end() && c->second->is_copy) {  // the copy here takes the entry's place
+          if (c != ver.pieces.end() && !c->second->is_copy && c->second->owner.empty()) {
+            // The copy is this server's piece already: another entry of the
+            // same piece took its place first (two entries of one piece,
+            // one a shard's backup received after its holder moved, naming
+            // it there). It shows this entry's visible parts too.
+            c->second->indexed = true;
+            for (const Box& b : entry.visible) c->second->visible.push_back(b);
+            std::vector<std::unique_ptr<Piece>> entry_gone;
+            drop_piece(ver, p, entry_gone);
+            for (const Box& b : entry_gone.front()->visible) ver.index.insert(b, c->second->id);
+            ++moved;
+          } else if (c != ver.pieces.end() && c->second->is_copy) {  // the copy here takes the entry's place
             c->second->is_copy = false;
             c->second->copy_of.clear();
             c->second->indexed = true;
@@ -570,17 +586,20 @@ std::vector<Store::PieceRef> Store::lacking_copies() const {
   return out;
 }
 
-std::size_t Store::set_copy(const std::string& var, std::uint64_t version, const std::string& holder,
-                            std::uint64_t id, const net::CopyRef& copy) {
+const Piece* Store::set_copy(const std::string& var, std::uint64_t version, const std::string& holder,
+                             std::uint64_t id, const net::CopyRef& copy) {
   auto vit = vars_.find(var);
-  if (vit == vars_.end()) return 0;
+  if (vit == vars_.end()) return nullptr;
   auto it = vit->second.versions.find(version);
-  if (it == vit->second.versions.end()) return 0;
-  std::size_t set = 0;
+  if (it == vit->second.versions.end()) return nullptr;
+  const Piece* set = nullptr;
   for (auto& [pid, p] : it->second.pieces)
     if (p->owner == holder && p->holder_id == id) {
       p->copy = copy;
-      ++set;
+      set = p.get();
+    } else if (p->copy.holder == holder && p->copy.id == id) {
+      p->copy_after = copy;
+      set = p.get();
     }
   return set;
 }

@@ -31,6 +31,7 @@
 #include "store/hold.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -79,9 +80,14 @@ struct Piece {
   // wins). Empty once later puts cover all of it.
   std::vector<Box> visible;
   std::uint64_t holder_id = 0;  // held by another server: the piece's id there
+  std::uint64_t seq = 0;        // when it was indexed here, last (Store::next_seq)
   // replicas = 2: the piece's second copy on another server (entries of
   // pieces held here, and index entries); empty when there is none.
   net::CopyRef copy;
+  // Index entries whose holder died before this server found out: the new
+  // second copy its copy got meanwhile (Recopy), which becomes the entry's
+  // copy when the entry moves to its copy.
+  net::CopyRef copy_after;
   bool is_copy = false;  // this is the second copy of another server's piece (never indexed here)
   std::string copy_of;   // is_copy: the address of the server holding the piece
   // Owned pieces only: the bytes, registered with the transport.
@@ -191,6 +197,31 @@ class Store {
   // variable, whether it had it. Returns the pieces shared.
   std::size_t derive(std::span<const std::string> vars, std::uint64_t from, std::uint64_t to, bool check_only,
                      std::vector<bool>& found, std::vector<std::unique_ptr<Piece>>& evicted);
+  // Index entries after members die (replicas = 2; shard_backups.cpp in
+  // the server). `self` is this server's address: an entry naming it as
+  // holder is the piece held here with the entry's id.
+  //
+  // The sequence number the next piece indexed here gets.
+  std::uint64_t next_seq() const { return next_seq_; }
+  // The indexed piece of (var, version) that `entry` names, or null.
+  Piece* find_entry(const std::string& var, std::uint64_t version, const net::IndexAddRequest& entry,
+                    const std::string& self);
+  // Piece `p` of (var, version), an entry that arrived again, becomes the
+  // newest of its version, as add() makes a new one.
+  void renew(const std::string& var, std::uint64_t version, Piece& p, std::vector<std::unique_ptr<Piece>>& evicted);
+  // Takes another member's entries of a region (a shard's, whose parts in
+  // a box `region_of` gives) as they were there: `entries` with their
+  // visible parts in the region. Entries indexed here since `mark`
+  // (next_seq() then) are newer and stay on top; older ones not among
+  // `entries` are hidden in the region (the other member's order says
+  // later puts covered them). Entries not known here are added.
+  struct Adopted {
+    net::IndexAddRequest entry;
+    std::vector<Box> visible;
+  };
+  void adopt(const std::string& var, std::uint64_t version, const std::function<std::vector<Box>(const Box&)>& region_of,
+             std::span<const Adopted> entries, std::uint64_t mark, const std::string& self,
+             std::vector<std::unique_ptr<Piece>>& out);
   // The pieces of a version held or indexed here (empty when it is gone).
   std::vector<Piece*> pieces_of(const std::string& var, std::uint64_t version);
   // A piece by id, or null when it is gone.
@@ -240,9 +271,11 @@ class Store {
   };
   std::vector<PieceRef> lacking_copies() const;
   // The entries of piece `id` of `holder` in (var, version) take `copy`
-  // (Recopy); returns how many did.
-  std::size_t set_copy(const std::string& var, std::uint64_t version, const std::string& holder, std::uint64_t id,
-                       const net::CopyRef& copy);
+  // (Recopy), and so, as copy_after, do those that still name the member
+  // that died with `holder` holding their copy; returns one of them (null
+  // when there is none).
+  const Piece* set_copy(const std::string& var, std::uint64_t version, const std::string& holder, std::uint64_t id,
+                        const net::CopyRef& copy);
   // Removes a variable and everything it holds (NotFound if unknown).
   std::vector<std::unique_ptr<Piece>> undefine(const std::string& var);
 
@@ -314,6 +347,7 @@ class Store {
   std::uint64_t replica_bytes_ = 0, replicas_ = 0;
   std::uint64_t metadata_bytes_ = 0;
   std::uint64_t next_id_ = 1;
+  std::uint64_t next_seq_ = 1;
   std::map<std::string, Variable> vars_;
   std::multimap<std::string, Retired> retired_;  // by owner
 };

@@ -11,6 +11,13 @@
 //       writers split axis 0, readers axis 1; every element a reader gets
 //       is checked. put_local writers wait for every reader's "done" before
 //       they release. The paths come from COVE_GPU_SEND / COVE_GPU_RECV;
+//   cove-gpu-check semantics --connect FILE --var NAME
+//       the store's promises read into device memory (docs/staging.md,
+//       "What a version promises"): overlapping boxes put in turn from
+//       device memory (put) and host memory (put and put_local) read as
+//       painted in that order, whole and in random parts, C and F order;
+//       a sealed version's unwritten cells read as the fill value. The
+//       receive path comes from COVE_GPU_RECV;
 //   COVE_CUDA=0 cove-gpu-check refuse --connect FILE --var NAME
 //       device buffers handed to a Cove that may not use CUDA (while the
 //       program does) are refused with Unsupported, never read as host memory.
@@ -236,6 +243,96 @@ int read(const Args& a) {
   return bad ? 1 : 0;
 }
 
+// Overlapping puts, then gets into device memory compared, cell by cell,
+// with a reference painted in the same order; then a sealed version with
+// holes, which read as the fill value.
+int semantics(const Args& a) {
+  const std::vector<Index> shape = {48, 80};
+  const Box all = Box::from_shape(shape);
+  constexpr double kFill = -7.25;
+  auto c = cove::Client::connect(a.connect);
+  cove::VariableOptions options;
+  options.fill.resize(sizeof kFill);
+  std::memcpy(options.fill.data(), &kFill, sizeof kFill);
+  c.define(a.var, cove::DType(cove::DTypeKind::Float64), 2, shape, options);
+  std::mt19937 rng(23);
+  const auto random_box = [&] {
+    std::vector<Index> lo(2), count(2);
+    for (std::size_t d = 0; d < 2; ++d) {
+      std::uniform_int_distribution<Index> at(0, shape[d] - 1);
+      Index x = at(rng), y = at(rng);
+      if (x > y) std::swap(x, y);
+      lo[d] = x;
+      count[d] = y - x + 1;
+    }
+    return Box::from_start_count(lo, count);
+  };
+  const auto cell = [&](Index i, Index j) { return static_cast<std::size_t>(i * shape[1] + j); };
+  // Version 1: painted whole, then 30 overlapping boxes; version 2: 6
+  // boxes, then sealed.
+  std::vector<std::vector<double>> refs(2, std::vector<double>(static_cast<std::size_t>(all.volume()), kFill));
+  struct Local {
+    std::uint64_t version;
+    Box box;
+    std::vector<double> data;
+  };
+  std::vector<Local> kept;  // put_local memory, until released at the end
+  std::vector<void*> device;
+  for (int version = 1; version <= 2; ++version) {
+    const int boxes = version == 1 ? 31 : 6;
+    for (int k = 0; k < boxes; ++k) {
+      const Box b = version == 1 && k == 0 ? all : random_box();
+      const double value = version * 1000 + k;
+      std::vector<double> host(static_cast<std::size_t>(b.volume()), value);
+      const std::size_t bytes = host.size() * sizeof(double);
+      const auto v = static_cast<std::uint64_t>(version);
+      if (k % 3 == 0) {  // from device memory
+        void* d = nullptr;
+        CUDA_OK(cudaMalloc(&d, bytes));
+        CUDA_OK(cudaMemcpy(d, host.data(), bytes, cudaMemcpyHostToDevice));
+        c.put(a.var, v, b, d, bytes);
+        device.push_back(d);
+      } else if (k % 3 == 1) {
+        c.put(a.var, v, b, host.data(), bytes);
+      } else {
+        kept.push_back({v, b, std::move(host)});
+        c.put_local(a.var, v, b, kept.back().data.data(), bytes);
+      }
+      for (Index i = b.lo[0]; i < b.hi[0]; ++i)
+        for (Index j = b.lo[1]; j < b.hi[1]; ++j) refs[static_cast<std::size_t>(version - 1)][cell(i, j)] = value;
+    }
+  }
+  c.seal(a.var, 2);
+  int bad = 0, gets = 0;
+  void* dev = nullptr;
+  CUDA_OK(cudaMalloc(&dev, static_cast<std::size_t>(all.volume()) * sizeof(double)));
+  for (int version = 1; version <= 2; ++version)
+    for (int g = 0; g < 8; ++g) {
+      const Box region = g == 0 ? all : random_box();
+      const Layout layout = g % 2 ? Layout::f() : Layout::c();
+      const std::size_t bytes = static_cast<std::size_t>(region.volume()) * sizeof(double);
+      CUDA_OK(cudaMemset(dev, 0xEE, bytes));
+      c.get(a.var, static_cast<std::uint64_t>(version), region, dev, bytes, 10000, layout);
+      std::vector<double> got(static_cast<std::size_t>(region.volume()));
+      CUDA_OK(cudaMemcpy(got.data(), dev, bytes, cudaMemcpyDeviceToHost));
+      ++gets;
+      const auto st = layout.strides(region);
+      for (Index i = region.lo[0]; i < region.hi[0]; ++i)
+        for (Index j = region.lo[1]; j < region.hi[1]; ++j) {
+          const double want = refs[static_cast<std::size_t>(version - 1)][cell(i, j)];
+          const double is = got[static_cast<std::size_t>((i - region.lo[0]) * st[0] + (j - region.lo[1]) * st[1])];
+          if (is != want && bad++ < 3)
+            std::fprintf(stderr, "semantics: version %d cell (%lld, %lld) is %.17g, not %.17g\n", version,
+                         static_cast<long long>(i), static_cast<long long>(j), is, want);
+        }
+    }
+  CUDA_OK(cudaFree(dev));
+  for (const Local& l : kept) c.release(a.var, l.version, l.box);
+  for (void* d : device) CUDA_OK(cudaFree(d));
+  std::printf("semantics: %d gets into device memory, %d wrong cells\n", gets, bad);
+  return bad ? 1 : 0;
+}
+
 // Run with COVE_CUDA=0: Cove may not use CUDA, but this program does. A
 // device buffer handed to put or get must be refused (Unsupported), never
 // read or written as host memory.
@@ -288,6 +385,7 @@ int main(int argc, char** argv) {
     if (a.mode == "kernel") return kernel_check();
     if (a.mode == "write") return write(a);
     if (a.mode == "read") return read(a);
+    if (a.mode == "semantics") return semantics(a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s %d: %s\n", a.mode.c_str(), a.rank, e.what());
     return 1;

@@ -3,9 +3,10 @@
 # 2 -> 3 exchange of a 3-D float64 array through a real cove-server for
 # every sender path x receiver path, put and put_local, and the mixed
 # pairs (host writer with device readers, device writer with host
-# readers), every element checked; and device memory refused where Cove
-# may not use CUDA (COVE_CUDA=0). Exits 77 (skipped, saying why) where no
-# GPU is visible.
+# readers), every element checked; overlapping puts and a sealed version's
+# fill read into device memory by each receiver path; and device memory
+# refused where Cove may not use CUDA (COVE_CUDA=0). Exits 77 (skipped,
+# saying why) where no GPU is visible.
 #   run.sh BIN_DIR TESTS_DIR
 set -euo pipefail
 export COVE_BIN=$1
@@ -66,6 +67,18 @@ exchange host-to-device put host device automatic direct F
 exchange host-to-device-hybrid put host device automatic hybrid C
 exchange device-to-host put device host direct automatic F
 exchange local-device-to-host put_local device host direct automatic C
+# The store's promises into device memory: overlapping puts (the last
+# wins) and a sealed version's fill, for every receiver path.
+for recv in baseline hybrid direct; do
+  n=$((n + 1))
+  if COVE_GPU_RECV=$recv "$check" semantics --connect "$conn" --var "semantics-$recv" > "$dir/semantics-$recv.log" 2>&1; then
+    echo "ok: overlapping puts and a sealed version's fill into device memory ($recv)"
+  else
+    failed=$((failed + 1))
+    echo "FAILED: overlapping puts and a sealed version's fill into device memory ($recv)"
+    cat "$dir/semantics-$recv.log"
+  fi
+done
 n=$((n + 1))
 if COVE_CUDA=0 "$check" refuse --connect "$conn" --var refused > "$dir/refuse.log" 2>&1; then
   echo "ok: device memory refused where Cove may not use CUDA (COVE_CUDA=0)"

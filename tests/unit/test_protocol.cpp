@@ -117,7 +117,7 @@ net::StatReply sample() {
                   &r.stats.parked_gets, &r.stats.clients, &r.stats.uptime_ms, &r.stats.lost_pieces,
                   &r.stats.replication, &r.stats.copies, &r.stats.copy_bytes, &r.stats.single_copies,
                   &r.stats.moved_pieces, &r.stats.lost_members, &r.stats.partly_covered, &r.stats.partly_covered_bytes,
-                  &r.stats.restored_copies})
+                  &r.stats.restored_copies, &r.stats.restored_backups})
     *f = n++;
   r.stats.reorg = Reorg::Rasia;
   r.stats.layouts = {Layout::f()};
@@ -194,6 +194,16 @@ template <>
 net::DeriveRequest sample() { return {{"temperature", "pressure"}, 12, 13, true}; }
 template <>
 net::RecopyRequest sample() { return {"temperature", 12, "inproc://s1", 44, {"inproc://s2", bytes(8, 3), 45}}; }
+template <>
+net::BackupRequest sample() {
+  net::BackupRequest r;
+  r.shard = 2;
+  r.stage = net::BackupRequest::Stage::Snapshot;
+  r.var = "temperature";
+  r.version = 12;
+  r.entries.push_back({sample<net::IndexAddRequest>(), {kBox}});
+  return r;
+}
 template <>
 net::DeriveReply sample() { return {{true, false}, 17}; }
 

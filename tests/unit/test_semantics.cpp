@@ -13,10 +13,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <future>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <random>
 #include <thread>
@@ -513,6 +515,81 @@ TEST(SemanticsGroup, SecondCopiesAreRestoredAfterAMemberDies) {
     std::vector<double> got(4096);
     c.get(var, version, Box::from_shape(V{4096}), got.data(), got.size() * 8, 5000);
     EXPECT_EQ(got, refs[version - 1]) << "version " << version;
+  }
+}
+
+// replicas = 2, a member and then the next one dying, with time between:
+// each shard whose second owner changed gets a new one (Backup: its first
+// owner's snapshot, then relays), so the entries of the shard both of them
+// owned survive; puts between the deaths go to the new owners. Overlapping
+// puts on every member, of a variable indexed whole by the first member
+// and of one spread over all; every version reads back exactly.
+TEST(SemanticsGroup, IndexEntriesSurviveNeighboursDyingInTurn) {
+  cove::ServerOptions o;
+  o.replicas = 2;
+  constexpr int kServers = 4;
+  Group group(kServers, o);
+  const std::string whole = "whole", spread = "spread";
+  const int first = cove::common::home_server(whole, kServers);  // owns "whole" with the next member
+  const int second = (first + 1) % kServers;
+  Client c = Client::connect(group.addresses());
+  c.define(whole, DType(DTypeKind::Float64), 1);
+  c.define(spread, DType(DTypeKind::Float64), 1, V{4096});
+  std::mt19937 rng(17u);
+  std::map<std::pair<std::string, std::uint64_t>, std::vector<double>> refs;
+  const auto paint = [&](const std::string& var, std::uint64_t version, const std::vector<int>& holders) {
+    std::vector<double> ref(4096);
+    for (int k = 0; k < 16; ++k) {
+      const Box b = k == 0 ? Box::from_shape(V{4096}) : random_box(rng, V{4096});
+      const double value = static_cast<double>(version * 1000 + static_cast<std::uint64_t>(k)) + (var == whole ? 0.5 : 0);
+      std::vector<double> d(static_cast<std::size_t>(b.volume()), value);
+      c.put_on(static_cast<std::size_t>(holders[static_cast<std::size_t>(k) % holders.size()]), var, version, b, d.data(),
+               d.size() * 8);
+      for (Index i = b.lo[0]; i < b.hi[0]; ++i) ref[static_cast<std::size_t>(i)] = value;
+    }
+    refs[{var, version}] = std::move(ref);
+  };
+  const auto settle = [&](std::uint64_t backups, const char* when) {
+    cove::ServerStats t;
+    for (int i = 0; i < 600; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      t = {};
+      for (const auto& [address, st] : c.stat_each())
+        if (st.reachable) {
+          t.restored_backups += st.restored_backups;
+          t.single_copies += st.single_copies;
+        }
+      if (t.restored_backups >= backups && t.single_copies == 0) break;
+    }
+    ASSERT_GE(t.restored_backups, backups) << "shards without a new second owner " << when;
+    EXPECT_EQ(t.single_copies, 0u) << "pieces still without a second copy " << when;
+  };
+  const auto others = [&](std::initializer_list<int> dead) {
+    std::vector<int> out;
+    for (int m = 0; m < kServers; ++m)
+      if (std::find(dead.begin(), dead.end(), m) == dead.end()) out.push_back(m);
+    return out;
+  };
+  for (std::uint64_t version = 1; version <= 3; ++version) {
+    paint(whole, version, others({}));
+    paint(spread, version, others({}));
+  }
+  group.servers[static_cast<std::size_t>(first)].stop();
+  // The next member sends the shard of the first to the one after; the one
+  // before it sends its own to the next member.
+  settle(2, "after the first death");
+  for (std::uint64_t version = 4; version <= 5; ++version) {
+    paint(whole, version, others({first}));
+    paint(spread, version, others({first}));
+  }
+  group.servers[static_cast<std::size_t>(second)].stop();
+  // Four more: the shards of both dead members, and of the member before
+  // them, go to new second owners (the one sent before went with `second`).
+  settle(4, "after the second death");
+  for (const auto& [key, ref] : refs) {
+    std::vector<double> got(4096);
+    c.get(key.first, key.second, Box::from_shape(V{4096}), got.data(), got.size() * 8, 5000);
+    EXPECT_EQ(got, ref) << key.first << " version " << key.second;
   }
 }
 

@@ -64,6 +64,7 @@ json stats_json(const std::string& address, const ServerStats& s) {
           {"lost_members", s.lost_members},
           {"partly_covered", s.partly_covered},
           {"restored_copies", s.restored_copies},
+          {"restored_backups", s.restored_backups},
           {"partly_covered_bytes", s.partly_covered_bytes},
           {"reachable", s.reachable},
           {"parked_gets", s.parked_gets},
@@ -299,17 +300,19 @@ int stat(Client& c, bool as_json, int placements) {
     for (const auto& d : recent) fmt::print("  {}\n", placement_line(d));
   }
   if (replication > 1) {
-    std::uint64_t copies = 0, copy_bytes = 0, moved = 0, restored = 0, single = 0;
+    std::uint64_t copies = 0, copy_bytes = 0, moved = 0, restored = 0, single = 0, backups = 0;
     for (const auto& [address, t] : all) {
       copies += t.copies;
       copy_bytes += t.copy_bytes;
       moved += t.moved_pieces;
       restored += t.restored_copies;
       single += t.single_copies;
+      backups += t.restored_backups;
     }
     fmt::print("replication: {} copies of each piece; {} second copies held ({}); {} pieces read from their second "
-               "copy since their server died; {} second copies restored since, {} pieces still with one copy\n",
-               replication, copies, human_bytes(static_cast<double>(copy_bytes)), moved, restored, single);
+               "copy since their server died; {} second copies restored since, {} pieces still with one copy; the index "
+               "entries of {} shards sent to a new second owner\n",
+               replication, copies, human_bytes(static_cast<double>(copy_bytes)), moved, restored, single, backups);
     // Versions with pieces that lack their second copy (it was lost with a
     // server, or could not be made), the first few by name.
     constexpr std::size_t kShown = 8;
