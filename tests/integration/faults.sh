@@ -89,8 +89,8 @@ case "$case" in
     COVE_TEST_SERVERS=3 "$here"/server.sh start "$dir" --replicas 2
     start_bg "$dir/w0.out" "$fault" replicated-writer rep0 "$dir/stop"; w0=$last
     start_bg "$dir/w1.out" "$fault" replicated-writer rep1 "$dir/stop"; w1=$last
-    wait_for "$dir/w0.out" acked
-    wait_for "$dir/w1.out" acked
+    wait_for_bounded "$dir/w0.out" acked "$w0"
+    wait_for_bounded "$dir/w1.out" acked "$w1"
     sleep 1
     victim=$(sed -n 's/.*cove-server \([0-9]*\): serving as 1 of 3.*/\1/p' "$dir/server.log")
     [ -n "$victim" ] || { cat "$dir/server.log"; exit 1; }

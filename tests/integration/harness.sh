@@ -40,6 +40,21 @@ bounded() {
   return "$rc"
 }
 
+# Waits until FILE contains TEXT, up to the deadline (on a loaded machine
+# more than wait_for's few seconds); fails at once, with FILE, when the
+# started process PID that writes it has exited without writing TEXT.
+#   wait_for_bounded FILE TEXT PID
+wait_for_bounded() {
+  until grep -q "$2" "$1" 2> /dev/null; do
+    if ! kill -0 "$3" 2> /dev/null; then
+      grep -q "$2" "$1" 2> /dev/null && return 0
+      echo "FAIL: pid $3 exited without writing '$2' to $1:"; cat "$1"; exit 1
+    fi
+    [ "$SECONDS" -lt "$deadline" ] || missed_deadline "'$2' never appeared in $1"
+    sleep 0.05
+  done
+}
+
 # Waits for a started process until the deadline; returns its status.
 #   wait_bounded WHAT PID
 wait_bounded() {
