@@ -9,7 +9,9 @@
 # experiments), make bench-compare (Cove side by side with files, HDF5, MPI
 # and ADIOS2 SST; BENCH_ARGS=--quick for a run under two minutes), make
 # test-tsan (the concurrent parts under ThreadSanitizer, in-process and over
-# UCX), make clean.
+# UCX), make mutate (each one-line mutation of tests/mutations.ini applied in
+# turn, its targets rebuilt and its tests run: a table of caught / not
+# caught; not part of make test; MUTATE_ARGS="--only NAME" for one), make clean.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
@@ -22,7 +24,7 @@ SOAK_SECONDS ?= 600
 BENCH_ARGS ?=
 WORKFLOW_ARGS ?=
 
-.PHONY: run-python soak all setup build run bench bench-workflow bench-compare bench-placement bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
+.PHONY: run-python soak mutate all setup build run bench bench-workflow bench-compare bench-placement bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
 
 all: build
 
@@ -115,6 +117,14 @@ soak: build
 	@COVE_BIN=$(CURDIR)/$(BUILD)/tools COVE_TEST_BIN=$(CURDIR)/$(BUILD)/tests \
 	  COVE_BENCH_PYTHON=$(CURDIR)/$(BUILD)/bench-venv/bin/python UCX_TLS=tcp UCX_WARN_UNUSED_ENV_VARS=n \
 	  bash tests/soak/soak.sh $(CURDIR)/$(BUILD)/soak $(SOAK_SECONDS) 10 8
+
+# Tests that pass when what they name is broken: each mutation of
+# tests/mutations.ini must make one of its tests fail (scripts/mutate.py;
+# the tree is put back after each, even on Ctrl-C). Mutations whose targets
+# this build lacks (the VOL's without HDF5) are skipped, saying so.
+MUTATE_ARGS ?=
+mutate: build
+	python3 scripts/mutate.py --build $(BUILD) $(MUTATE_ARGS)
 
 test-asan: setup
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \

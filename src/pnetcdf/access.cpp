@@ -390,14 +390,16 @@ int checked_access(const Access& a) {
     // A varm call's memory is described by imap alone.
     if (a.kind != 'm') buf += r.elements * type_size(mem);
   }
-  // A nonblocking call's NC_ERANGE waits for ncmpi_wait, as PnetCDF's does;
-  // in `both` mode (no id here) the real library's wait reports it.
+  // Nonblocking calls complete here. As PnetCDF 1.12 does, a put reports
+  // NC_ERANGE when it is posted (its request then succeeds), a get when it
+  // is waited for (its status, and wait's result); in `both` mode (no id
+  // here) the real library's wait reports the get's.
   if (a.nonblocking != 0) {
     if (a.req != nullptr) {
       *a.req = f->next_request++;
-      f->requests[*a.req] = status;
+      f->requests[*a.req] = a.put ? NC_NOERR : status;
     }
-    return NC_NOERR;
+    return a.put ? status : NC_NOERR;
   }
   return status;
 }

@@ -479,13 +479,17 @@ COVE_PNETCDF_API int ncmpi_set_fill(int ncid, int fillmode, int* old_modep) {
 }
 
 // Nonblocking calls on coupled files complete when they are posted; wait
-// hands back their statuses.
+// hands back their statuses and, as PnetCDF's does, returns the first
+// request's error (a get's NC_ERANGE), in the order they were posted.
 COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses) {
   COUPLED(ncmpi_wait_all, ncid, num, reqs, statuses)
   if (f->real_too) return NC_NOERR;
+  int first = NC_NOERR;
   if (num == NC_REQ_ALL || num == NC_GET_REQ_ALL || num == NC_PUT_REQ_ALL) {
+    for (const auto& [id, status] : f->requests)
+      if (first == NC_NOERR) first = status;
     f->requests.clear();
-    return NC_NOERR;
+    return first;
   }
   if (num < 0) return NC_EINVAL;
   for (int i = 0; i < num; ++i) {
@@ -497,8 +501,9 @@ COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses)
       reqs[i] = NC_REQ_NULL;
     }
     if (statuses != nullptr) statuses[i] = status;
+    if (first == NC_NOERR) first = status;
   }
-  return NC_NOERR;
+  return first;
 }
 
 COVE_PNETCDF_API int ncmpi_wait(int ncid, int num, int* reqs, int* statuses) {

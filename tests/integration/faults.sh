@@ -77,12 +77,20 @@ case "$case" in
   replicated-member-dies)
     # replicas = 2, a group of three: one member is killed while two
     # writers put; every version a writer was told was stored reads back
-    # exactly from the survivors, nothing is lost, and puts go on.
+    # exactly from the survivors, nothing is lost, and puts go on. Every
+    # step is bounded by the test's deadline (75 s, inside CTest's 120): a
+    # regression that hangs fails here, saying where, and the EXIT trap
+    # stops the writers, mpiexec and the servers by their PIDs.
+    deadline_in 75
+    diagnose() {
+      for f in "$dir"/w0.out "$dir"/w1.out; do echo "--- last lines of $f"; tail -5 "$f"; done
+      echo "--- last lines of $dir/server.log"; tail -20 "$dir/server.log"
+    }
     COVE_TEST_SERVERS=3 "$here"/server.sh start "$dir" --replicas 2
     start_bg "$dir/w0.out" "$fault" replicated-writer rep0 "$dir/stop"; w0=$last
     start_bg "$dir/w1.out" "$fault" replicated-writer rep1 "$dir/stop"; w1=$last
-    wait_for "$dir/w0.out" acked
-    wait_for "$dir/w1.out" acked
+    wait_for_bounded "$dir/w0.out" acked "$w0"
+    wait_for_bounded "$dir/w1.out" acked "$w1"
     sleep 1
     victim=$(sed -n 's/.*cove-server \([0-9]*\): serving as 1 of 3.*/\1/p' "$dir/server.log")
     [ -n "$victim" ] || { cat "$dir/server.log"; exit 1; }
@@ -91,14 +99,14 @@ case "$case" in
     sleep 8  # the writers go on; the survivors notice
     touch "$dir/stop"
     status=0
-    wait "$w0" || status=1
-    wait "$w1" || status=1
+    wait_bounded "writer rep0, told to stop" "$w0" || status=1
+    wait_bounded "writer rep1, told to stop" "$w1" || status=1
     after=$(grep -c acked "$dir/w0.out" "$dir/w1.out" | awk -F: '{s += $2} END {print s}')
     echo "acknowledged: $before versions before the kill, $after in all; $(grep -c failed "$dir/w0.out" "$dir/w1.out" | awk -F: '{s += $2} END {print s}') failed"
     [ $status -eq 0 ] && [ "$after" -gt "$before" ] || { cat "$dir/w0.out" "$dir/w1.out" | tail -20; exit 1; }
-    "$fault" replicated-check rep0 "$dir/w0.out" || exit 1
-    "$fault" replicated-check rep1 "$dir/w1.out" || exit 1
-    "$COVE_BIN"/cove stat > "$dir/stat.out"
+    bounded "the check of rep0's acknowledged versions" "$fault" replicated-check rep0 "$dir/w0.out" || exit 1
+    bounded "the check of rep1's acknowledged versions" "$fault" replicated-check rep1 "$dir/w1.out" || exit 1
+    bounded "cove stat" "$COVE_BIN"/cove stat > "$dir/stat.out" || { cat "$dir/stat.out"; exit 1; }
     grep -q "replication: 2 copies" "$dir/stat.out" || { cat "$dir/stat.out"; exit 1; }
     grep -q "^lost:" "$dir/stat.out" && { cat "$dir/stat.out"; exit 1; }
     grep "of the group died" "$dir/server.log"

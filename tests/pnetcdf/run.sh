@@ -7,10 +7,14 @@
 #                      coupled file never reaches the disk, the uncoupled one does
 #     two_readers      one writer, two reader jobs at once on the same version
 #     two_writers      two writer jobs (2 and 1 ranks) write one file each; one reader job reads both
+#                      (both: the coupled files never reach the disk; `cove ls` shows
+#                      their pieces on the server)
 #     shallow          transfer = "shallow": the bytes stay in the writer (put_local),
 #                      which stays up until the reader is done
 #     both             `both` mode: the real file too (ncmpidiff against one written
-#                      without Cove), which the same reader then reads without Cove
+#                      without Cove), and the pieces on the server (`cove ls`); the
+#                      reader through Cove with the real file moved away, then the same
+#                      reader on the real file without Cove
 #     file             `file` mode: pass-through, the real file (ncmpidiff)
 #     dtf              writer and reader that call dtf_init/dtf_transfer/dtf_finalize,
 #                      linked against libcove-pnetcdf ahead of -lpnetcdf
@@ -53,6 +57,31 @@ check_plain() {  # the uncoupled file went to disk, unchanged
     { echo "plain.nc is not what the writer wrote:"; ncmpidump "$data/plain.nc"; exit 1; }
 }
 
+not_on_disk() {  # not_on_disk FILE...: memory mode kept each coupled file off the disk
+  for f in "$@"; do
+    [ ! -e "$f" ] || { echo "memory mode wrote $f to disk"; exit 1; }
+  done
+}
+
+# on_server DEEP|SHALLOW NAME...: `cove ls --json` lists pieces of a coupled
+# file whose variables' names hold each NAME, and (DEEP) every one of them
+# is held on the server, or (SHALLOW) none is (put_local: the writer's).
+on_server() {
+  local how=$1
+  shift
+  "$COVE_BIN"/cove ls --json > "$dir/ls.json"
+  python3 -c '
+import json, sys
+how, listing, names = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3:]
+ok = True
+for name in names:
+    pieces = [p for v in listing if name in v["name"] for ver in v["versions"] for p in ver["pieces"]]
+    held = [p for p in pieces if p["on_server"]]
+    print(f"{how}: {len(pieces)} pieces of {name}, {len(held)} on the server")
+    ok = ok and bool(pieces) and len(held) == (len(pieces) if how == "deep" else 0)
+sys.exit(0 if ok else 1)' "$how" "$dir/ls.json" "$@" || { echo "the data did not go through Cove as it should"; exit 1; }
+}
+
 reference() {  # the file the writer writes without Cove (in the same folder: its name is an attribute)
   "${mpi[@]}" -n "$1" "$w" 1 "$data" > /dev/null
   mv "$data/coupled.nc" "$dir/reference.nc"
@@ -62,12 +91,14 @@ case "$case" in
   exchange)
     config memory
     "${mpi[@]}" "${pre[@]}" -n "$1" "$w" 2 "$data"
-    [ ! -e "$data/coupled.nc" ] || { echo "memory mode wrote coupled.nc to disk"; exit 1; }
+    not_on_disk "$data/coupled.nc"
     check_plain
     "${mpi[@]}" "${pre[@]}" -n "$2" "$r" 2 1 "$data" ;;
   two_readers)
     config memory
     "${mpi[@]}" "${pre[@]}" -n 2 "$w" 1 "$data"
+    not_on_disk "$data/coupled.nc"
+    on_server deep "$data/coupled.nc"
     start_bg "$dir/r1.out" "${mpi[@]}" "${pre[@]}" -n 2 "$r" 1 1 "$data"
     r1=$last
     start_bg "$dir/r2.out" "${mpi[@]}" "${pre[@]}" -n 1 "$r" 1 1 "$data"
@@ -76,6 +107,7 @@ case "$case" in
     wait "$r1" || status=1
     wait "$r2" || status=1
     cat "$dir/r1.out" "$dir/r2.out"
+    not_on_disk "$data/coupled.nc"
     exit $status ;;
   two_writers)
     config memory
@@ -83,21 +115,18 @@ case "$case" in
     mkdir -p "$data/a" "$data/b"
     "${mpi[@]}" "${pre[@]}" -n 2 "$w" 1 "$data/a"
     "${mpi[@]}" "${pre[@]}" -n 1 "$w" 1 "$data/b"
-    "${mpi[@]}" "${pre[@]}" -n 3 "$r" 1 1 "$data/a" "$data/b" ;;
+    not_on_disk "$data/a/coupled.nc" "$data/b/coupled.nc"
+    on_server deep "$data/a/coupled.nc" "$data/b/coupled.nc"
+    "${mpi[@]}" "${pre[@]}" -n 3 "$r" 1 1 "$data/a" "$data/b"
+    not_on_disk "$data/a/coupled.nc" "$data/b/coupled.nc" ;;
   shallow)
     TRANSFER=shallow config memory
     start_bg "$dir/writer.out" "${mpi[@]}" "${pre[@]}" -n 2 "$w" 2 "$data" "$dir/reader-done"
     writer=$last
     wait_for "$dir/writer.out" "waiting for"
     # The bytes are the writer's (put_local), not copies on the server.
-    "$COVE_BIN"/cove ls --json > "$dir/ls.json"
-    python3 -c '
-import json, sys
-pieces = [p for v in json.load(open(sys.argv[1])) if "coupled.nc" in v["name"]
-          for ver in v["versions"] for p in ver["pieces"]]
-held = [p for p in pieces if p["on_server"]]
-print(f"shallow: {len(pieces)} pieces of coupled.nc, {len(held)} on the server")
-sys.exit(0 if pieces and not held else 1)' "$dir/ls.json"
+    not_on_disk "$data/coupled.nc"
+    on_server shallow "$data/coupled.nc"
     status=0
     "${mpi[@]}" "${pre[@]}" -n 3 "$r" 2 1 "$data" || status=$?
     touch "$dir/reader-done"
@@ -110,7 +139,13 @@ sys.exit(0 if pieces and not held else 1)' "$dir/ls.json"
     "${mpi[@]}" "${pre[@]}" -n 2 "$w" 1 "$data"
     check_plain
     ncmpidiff "$dir/reference.nc" "$data/coupled.nc"
+    on_server deep "$data/coupled.nc"
+    # The reader through Cove, with the real file out of its reach: what it
+    # reads can only have come from Cove.
+    mv "$data/coupled.nc" "$dir/real.nc"
     "${mpi[@]}" "${pre[@]}" -n 4 "$r" 1 1 "$data"
+    not_on_disk "$data/coupled.nc"
+    mv "$dir/real.nc" "$data/coupled.nc"
     # The real file holds the same: the reader passes on it without Cove.
     "${mpi[@]}" -n 2 "$r" 1 1 "$data" ;;
   file)
@@ -129,7 +164,7 @@ sys.exit(0 if pieces and not held else 1)' "$dir/ls.json"
     export DTF_CONFIG=$COVE_PNETCDF_CONFIG
     unset COVE_PNETCDF_CONFIG
     "${mpi[@]}" -x COVE_CONNECT -x DTF_CONFIG -n 2 "$COVE_TEST_BIN"/cove-test-pnetcdf-dtf-writer 1 "$data"
-    [ ! -e "$data/coupled.nc" ] || { echo "memory mode wrote coupled.nc to disk"; exit 1; }
+    not_on_disk "$data/coupled.nc"
     "${mpi[@]}" -x COVE_CONNECT -x DTF_CONFIG -n 3 "$COVE_TEST_BIN"/cove-test-pnetcdf-dtf-reader 1 1 "$data" ;;
   types)
     t=$COVE_TEST_BIN/cove-test-pnetcdf-types

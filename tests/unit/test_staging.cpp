@@ -9,6 +9,7 @@
 #include <cove/error.hpp>
 #include <cove/server.hpp>
 
+#include "common/auth.hpp"
 #include "net/handshake.hpp"
 #include "store/metadata.hpp"
 #include "staging_support.hpp"
@@ -277,6 +278,66 @@ TEST_F(Staging, ConnectionsThatDoNotProveTheSecretAreRefusedEverything) {
   EXPECT_EQ(c.list().size(), 1u);
 }
 
+// Join by hand, proof by proof: only the 32-byte HMAC of this connection's
+// latest challenge is taken, and each challenge takes one try, right or
+// wrong. An empty, short, long, wrong or replayed proof is refused, and
+// the connection is refused requests until a proof is taken. (greet()
+// never sends such proofs: a client with no secret skips Join.)
+TEST_F(Staging, JoinTakesOneRightProofPerChallenge) {
+  cove::Server server(options());
+  namespace net = cove::net;
+  using net::Message;
+  using net::Op;
+  auto ep = net::make_endpoint(across_processes() ? test_transport() : "inproc://join-" + std::to_string(::getpid()));
+  auto peer = ep->connect(server.address(), net::deadline_in(10000));
+  const auto d = net::deadline_in(10000);
+  const std::string secret = server.secret();
+  // A hello (greet with no secret says only that): this connection's challenge now.
+  const auto hello = [&] {
+    const net::Bytes nonce = net::greet(*ep, peer, net::Role::Client, ep->address(), {}, d).nonce;
+    EXPECT_EQ(nonce.size(), 32u);
+    return nonce;
+  };
+  const auto join = [&](net::Bytes proof) { net::call<Message<Op::Join>>(*ep, peer, net::JoinRequest{std::move(proof)}, d); };
+  const auto refused = [&](net::Bytes proof, const char* what) {
+    SCOPED_TRACE(what);
+    expect_error(Code::PermissionDenied, "join refused: the proof does not match", [&] { join(std::move(proof)); });
+  };
+  const auto served = [&] { return code_of([&] { net::call<Message<Op::List>>(*ep, peer, {}, d); }); };
+
+  net::Bytes nonce = hello();
+  const net::Bytes right = cove::common::prove(secret, nonce);
+  ASSERT_EQ(right.size(), 32u);
+  refused({}, "an empty proof");
+  EXPECT_EQ(served(), Code::PermissionDenied);
+  // The failed try used the challenge up: the right proof for it comes too late.
+  refused(right, "the right proof after a refused one, without another hello");
+  EXPECT_EQ(served(), Code::PermissionDenied);
+
+  nonce = hello();
+  net::Bytes short_proof = cove::common::prove(secret, nonce);
+  short_proof.pop_back();
+  refused(short_proof, "a proof one byte short");
+  nonce = hello();
+  net::Bytes long_proof = cove::common::prove(secret, nonce);
+  long_proof.push_back(std::byte{0});
+  refused(long_proof, "a proof one byte long");
+  nonce = hello();
+  refused(cove::common::prove("another group's secret", nonce), "a proof under another secret");
+  refused(cove::common::prove(secret, nonce), "the right proof after a wrong one");
+  const net::Bytes old = nonce;
+  nonce = hello();
+  refused(cove::common::prove(secret, old), "a proof of an earlier challenge");
+  EXPECT_EQ(served(), Code::PermissionDenied);
+
+  // The right proof on the first try is taken, once.
+  nonce = hello();
+  const net::Bytes proof = cove::common::prove(secret, nonce);
+  join(proof);
+  EXPECT_EQ(served(), Code::Ok);
+  refused(proof, "the same proof again");
+}
+
 TEST_F(Staging, MalformedMessagesGetErrorRepliesAndServingGoesOn) {
   cove::Server server(options());
   auto ep = cove::net::make_endpoint(across_processes() ? test_transport() : "inproc://raw-sender-" + std::to_string(::getpid()));
@@ -527,8 +588,44 @@ TEST_F(Staging, PutLocalIsReleasedOnDisconnect) {
     reader.get("p", 1, all, got.data(), 36, 0);
     EXPECT_EQ(got, d);
   }
-  EXPECT_EQ(reader.stat().local_bytes, 0u);
+  // Released by its Disconnect, not dropped as a dead writer's would be.
+  const auto s = reader.stat();
+  EXPECT_EQ(s.local_bytes, 0u);
+  EXPECT_EQ(s.pieces, 0u);
+  EXPECT_EQ(s.lost_pieces, 0u) << "a writer that said goodbye had its pieces counted as lost";
   EXPECT_EQ(code_of([&] { reader.get("p", 1, all, got.data(), 36, 0); }), Code::NotFound);
+}
+
+// A writer going (Disconnect, in ~Client) while a reader holds a lease on
+// its put_local piece: the Disconnect is answered, and the writer's memory
+// given back, only once the reader's lease ends; the piece is released,
+// not lost.
+TEST_F(Staging, DisconnectWaitsForReadersLeases) {
+  cove::Server server(options());
+  namespace net = cove::net;
+  const Box all = Box::from_shape(V{1024});
+  std::vector<double> mine(1024, 4.0);
+  auto writer = std::make_unique<Client>(Client::connect(server.address()));
+  writer->define("dw", DType(DTypeKind::Float64), 1, V{1024});
+  writer->put_local("dw", 1, all, mine.data(), mine.size() * 8);
+  // A reader that has been answered (and so holds a lease) but not copied yet.
+  auto ep = net::make_endpoint(across_processes() ? test_transport() : "inproc://dw-reader-" + std::to_string(::getpid()));
+  auto peer = ep->connect(server.address(), net::deadline_in(5000));
+  net::greet(*ep, peer, net::Role::Client, ep->address(), server.secret(), net::deadline_in(5000));
+  const auto answer = net::call<net::Message<net::Op::Query>>(
+      *ep, peer, {"dw", 1, false, all, 0, cove::Layout::c(), 0, std::nullopt}, net::deadline_in(5000));
+  ASSERT_EQ(answer.pieces.size(), 1u);
+  auto gone = std::async(std::launch::async, [&] { writer.reset(); });
+  EXPECT_EQ(gone.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "the writer's Disconnect was answered while a reader may still copy its memory";
+  ep->notify(peer, net::encode_request<net::Message<net::Op::LeaseEnd>>({{answer.lease}}, net::next_request_id()),
+             net::deadline_in(5000));
+  gone.get();
+  Client other = Client::connect(server.address());
+  const auto s = other.stat();
+  EXPECT_EQ(s.local_bytes, 0u);
+  EXPECT_EQ(s.pieces, 0u);
+  EXPECT_EQ(s.lost_pieces, 0u) << "the Disconnect released nothing: its pieces went as a dead writer's";
 }
 
 // Memory from Client::allocate(): on one host, a segment the reader maps

@@ -38,6 +38,7 @@ TEST(Wire, RoundTrip) {
 }
 
 using cove_test::code_of;
+using cove_test::expect_error;
 
 // Reads every field of sample() from `m`.
 void read_all(const net::Bytes& m) {
@@ -51,18 +52,60 @@ void read_all(const net::Bytes& m) {
   r.expect_end();
 }
 
+// Every truncation is refused where it happens: a cut message by the
+// header (its body length no longer matches), a cut body with a matching
+// header by the first field that runs off its end, naming that field, its
+// size, its offset and the body's length; never later (by expect_end, or a
+// read past the end that happened to land on the right code).
 TEST(Wire, EveryTruncationIsRejected) {
   const auto m = sample();
   for (std::size_t n = 0; n < m.size(); ++n) {
     net::Bytes cut(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(n));
-    EXPECT_EQ(code_of([&] { read_all(cut); }), Code::Protocol) << "cut at " << n;
+    SCOPED_TRACE("cut at " + std::to_string(n));
+    if (n < net::kHeaderBytes) {
+      expect_error(Code::Protocol, "message of " + std::to_string(n) + " bytes is shorter than the 24-byte header",
+                   [&] { read_all(cut); });
+    } else {
+      expect_error(Code::Protocol,
+                   "header announces " + std::to_string(m.size() - net::kHeaderBytes) + " body bytes but " +
+                       std::to_string(n - net::kHeaderBytes) + " arrived",
+                   [&] { read_all(cut); });
+    }
   }
+  // The reads of read_all(), in order: what each is called and its size.
+  struct Field {
+    const char* what;
+    std::size_t bytes;
+  };
+  const std::vector<Field> fields{{"u32", 4}, {"string", 11},                       // "temperature"
+                                  {"u64", 8},                                       // 3
+                                  {"u8", 1},  {"i64", 8}, {"i64", 8}, {"i64", 8}, {"i64", 8},  // a 2-D box
+                                  {"f64", 8},                                       // 2.5
+                                  {"u32", 4}, {"blob", 9}};                         // 9 bytes
+  std::size_t total = 0;
+  for (const auto& f : fields) total += f.bytes;
+  ASSERT_EQ(net::kHeaderBytes + total, m.size());
   // A consistent header with a shorter body: fields run off the end.
-  for (std::size_t n = net::kHeaderBytes; n < m.size(); ++n) {
-    net::Bytes cut(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(n));
-    const auto body = static_cast<std::uint32_t>(n - net::kHeaderBytes);
-    std::memcpy(cut.data() + 20, &body, 4);
-    EXPECT_EQ(code_of([&] { read_all(cut); }), Code::Protocol) << "body cut at " << n;
+  for (std::size_t body = 0; body < total; ++body) {
+    net::Bytes cut(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(net::kHeaderBytes + body));
+    const auto b = static_cast<std::uint32_t>(body);
+    std::memcpy(cut.data() + 20, &b, 4);
+    std::size_t at = 0;
+    const Field* first_short = nullptr;
+    for (const auto& f : fields) {
+      if (f.bytes > body - at) {
+        first_short = &f;
+        break;
+      }
+      at += f.bytes;
+    }
+    ASSERT_NE(first_short, nullptr);
+    SCOPED_TRACE("body cut at " + std::to_string(body));
+    expect_error(Code::Protocol,
+                 "message truncated: reading " + std::string(first_short->what) + " needs " +
+                     std::to_string(first_short->bytes) + " bytes at body offset " + std::to_string(at) + " of " +
+                     std::to_string(body),
+                 [&] { read_all(cut); });
   }
 }
 
