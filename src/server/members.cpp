@@ -4,8 +4,9 @@
 // Unavailable for good), counting them as lost. A member is dead when a
 // fresh connection to it fails. The question is asked when its last
 // connection here closes, and every kMemberWatchMs of each member connected
-// to this server either way: a member whose host vanished (killed,
-// unplugged) closes no connection.
+// to this server either way, or whose connections closed while it still
+// answered (stopping): a member whose host vanished (killed, unplugged)
+// closes no connection.
 #include "server/group.hpp"
 #include "server/service.hpp"
 
@@ -42,7 +43,13 @@ void Service::member_connection_closed(const std::string& member) {
   std::lock_guard lock(probes_mutex_);
   if (probes_closed_) return;  // stopping
   probes_.emplace_back([this, member] {
-    if (member_alive(member)) return;
+    if (member_alive(member)) {
+      // It may be on its way out (a listener that still accepts while it
+      // stops): the watch asks it again until it answers there.
+      std::lock_guard state(mutex);
+      suspects_.insert(member);
+      return;
+    }
     {
       std::lock_guard state(mutex);
       if (member_connections_[member] > 0) return;  // it came back
@@ -162,10 +169,15 @@ void Service::watch_members() {
       std::lock_guard state(mutex);
       for (const auto& [member, open] : member_connections_)
         if (open > 0) members.insert(member);
+      members.insert(suspects_.begin(), suspects_.end());
       for (const auto& dead : dead_members_) members.erase(dead);
     }
     for (const auto& member : members) {
       if (group_->answers(member, net::deadline_in(kMemberProbeMs)) || member_alive(member)) {
+        {
+          std::lock_guard state(mutex);
+          suspects_.erase(member);  // it answered: watched as any member it is connected to
+        }
         misses.erase(member);
       } else if (++misses[member] >= kMemberWatchMisses) {
         misses.erase(member);

@@ -249,6 +249,7 @@ class Service : public std::enable_shared_from_this<Service> {
   std::uint64_t moved_pieces_ = 0;  // pieces of members that died, read from their second copies since (under mutex)
   std::map<std::string, int> member_connections_;  // open, by member address (under mutex)
   std::set<std::string> dead_members_;              // found dead (under mutex)
+  std::set<std::string> suspects_;  // their connections closed but a probe answered: watched until they answer it (under mutex)
   std::mutex probes_mutex_;
   std::vector<std::thread> probes_;  // checks that a member died; joined by stop() (under probes_mutex_)
   bool probes_closed_ = false;       // stop() has begun (under probes_mutex_)

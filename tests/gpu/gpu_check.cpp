@@ -33,6 +33,7 @@
 #include "gpu/assembly.hpp"
 #include "gpu/device.hpp"
 #include "gpu_cases.hpp"
+#include "random_box.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -256,17 +257,7 @@ int semantics(const Args& a) {
   std::memcpy(options.fill.data(), &kFill, sizeof kFill);
   c.define(a.var, cove::DType(cove::DTypeKind::Float64), 2, shape, options);
   std::mt19937 rng(23);
-  const auto random_box = [&] {
-    std::vector<Index> lo(2), count(2);
-    for (std::size_t d = 0; d < 2; ++d) {
-      std::uniform_int_distribution<Index> at(0, shape[d] - 1);
-      Index x = at(rng), y = at(rng);
-      if (x > y) std::swap(x, y);
-      lo[d] = x;
-      count[d] = y - x + 1;
-    }
-    return Box::from_start_count(lo, count);
-  };
+  const auto random_box = [&] { return cove_test::random_box(rng, shape); };
   const auto cell = [&](Index i, Index j) { return static_cast<std::size_t>(i * shape[1] + j); };
   // Version 1: painted whole, then 30 overlapping boxes; version 2: 6
   // boxes, then sealed.

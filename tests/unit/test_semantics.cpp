@@ -9,6 +9,7 @@
 #include <cove/server.hpp>
 
 #include "common/placement.hpp"
+#include "random_box.hpp"
 #include "staging_support.hpp"
 
 #include <gtest/gtest.h>
@@ -33,19 +34,6 @@ using cove::DTypeKind;
 using cove::Index;
 using cove::Layout;
 using namespace cove_test;
-
-// A box inside `shape` with random corners (never empty).
-Box random_box(std::mt19937& rng, const V& shape) {
-  V lo(shape.size()), count(shape.size());
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    std::uniform_int_distribution<Index> a(0, shape[d] - 1);
-    Index x = a(rng), y = a(rng);
-    if (x > y) std::swap(x, y);
-    lo[d] = x;
-    count[d] = y - x + 1;
-  }
-  return Box::from_start_count(lo, count);
-}
 
 // Cell (i, j) of a 2-D C-order array of `shape`.
 std::size_t at(const V& shape, Index i, Index j) { return static_cast<std::size_t>(i * shape[1] + j); }
@@ -551,7 +539,10 @@ TEST(SemanticsGroup, IndexEntriesSurviveNeighboursDyingInTurn) {
   };
   const auto settle = [&](std::uint64_t backups, const char* when) {
     cove::ServerStats t;
-    for (int i = 0; i < 600; ++i) {
+    // Each round asks the dead members too (a fresh connection each time):
+    // a deadline, not a count of rounds.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       t = {};
       for (const auto& [address, st] : c.stat_each())
@@ -577,7 +568,7 @@ TEST(SemanticsGroup, IndexEntriesSurviveNeighboursDyingInTurn) {
   group.servers[static_cast<std::size_t>(first)].stop();
   // The next member sends the shard of the first to the one after; the one
   // before it sends its own to the next member.
-  settle(2, "after the first death");
+  ASSERT_NO_FATAL_FAILURE(settle(2, "after the first death"));
   for (std::uint64_t version = 4; version <= 5; ++version) {
     paint(whole, version, others({first}));
     paint(spread, version, others({first}));
@@ -585,7 +576,7 @@ TEST(SemanticsGroup, IndexEntriesSurviveNeighboursDyingInTurn) {
   group.servers[static_cast<std::size_t>(second)].stop();
   // Four more: the shards of both dead members, and of the member before
   // them, go to new second owners (the one sent before went with `second`).
-  settle(4, "after the second death");
+  ASSERT_NO_FATAL_FAILURE(settle(4, "after the second death"));
   for (const auto& [key, ref] : refs) {
     std::vector<double> got(4096);
     c.get(key.first, key.second, Box::from_shape(V{4096}), got.data(), got.size() * 8, 5000);
