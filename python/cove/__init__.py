@@ -25,6 +25,8 @@ from ._cove import (Client, PieceInfo, PutHandle, ReplicaInfo, Server, ServerSta
                     VersionInfo)
 from . import _cove
 
+__version__ = _cove.__version__
+
 __all__ = [
     "connect", "Client", "Server", "Metadata", "WorkerSlot", "PutHandle", "Subscription", "VariableInfo", "VersionInfo",
     "PieceInfo", "ReplicaInfo", "ServerStats", "Error", "InvalidArgument", "OutOfRange", "Overflow", "NotFound",

@@ -94,7 +94,8 @@ net::Peer Client::Impl::connect_server(const std::string& address, std::string& 
       }
       if (secret.empty())
         fail(Code::PermissionDenied, "no secret for the Cove server at ", address.substr(0, 64),
-             ": connect through the group's connection file, or give the secret (ConnectOptions::secret, ",
+             ": connect through the connection file its server or group wrote (cove-server --connection-file, ",
+             "a server's write_connection_file), or give the group's secret (connect's secret option, or ",
              "COVE_SECRET)");
       if (std::strcmp(p->transport(), "ucx") == 0)
         net::greet(*endpoint, p, net::Role::Client, "", secret, std::max(deadline, net::deadline_in(1000)));
