@@ -60,10 +60,11 @@ conn, version = sys.argv[1], int(sys.argv[2])
 with cove.connect(conn, timeout=120) as c:                  # waits for the connection file
     a = c.get("field", version, (0, 0), (64, 32), timeout=120)  # waits for the definition and the data
     assert np.array_equal(a, np.arange(64 * 32, dtype=np.float32).reshape(64, 32) * version), "wrong data"
+    c.put_meta("read", version, b"done")
     print("reader: version", version, "sum", float(a.sum()), flush=True)
 PY
 cat > "$work/writer.py" << 'PY'
-import sys, time, numpy as np, cove
+import sys, numpy as np, cove
 conn, version, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = np.arange(64 * 32, dtype=np.float32).reshape(64, 32) * version
 def write(c):
@@ -73,12 +74,7 @@ def write(c):
 if mode == "server":      # this process serves: its connection file is what the reader waits for
     with cove.Server(transport="local", connection_file=conn) as s, cove.connect(s.address) as c:
         write(c)
-        while len(c.stat().__repr__()) and c.stat().requests < 0:
-            pass
-        # Serve until the reader has read (it holds a connection until then).
-        deadline = time.monotonic() + 120
-        while c.stat().bytes_out < data.nbytes and time.monotonic() < deadline:
-            time.sleep(0.05)
+        c.get_meta("read", version, timeout=120)   # serve until the reader says it has read
 else:
     with cove.connect(conn, timeout=60) as c:
         write(c)

@@ -1,4 +1,5 @@
 #include "server/service.hpp"
+#include "common/printable.hpp"
 
 #include "common/auth.hpp"
 #include "common/config.hpp"
@@ -140,7 +141,7 @@ void Service::start() {
                      connection_closed(*s);
                      if (s->is_greeted()) {
                        --connections_;
-                       log::info("connection from {} closed", s->peer_address().substr(0, 64));
+                       log::info("connection from {} closed", common::shown_address(s->peer_address()));
                      }
                    });
 }
@@ -175,7 +176,7 @@ void Service::stop() {
     }
     stopping_ = true;
   }
-  log::info("server {} stopping", address_.substr(0, 64));
+  log::info("server {} stopping", common::shown_address(address_));
   remove_connection_files();
   common::forget_local_secret(address_);
   parked_->stop();
