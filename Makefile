@@ -11,7 +11,10 @@
 # test-tsan (the concurrent parts under ThreadSanitizer, in-process and over
 # UCX), make mutate (each one-line mutation of tests/mutations.ini applied in
 # turn, its targets rebuilt and its tests run: a table of caught / not
-# caught; not part of make test; MUTATE_ARGS="--only NAME" for one), make clean.
+# caught; not part of make test; MUTATE_ARGS="--only NAME" for one), make
+# pip-check (a fresh venv, `pip install .`, its cove and cove-server scripts
+# and two-process runs with the reader first; minutes, not part of make
+# test), make clean.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
@@ -24,7 +27,7 @@ SOAK_SECONDS ?= 600
 BENCH_ARGS ?=
 WORKFLOW_ARGS ?=
 
-.PHONY: run-python soak mutate all setup build run bench bench-workflow bench-compare bench-placement bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
+.PHONY: pip-check run-python soak mutate all setup build run bench bench-workflow bench-compare bench-placement bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
 
 all: build
 
@@ -51,6 +54,11 @@ run: build
 run-python: build
 	@$(BUILD)/venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
 	@bash scripts/demo.sh --build $(BUILD) --python $(CURDIR)/$(BUILD)/venv/bin/python --plots $(BUILD)/heat-plots
+
+# What a pip-only user gets (scripts/pip-check.sh, docs/python.md): needs
+# scripts/setup.sh's compilers and PyPI; works in $(BUILD)/pip-check.
+pip-check: setup
+	@bash scripts/pip-check.sh $(BUILD)
 
 bench: build
 	$(BUILD)/bench/cove-core-bench --csv $(BUILD)/core_bench.csv

@@ -150,6 +150,16 @@ class COVE_EXPORT Server {
   // them. Call on every member, before clients connect. InvalidArgument if
   // addresses[rank] is not this server or the secret is too short.
   void join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret);
+  // Writes a connection file at `path` naming this server (after
+  // join_group(), every member of its group) and the group's secret, so
+  // that clients in other processes connect with Client::connect(path).
+  // The file is created mode 0600 and atomically (the format of
+  // cove-server's, docs/security.md); stop() removes it unless another
+  // group's file has replaced it. Blocks on the file system only.
+  // Errors: InvalidArgument for an inproc server (it serves this process
+  // only), AlreadyExists when anything is at `path`, Unavailable when the
+  // file cannot be written or the server has stopped.
+  void write_connection_file(const std::string& path);
   ServerStats stats() const;
   // How many members of its group this server has found dead (they stopped
   // answering it, and a fresh connection failed too).

@@ -17,6 +17,7 @@ the GIL. Errors raise :class:`cove.Error` subclasses (see ``cove._errors``).
 The user guide is docs/python.md.
 """
 import atexit as _atexit
+import functools as _functools
 from collections import namedtuple as _namedtuple
 
 from ._errors import (AlreadyExists, Cancelled, Error, Internal, InvalidArgument, NoMemory, NotFound, OutOfRange,
@@ -24,6 +25,8 @@ from ._errors import (AlreadyExists, Cancelled, Error, Internal, InvalidArgument
 from ._cove import (Client, PieceInfo, PutHandle, ReplicaInfo, Server, ServerStats, Subscription, VariableInfo,
                     VersionInfo)
 from . import _cove
+
+__version__ = _cove.__version__
 
 __all__ = [
     "connect", "Client", "Server", "Metadata", "WorkerSlot", "PutHandle", "Subscription", "VariableInfo", "VersionInfo",
@@ -95,6 +98,32 @@ Client.get_meta = _get_meta
 Client.become_worker = _become_worker
 Client.get_meta_next = _get_meta_next
 Client.get_meta_latest = _get_meta_latest
+
+def _argument_errors(cls):
+    """Wraps the public methods of a binding class so that arguments nanobind cannot convert raise
+    cove.InvalidArgument naming the call, what it was given and what it takes, instead of nanobind's TypeError."""
+    for name, f in list(vars(cls).items()):
+        if name.startswith("_") or type(f).__name__ != "nb_method":
+            continue
+
+        def wrapper(*args, __f=f, __name=name, **kwargs):
+            try:
+                return __f(*args, **kwargs)
+            except TypeError as e:
+                if "incompatible function arguments" not in str(e):
+                    raise
+                given = [f"{a!r} ({type(a).__name__})" for a in args[1:]]
+                given += [f"{k}={v!r} ({type(v).__name__})" for k, v in kwargs.items()]
+                expected = (__f.__doc__ or "").split("\n", 1)[0]
+                raise InvalidArgument(f"{cls.__name__}.{__name}() cannot take the arguments {', '.join(given) or '()'}; "
+                                      f"it is {expected}") from None
+
+        _functools.update_wrapper(wrapper, f)
+        setattr(cls, name, wrapper)
+
+
+for _cls in (Client, Server, PutHandle, Subscription):
+    _argument_errors(_cls)
 
 # Subscription threads call into Python: stop them while the interpreter can
 # still run their callbacks to the end.

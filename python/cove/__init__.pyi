@@ -8,7 +8,7 @@ import numpy.typing as npt
 # An array by the buffer protocol, __array_interface__ or DLPack, in host memory.
 ArrayLike = Any
 DTypeLike = npt.DTypeLike
-Index = Sequence[int]
+Index = Union[int, Sequence[int]]  # an int: one dimension
 
 class Error(Exception):
     """A Cove call failed; ``code`` and ``status`` say how."""
@@ -204,15 +204,21 @@ class Client:
     def stop_server(self) -> None: ...
 
 class Server:
-    """A staging server in this process (default transport inproc: this process's clients only)."""
+    """A staging server in this process (default transport inproc: this process's clients only; 'local' or 'ucx'
+    serve other processes, through the connection file it writes)."""
     address: str
+    secret: str
     def __init__(self, *, transport: Optional[str] = None, memory_budget: int = 0, max_versions: int = 0,
-                 workers: int = 2, reorg: Optional[str] = None, layouts: Optional[Sequence[str]] = None) -> None: ...
+                 workers: int = 2, reorg: Optional[str] = None, layouts: Optional[Sequence[str]] = None,
+                 connection_file: Optional[Union[str, "os.PathLike[str]"]] = None) -> None: ...
+    def write_connection_file(self, path: Union[str, "os.PathLike[str]"]) -> None: ...
     def stats(self) -> ServerStats: ...
     def stop(self) -> None: ...
     def wait(self) -> None: ...
     def __enter__(self) -> "Server": ...
     def __exit__(self, *args: Any) -> None: ...
+
+__version__: str
 
 def connect(target: Optional[str] = None, comm: Any = None, timeout: Optional[float] = 10.0,
             secret: Optional[str] = None) -> Client:

@@ -1,6 +1,7 @@
 // The client: connecting, definitions, puts, releases, metadata and the
 // administrative calls (gets are in get.cpp).
 #include "client/impl.hpp"
+#include "common/printable.hpp"
 
 #include <cove/dataflow.hpp>
 #include <cove/region_copy.hpp>
@@ -93,8 +94,9 @@ net::Peer Client::Impl::connect_server(const std::string& address, std::string& 
         secret = common::local_secret(address);
       }
       if (secret.empty())
-        fail(Code::PermissionDenied, "no secret for the Cove server at ", address.substr(0, 64),
-             ": connect through the group's connection file, or give the secret (ConnectOptions::secret, ",
+        fail(Code::PermissionDenied, "no secret for the Cove server at ", common::shown_address(address),
+             ": connect through the connection file its server or group wrote (cove-server --connection-file, ",
+             "a server's write_connection_file), or give the group's secret (connect's secret option, or ",
              "COVE_SECRET)");
       if (std::strcmp(p->transport(), "ucx") == 0)
         net::greet(*endpoint, p, net::Role::Client, "", secret, std::max(deadline, net::deadline_in(1000)));
@@ -103,7 +105,7 @@ net::Peer Client::Impl::connect_server(const std::string& address, std::string& 
       if (e.code() == Code::PermissionDenied) throw;
       if (e.code() != Code::Unavailable || net::Clock::now() >= deadline)
         fail(e.code() == Code::InvalidArgument ? Code::InvalidArgument : Code::Unavailable, "no Cove server at ",
-             address.substr(0, 64), " within ", timeout_ms, " ms (", detail::message_of(e), ")");
+             common::shown_address(address), " within ", timeout_ms, " ms (", detail::message_of(e), ")");
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
@@ -118,7 +120,7 @@ void Client::Impl::connect_all(net::Deadline deadline, std::int64_t timeout_ms) 
       if (e.code() != Code::Unavailable) throw;
       if (!first_error) first_error = e;
       connected.push_back(nullptr);
-      log::warn("server {} of the group ({}) does not answer: serving on without it", s, addresses[s].substr(0, 64));
+      log::warn("server {} of the group ({}) does not answer: serving on without it", s, common::shown_address(addresses[s]));
     }
   if (std::none_of(connected.begin(), connected.end(), [](const net::Peer& p) { return p != nullptr; })) throw *first_error;
   // Hello once every server is connected: this client's address (which
@@ -136,11 +138,11 @@ net::Peer Client::Impl::server(std::size_t s) {
   std::lock_guard lock(servers_mutex_);  // held while connecting again: callers to s wait for the one attempt
   net::Peer& p = servers_.at(s);
   if (!p)
-    fail(Code::Unavailable, "server ", s, " (", addresses[s].substr(0, 64), ") did not answer when this client connected");
+    fail(Code::Unavailable, "server ", s, " (", common::shown_address(addresses[s]), ") did not answer when this client connected");
   if (!p->broken()) return p;
   if (net::Clock::now() < retry_after_.at(s))
-    fail(Code::Unavailable, "server ", s, " (", addresses[s].substr(0, 64), ") did not answer a moment ago");
-  log::warn("the connection to server {} ({}) failed: connecting again", s, addresses[s].substr(0, 64));
+    fail(Code::Unavailable, "server ", s, " (", common::shown_address(addresses[s]), ") did not answer a moment ago");
+  log::warn("the connection to server {} ({}) failed: connecting again", s, common::shown_address(addresses[s]));
   try {
     net::Peer again = connect_server(addresses[s], secrets[s], net::deadline_in(kMemberGraceMs), kMemberGraceMs);
     net::greet(*endpoint, again, net::Role::Client, endpoint->address(), secrets[s],

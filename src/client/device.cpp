@@ -2,6 +2,7 @@
 // (baseline, pipeline, direct) and the receiver paths (baseline, hybrid,
 // direct) of cove/memory.hpp, over the host paths of client.cpp and get.cpp.
 #include "client/impl.hpp"
+#include "common/printable.hpp"
 
 #include <cove/detail/region_copy.hpp>
 #include <cove/region_copy.hpp>
@@ -57,7 +58,7 @@ gpu::DeviceKey Client::Impl::device_key_of(const net::QueryPiece& p) {
   const char* transport = peer_for(p.holder)->transport();
   if (std::strcmp(transport, "local") != 0 && std::strcmp(transport, "inproc") != 0)
     fail(Code::Unsupported, "a piece of ", p.box.to_string(), " is in the GPU memory of a writer on another host (",
-         p.holder.substr(0, 64), "): CUDA IPC reaches only processes of one host");
+         common::shown_address(p.holder), "): CUDA IPC reaches only processes of one host");
   return key;
 }
 

@@ -9,6 +9,7 @@
 // that peer. Memory keys carry the local key's header and, once UCX runs,
 // the UCX rkey after it: each transport reads the part it knows.
 #include "net/memory_key.hpp"
+#include "common/printable.hpp"
 #include "net/protocol.hpp"
 #include "net/transport.hpp"
 
@@ -161,9 +162,9 @@ class DualEndpoint final : public Endpoint {
     for (const std::string& a : alternatives(address)) {
       if (a.rfind("local:", 0) == 0) local.push_back(a);
       else if (a.rfind("ucx:", 0) == 0) ucx.push_back(a);
-      else fail(Code::InvalidArgument, "address '", a.substr(0, 64), "' is neither local:@NAME nor ucx:IP:PORT");
+      else fail(Code::InvalidArgument, "address '", common::shown_address(a), "' is neither local:@NAME nor ucx:IP:PORT");
     }
-    if (local.empty() && ucx.empty()) fail(Code::InvalidArgument, "address '", address.substr(0, 64), "' is empty");
+    if (local.empty() && ucx.empty()) fail(Code::InvalidArgument, "address '", common::shown_address(address), "' is empty");
     const bool ucx_first = prefer_ucx() && !ucx.empty();
     if (!ucx_first && !local.empty()) {
       try {

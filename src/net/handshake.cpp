@@ -1,4 +1,5 @@
 #include "net/handshake.hpp"
+#include "common/printable.hpp"
 
 #include "common/auth.hpp"
 #include "core/fail.hpp"
@@ -22,17 +23,17 @@ HelloReply greet(Endpoint& endpoint, const Peer& peer, Role role, const std::str
     reply = call<Message<Op::Hello>>(endpoint, peer, hello, deadline);
   } catch (const Error& e) {
     if (e.code() != Code::Protocol) throw;
-    detail::fail(Code::Protocol, "hello to ", peer->address().substr(0, 64), " refused: ", detail::message_of(e));
+    detail::fail(Code::Protocol, "hello to ", common::shown_address(peer->address()), " refused: ", detail::message_of(e));
   }
   if (reply.protocol != kProtocolVersion)
     detail::fail(Code::Protocol, "this process speaks protocol version ", kProtocolVersion, " but ",
-                 peer->address().substr(0, 64), " speaks version ", reply.protocol);
+                 common::shown_address(peer->address()), " speaks version ", reply.protocol);
   if (group_secret.empty() && role == Role::Client) return reply;  // not admitted: only hello was said
   try {
     call<Message<Op::Join>>(endpoint, peer, JoinRequest{common::prove(group_secret, reply.nonce)}, deadline);
   } catch (const Error& e) {
     if (e.code() != Code::PermissionDenied) throw;
-    detail::fail(Code::PermissionDenied, "the Cove server at ", peer->address().substr(0, 64),
+    detail::fail(Code::PermissionDenied, "the Cove server at ", common::shown_address(peer->address()),
                  " refused this process's proof of the group's secret: is it the secret of this group?");
   }
   return reply;

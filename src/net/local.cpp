@@ -29,6 +29,7 @@
 // Sizes: a request's payload is refused (the connection closed) when it
 // exceeds the endpoint's maximum, before anything is allocated for it.
 #include "net/transport.hpp"
+#include "common/printable.hpp"
 
 #include "common/auth.hpp"
 #include "common/log.hpp"
@@ -119,14 +120,14 @@ sockaddr_un abstract_address(const std::string& name, socklen_t& len) {
 // "local:@NAME" -> NAME. Names are [A-Za-z0-9._-]{1,100}.
 std::string parse_local_address(const std::string& address) {
   if (address.rfind(kScheme, 0) != 0)
-    fail(Code::InvalidArgument, "address '", address.substr(0, 64), "' is not a local address (local:@NAME)");
+    fail(Code::InvalidArgument, "address '", common::shown_address(address), "' is not a local address (local:@NAME)");
   const std::string name = address.substr(std::strlen(kScheme));
   if (name.empty() || name.size() > 100)
-    fail(Code::InvalidArgument, "local address '", address.substr(0, 64), "' has a name of ", name.size(),
+    fail(Code::InvalidArgument, "local address '", common::shown_address(address), "' has a name of ", name.size(),
          " characters (1..100)");
   for (const char c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
-      fail(Code::InvalidArgument, "local address '", address.substr(0, 64), "' has a bad character");
+      fail(Code::InvalidArgument, "local address '", common::shown_address(address), "' has a bad character");
   return name;
 }
 
@@ -476,9 +477,9 @@ Peer LocalEndpoint::connect(const std::string& address, Deadline deadline) {
     ::close(fd);
     // Nobody there (yet), or its backlog is full: try again until the deadline.
     if (e != ECONNREFUSED && e != ENOENT && e != EAGAIN)
-      fail(Code::Unavailable, "cannot connect to ", address.substr(0, 64), ": ", std::strerror(e));
+      fail(Code::Unavailable, "cannot connect to ", common::shown_address(address), ": ", std::strerror(e));
     if (Clock::now() >= deadline)
-      fail(Code::Unavailable, "no endpoint answers at ", address.substr(0, 64), " (", std::strerror(e), ")");
+      fail(Code::Unavailable, "no endpoint answers at ", common::shown_address(address), " (", std::strerror(e), ")");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
@@ -577,15 +578,15 @@ void LocalEndpoint::send_frame(Conn& c, Kind kind, std::uint64_t id, std::span<c
       pollfd p{c.fd, POLLOUT, 0};
       const int r = ::poll(&p, 1, remaining_ms(until));
       if (r == 0) {
-        if (sent == 0) fail(Code::Timeout, "no room to send to ", c.address.substr(0, 64), " before the deadline");
+        if (sent == 0) fail(Code::Timeout, "no room to send to ", common::shown_address(c.address), " before the deadline");
         c.fail_all("a peer stopped reading");
         ::shutdown(c.fd, SHUT_RDWR);
-        fail(Code::Unavailable, "peer ", c.address.substr(0, 64), " stopped reading");
+        fail(Code::Unavailable, "peer ", common::shown_address(c.address), " stopped reading");
       }
       continue;
     }
     c.fail_all(std::string("sending failed: ") + std::strerror(errno));
-    fail(Code::Unavailable, "peer ", c.address.substr(0, 64), " went away (", std::strerror(errno), ")");
+    fail(Code::Unavailable, "peer ", common::shown_address(c.address), " went away (", std::strerror(errno), ")");
   }
 }
 
@@ -761,11 +762,11 @@ Conn::Awaited LocalEndpoint::await(Conn& c, std::uint64_t id, Deadline deadline)
     }
     if (c.broken) {
       c.awaited.erase(it);
-      fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
+      fail(Code::Unavailable, "connection to ", common::shown_address(c.address), " lost: ", c.why);
     }
     if (Clock::now() >= deadline) {
       c.awaited.erase(it);  // (not done: it holds no descriptor)
-      fail(Code::Timeout, "no answer from ", c.address.substr(0, 64), " before the deadline");
+      fail(Code::Timeout, "no answer from ", common::shown_address(c.address), " before the deadline");
     }
     if (!c.outgoing || c.leader) {
       // Another thread reads (the I/O thread, or the leading caller).
@@ -842,7 +843,7 @@ Conn::Awaited LocalEndpoint::round_trip(Conn& c, Kind kind, std::span<const std:
   const std::uint64_t id = next_id_++;
   {
     std::lock_guard lock(c.mutex);
-    if (c.broken) fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
+    if (c.broken) fail(Code::Unavailable, "connection to ", common::shown_address(c.address), " lost: ", c.why);
     c.awaited[id];
   }
   try {
@@ -913,7 +914,7 @@ void LocalEndpoint::read_through(Conn& c, const KeyHeader& k, std::span<const Re
   const std::uint64_t id = next_id_++;
   {
     std::lock_guard lock(c.mutex);
-    if (c.broken) fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
+    if (c.broken) fail(Code::Unavailable, "connection to ", common::shown_address(c.address), " lost: ", c.why);
     c.awaited[id];
     c.expected_reads[id] = total;
   }
@@ -962,7 +963,7 @@ void LocalEndpoint::notify(const Peer& peer, Bytes request, Deadline deadline) {
   if (!c.outgoing) fail(Code::InvalidArgument, "notice on a connection this endpoint accepted");
   {
     std::lock_guard lock(c.mutex);
-    if (c.broken) fail(Code::Unavailable, "connection to ", c.address.substr(0, 64), " lost: ", c.why);
+    if (c.broken) fail(Code::Unavailable, "connection to ", common::shown_address(c.address), " lost: ", c.why);
   }
   send_frame(c, Kind::Notice, next_id_++, request, deadline);
 }
@@ -1077,7 +1078,7 @@ void LocalEndpoint::write(const Peer& peer, std::span<const std::byte> key, std:
   const auto w = mapped(conn_of(peer), k, true, deadline);
   if (!w)
     fail(Code::Unsupported, "the local transport writes only into a peer's shared-memory segments, and ",
-         peer->address().substr(0, 64), " granted other memory (does it run with COVE_SHM=0 while this process does not?)");
+         common::shown_address(peer->address()), " granted other memory (does it run with COVE_SHM=0 while this process does not?)");
   for (const auto& op : ops) std::memcpy(w->data + op.offset, op.local, op.bytes);
 }
 

@@ -23,6 +23,7 @@
 // rendezvous packets carry addresses it does not check). Connect UCX only
 // across a network of hosts you trust; docs/transport.md says more.
 #include "net/transport.hpp"
+#include "common/printable.hpp"
 
 #include "common/log.hpp"
 #include "core/fail.hpp"
@@ -95,7 +96,7 @@ sockaddr_storage numeric_address(const std::string& host, unsigned port, const s
     in6->sin6_family = AF_INET6;
     in6->sin6_port = htons(static_cast<std::uint16_t>(port));
   } else {
-    fail(Code::InvalidArgument, what, " '", host.substr(0, 64), "' is not an IPv4 address or a bracketed IPv6 one");
+    fail(Code::InvalidArgument, what, " '", common::shown_address(host), "' is not an IPv4 address or a bracketed IPv6 one");
   }
   return a;
 }
@@ -104,16 +105,16 @@ sockaddr_storage numeric_address(const std::string& host, unsigned port, const s
 // any of it reaches UCX.
 sockaddr_storage parse_address(const std::string& address) {
   if (address.rfind(kScheme, 0) != 0 || address.size() > 80)
-    fail(Code::InvalidArgument, "address '", address.substr(0, 64), "' is not a UCX address (ucx:IP:PORT)");
+    fail(Code::InvalidArgument, "address '", common::shown_address(address), "' is not a UCX address (ucx:IP:PORT)");
   const std::string rest = address.substr(std::strlen(kScheme));
   const auto colon = rest.rfind(':');
   if (colon == std::string::npos || colon + 1 >= rest.size())
-    fail(Code::InvalidArgument, "UCX address '", address.substr(0, 64), "' has no port (ucx:IP:PORT)");
+    fail(Code::InvalidArgument, "UCX address '", common::shown_address(address), "' has no port (ucx:IP:PORT)");
   const std::string port_text = rest.substr(colon + 1);
   if (port_text.find_first_not_of("0123456789") != std::string::npos || port_text.size() > 5)
-    fail(Code::InvalidArgument, "UCX address '", address.substr(0, 64), "' has a bad port");
+    fail(Code::InvalidArgument, "UCX address '", common::shown_address(address), "' has a bad port");
   const unsigned port = static_cast<unsigned>(std::stoul(port_text));
-  if (port == 0 || port > 65535) fail(Code::InvalidArgument, "UCX address '", address.substr(0, 64), "' has port ", port);
+  if (port == 0 || port > 65535) fail(Code::InvalidArgument, "UCX address '", common::shown_address(address), "' has port ", port);
   return numeric_address(rest.substr(0, colon), port, "UCX address host");
 }
 
@@ -321,7 +322,7 @@ class UcxEndpoint final : public Endpoint {
     if (deadline != kNoDeadline && answer.wait_until(deadline) != std::future_status::ready) {
       std::lock_guard lock(pending_mutex_);
       pending_.erase(id);
-      fail(Code::Timeout, "no answer from ", p->address().substr(0, 64), " before the deadline");
+      fail(Code::Timeout, "no answer from ", common::shown_address(p->address()), " before the deadline");
     }
     return answer.get();
   }
@@ -418,7 +419,7 @@ class UcxEndpoint final : public Endpoint {
       // return. Failing the peer cancels them.
       run([&] { drop_peer(p->ep, "a read passed its deadline"); });
       done.wait();
-      fail(Code::Timeout, "a one-sided ", write ? "write to " : "read from ", p->address().substr(0, 64),
+      fail(Code::Timeout, "a one-sided ", write ? "write to " : "read from ", common::shown_address(p->address()),
            " did not finish before the deadline");
     }
     done.get();

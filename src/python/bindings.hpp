@@ -18,4 +18,8 @@ void bind_server(nanobind::module_& m);  // Server (server.cpp)
 // milliseconds (< 0: forever). InvalidArgument for a negative or NaN one.
 std::int64_t timeout_ms(std::optional<double> seconds, const char* what = "timeout");
 
+// A file path from a str or os.PathLike; InvalidArgument naming `what`
+// for anything else.
+std::string path_of(nanobind::handle path, const char* what);
+
 }  // namespace cove::python

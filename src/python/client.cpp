@@ -3,6 +3,7 @@
 // reference, a buffer export and a weak reference, so that numpy refuses
 // to resize them) until release() or completion; every blocking call runs
 // with the GIL released.
+#include "python/args.hpp"
 #include "python/arrays.hpp"
 #include "python/bindings.hpp"
 
@@ -108,7 +109,10 @@ std::set<PySubscription*> live_subscriptions;  // under the GIL
 
 class PySubscription {
  public:
-  explicit PySubscription(Subscription s) : sub_(std::move(s)) { live_subscriptions.insert(this); }
+  PySubscription(Subscription s, std::string what) : sub_(std::move(s)), what_(std::move(what)) {
+    live_subscriptions.insert(this);
+  }
+  std::string repr() const { return "<cove.Subscription " + what_ + (cancelled_ ? " cancelled>" : ">"); }
   ~PySubscription() {
     live_subscriptions.erase(this);
     cancel();
@@ -117,12 +121,15 @@ class PySubscription {
   PySubscription& operator=(const PySubscription&) = delete;
   // Waits for a running callback, which needs the GIL: released meanwhile.
   void cancel() {
+    cancelled_ = true;
     nb::gil_scoped_release nogil;
     sub_.cancel();
   }
 
  private:
   Subscription sub_;
+  std::string what_;
+  bool cancelled_ = false;
 };
 
 class PyClient {
@@ -190,14 +197,18 @@ class PyClient {
       fail(Code::InvalidArgument, what, " has dtype ", given.name(), " but variable '", var, "' holds ", held.name());
   }
 
-  void put(const std::string& var, std::uint64_t version, const std::vector<Index>& start, nb::handle array) {
+  void put(const std::string& var, VersionArg version_arg, StartArg start_arg, nb::handle array) {
+    const std::uint64_t version = version_arg;
+    const std::vector<Index> start = start_arg;
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
     check_dtype(var, a.dtype, "array");
     call([&](Client& cl) { cl.put(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
   }
 
-  void put_local(const std::string& var, std::uint64_t version, const std::vector<Index>& start, nb::handle array) {
+  void put_local(const std::string& var, VersionArg version_arg, StartArg start_arg, nb::handle array) {
+    const std::uint64_t version = version_arg;
+    const std::vector<Index> start = start_arg;
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
     check_dtype(var, a.dtype, "array");
@@ -214,16 +225,18 @@ class PyClient {
     }
   }
 
-  std::size_t release(const std::string& var, std::uint64_t version, const std::vector<Index>& start,
-                      const std::vector<Index>& count) {
+  std::size_t release(const std::string& var, VersionArg version_arg, StartArg start, CountArg count) {
+    const std::uint64_t version = version_arg;
     const Box box = region_of(start, count);
     const std::size_t dropped = call([&](Client& cl) { return cl.release(var, version, box); });
     local_.erase(std::make_tuple(var, version, box.to_string()));  // no reader copies from it now
     return dropped;
   }
 
-  std::shared_ptr<AsyncPut> put_async(const std::string& var, std::uint64_t version, const std::vector<Index>& start,
+  std::shared_ptr<AsyncPut> put_async(const std::string& var, VersionArg version_arg, StartArg start_arg,
                                       nb::handle array) {
+    const std::uint64_t version = version_arg;
+    const std::vector<Index> start = start_arg;
     forget_finished();
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
@@ -286,11 +299,15 @@ class PyClient {
     return result;
   }
 
-  std::unique_ptr<PySubscription> subscribe(const std::string& var, std::pair<std::vector<Index>, std::vector<Index>> region,
-                                            nb::handle callback) {
+  std::unique_ptr<PySubscription> subscribe(const std::string& var, nb::handle region, nb::handle callback) {
     if (!PyCallable_Check(callback.ptr()))
       throw nb::type_error(("callback must be callable, not " + std::string(nb::type_name(callback.type()).c_str())).c_str());
-    const Box box = region_of(region.first, region.second);
+    if (PyUnicode_Check(region.ptr()) || !PySequence_Check(region.ptr()) || PySequence_Size(region.ptr()) != 2) {
+      PyErr_Clear();
+      fail(Code::InvalidArgument, "region must be a pair (start, count), not ", nb::type_name(region.type()).c_str(), " ",
+           nb::cast<std::string>(nb::repr(region)));
+    }
+    const Box box = region_of(to_extents(region[0], "region start"), to_extents(region[1], "region count"));
     auto fn = std::make_shared<GilObject>(callback);
     auto notify = [fn](const std::string& name, std::uint64_t version) {
       if (interpreter_gone()) return;
@@ -306,7 +323,8 @@ class PyClient {
         PyErr_WriteUnraisable(fn->obj);
       }
     };
-    return std::make_unique<PySubscription>(call([&](Client& cl) { return cl.subscribe(var, box, notify); }));
+    return std::make_unique<PySubscription>(call([&](Client& cl) { return cl.subscribe(var, box, notify); }),
+                                            "'" + var + "' " + box.to_string());
   }
 
   // A server index from Python (an int that may be negative) for put_on
@@ -316,8 +334,10 @@ class PyClient {
     return static_cast<std::size_t>(server);
   }
 
-  void put_on(std::int64_t server, const std::string& var, std::uint64_t version, const std::vector<Index>& start,
+  void put_on(std::int64_t server, const std::string& var, VersionArg version_arg, StartArg start_arg,
               nb::handle array) {
+    const std::uint64_t version = version_arg;
+    const std::vector<Index> start = start_arg;
     const std::size_t on = server_index(server, "put_on");
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
@@ -325,8 +345,10 @@ class PyClient {
     call([&](Client& cl) { cl.put_on(on, var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
   }
 
-  std::size_t put_placed(const std::string& var, std::uint64_t version, const std::vector<Index>& start,
+  std::size_t put_placed(const std::string& var, VersionArg version_arg, StartArg start_arg,
                          nb::handle array) {
+    const std::uint64_t version = version_arg;
+    const std::vector<Index> start = start_arg;
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
     check_dtype(var, a.dtype, "array");
@@ -334,6 +356,15 @@ class PyClient {
   }
 
   std::size_t held_locally() const { return local_.size(); }
+
+  std::string repr() const {
+    if (!client_) return "<cove.Client closed>";
+    const auto servers = client_->servers();
+    std::string names;
+    for (const auto& a : servers) names += (names.empty() ? "" : ", ") + a;
+    return "<cove.Client of " + std::to_string(servers.size()) + (servers.size() == 1 ? " server " : " servers ") +
+           names + ">";
+  }
 
   std::size_t pending_puts() {
     forget_finished();
@@ -358,6 +389,8 @@ class PyClient {
 
 void bind_client(nb::module_& m) {
   nb::class_<AsyncPut>(m, "PutHandle", "The completion of a put_async(); the client keeps its array until it ends.")
+      .def("__repr__",
+           [](AsyncPut& p) { return std::string("<cove.PutHandle ") + (p.handle.test() ? "ended>" : "in flight>"); })
       .def("test", [](AsyncPut& p) { return p.handle.test(); }, "True once the put has ended (done or failed); never blocks.")
       .def(
           "wait",
@@ -372,6 +405,7 @@ void bind_client(nb::module_& m) {
                              "A standing interest in a region (Client.subscribe). A context manager: leaving it cancels.")
       .def("cancel", &PySubscription::cancel,
            "Stops the callbacks; waits for a running one to return (do not call it from inside the callback).")
+      .def("__repr__", [](PySubscription& s) { return s.repr(); })
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PySubscription& s, nb::args) { s.cancel(); });
 
@@ -398,6 +432,7 @@ void bind_client(nb::module_& m) {
       .def("close", &PyClient::close,
            "Waits for puts in flight, releases this client's put_local pieces (waiting for their readers) and "
            "disconnects. Idempotent; the client is unusable afterwards.")
+      .def("__repr__", [](PyClient& c) { return c.repr(); })
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyClient& c, nb::args) { c.close(); })
       .def(
@@ -423,7 +458,8 @@ void bind_client(nb::module_& m) {
           "bytes of its size.")
       .def(
           "seal",
-          [](PyClient& c, const std::string& var, std::uint64_t version) {
+          [](PyClient& c, const std::string& var, VersionArg version_arg) {
+            const std::uint64_t version = version_arg;
             return c.call([&](Client& cl) { return cl.seal(var, version); });
           },
           "var"_a, "version"_a,
@@ -454,9 +490,10 @@ void bind_client(nb::module_& m) {
            "Like put() but returns a PutHandle at once; the client keeps the array until the put ends.")
       .def(
           "get",
-          [](PyClient& c, const std::string& var, std::uint64_t version, const std::vector<Index>& start,
-             const std::vector<Index>& count, nb::handle dtype, nb::handle out, const std::string& order,
-             std::optional<double> timeout) { return c.get(var, version, start, count, dtype, out, order, timeout, nullptr); },
+          [](PyClient& c, const std::string& var, VersionArg version, StartArg start, CountArg count, nb::handle dtype,
+             nb::handle out, const std::string& order, std::optional<double> timeout) {
+            return c.get(var, static_cast<std::uint64_t>(version), start, count, dtype, out, order, timeout, nullptr);
+          },
           "var"_a, "version"_a, "start"_a, "count"_a, "dtype"_a = nb::none(), "out"_a = nb::none(), "order"_a = "C",
           "timeout"_a = nb::none(),
           "The region (start, count) of `version` as a new numpy array in `order` ('C' or 'F'), converted to "
@@ -465,8 +502,8 @@ void bind_client(nb::module_& m) {
           "takes, else Timeout after it.")
       .def(
           "get_latest",
-          [](PyClient& c, const std::string& var, const std::vector<Index>& start, const std::vector<Index>& count,
-             nb::handle dtype, nb::handle out, const std::string& order, std::optional<double> timeout) {
+          [](PyClient& c, const std::string& var, StartArg start, CountArg count, nb::handle dtype, nb::handle out,
+             const std::string& order, std::optional<double> timeout) {
             std::uint64_t v = 0;
             nb::object a = c.get(var, std::nullopt, start, count, dtype, out, order, timeout, &v);
             return nb::make_tuple(v, a);
@@ -479,7 +516,8 @@ void bind_client(nb::module_& m) {
            "subscription goes on.")
       .def(
           "put_meta",
-          [](PyClient& c, const std::string& name, std::uint64_t version, nb::handle data) {
+          [](PyClient& c, const std::string& name, VersionArg version_arg, nb::handle data) {
+            const std::uint64_t version = version_arg;
             Py_buffer view;
             if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
               PyErr_Clear();
@@ -540,8 +578,7 @@ void bind_client(nb::module_& m) {
            "of the server it went to.")
       .def(
           "task_done",
-          [](PyClient& c, const std::string& var, const std::vector<Index>& start, const std::vector<Index>& count,
-             double seconds) {
+          [](PyClient& c, const std::string& var, StartArg start, CountArg count, double seconds) {
             const Box box = region_of(start, count);
             c.call([&](Client& cl) { cl.task_done(var, box, seconds); });
           },
@@ -610,8 +647,9 @@ void bind_client(nb::module_& m) {
           "server"_a, "name"_a)
       .def(
           "locate",
-          [](PyClient& c, const std::string& var, std::uint64_t version, const std::vector<Index>& start,
-             const std::vector<Index>& count, std::optional<double> timeout) {
+          [](PyClient& c, const std::string& var, VersionArg version_arg, StartArg start, CountArg count,
+             std::optional<double> timeout) {
+            const std::uint64_t version = version_arg;
             const Box box = region_of(start, count);
             const std::int64_t ms = timeout_ms(timeout);
             return c.call([&](Client& cl) { return cl.locate(var, version, box, ms); });
@@ -644,7 +682,10 @@ void bind_client(nb::module_& m) {
           "var"_a)
       .def(
           "remove",
-          [](PyClient& c, const std::string& var, std::uint64_t version) { return c.call([&](Client& cl) { cl.remove(var, version); }); },
+          [](PyClient& c, const std::string& var, VersionArg version_arg) {
+            const std::uint64_t version = version_arg;
+            return c.call([&](Client& cl) { cl.remove(var, version); });
+          },
           "var"_a, "version"_a)
       .def(
           "undefine",

@@ -2,6 +2,7 @@
 // PutGrant, PutPublish, PutLocal, IndexAdd, Release, Delete; and what a
 // closing connection (a writer) leaves behind; members that die are in members.cpp.
 #include "common/log.hpp"
+#include "common/printable.hpp"
 #include "core/fail.hpp"
 #include "gpu/device.hpp"
 #include "gpu/device_key.hpp"
@@ -271,7 +272,7 @@ net::CopyReply Service::copy(const net::Peer& from, net::CopyRequest&& r) {
 // only the index learns of them.
 net::Empty Service::put_local(Session& s, net::PutLocalRequest&& r) {
   if (r.owner != s.peer_address())
-    fail(Code::PermissionDenied, "put_local for the memory of '", r.owner.substr(0, 64),
+    fail(Code::PermissionDenied, "put_local for the memory of '", common::shown_address(r.owner),
          "', which is not this connection's address");
   store::Store::Freed freed;
   const std::vector<int> shards = admit(r.piece, false, freed);
@@ -334,7 +335,7 @@ void Service::drop_lost(const std::string& owner, const char* who) {
   lost = store_.remove_owner(owner);
   if (lost.empty()) return;
   lost_pieces_ += lost.size();
-  log::warn("{} at {} went without releasing them: {} pieces it held are lost", who, owner.substr(0, 64), lost.size());
+  log::warn("{} at {} went without releasing them: {} pieces it held are lost", who, common::shown_address(owner), lost.size());
 }
 
 void Service::connection_closed(Session& s) {
@@ -390,7 +391,7 @@ void Service::index_add(net::IndexAddRequest&& r, Responder answer) {
 // no reader is copying them, so the writer may then reuse its memory.
 void Service::release(Session& s, net::ReleaseRequest&& r, Responder answer) {
   if (r.owner != s.peer_address())
-    fail(Code::PermissionDenied, "release of the memory of '", r.owner.substr(0, 64),
+    fail(Code::PermissionDenied, "release of the memory of '", common::shown_address(r.owner),
          "', which is not this connection's address");
   std::vector<std::unique_ptr<store::Piece>> gone;
   {

@@ -1,5 +1,6 @@
 // Handlers of a connection's life: Hello, Join (the proof of the group's secret), Disconnect, Stop.
 #include "common/auth.hpp"
+#include "common/printable.hpp"
 #include "common/log.hpp"
 #include "core/fail.hpp"
 #include "server/service.hpp"
@@ -12,7 +13,7 @@ using detail::fail;
 
 net::HelloReply Service::hello(Session& s, net::HelloRequest&& r) {
   if (r.protocol != net::kProtocolVersion)
-    fail(Code::Protocol, "the client speaks protocol version ", r.protocol, " but this server (", address_.substr(0, 64),
+    fail(Code::Protocol, "the client speaks protocol version ", r.protocol, " but this server (", common::shown_address(address_),
          ") speaks version ", net::kProtocolVersion);
   // The address is what owns put_local pieces (Release, Disconnect): a
   // connection may only say it is a process it can be.
@@ -34,7 +35,7 @@ net::HelloReply Service::hello(Session& s, net::HelloRequest&& r) {
     s.nonce = reply.nonce;
   }
   if (first) ++connections_;
-  log::info("hello from a {} at {}", r.role == net::Role::Server ? "server" : "client", r.address.substr(0, 64));
+  log::info("hello from a {} at {}", r.role == net::Role::Server ? "server" : "client", common::shown_address(r.address));
   return reply;
 }
 
@@ -46,7 +47,7 @@ net::Empty Service::join(Session& s, net::JoinRequest&& r) {
   if (s.nonce.empty() || !common::verify(secret, s.nonce, r.proof)) {
     s.nonce.clear();  // one try per challenge: another needs another hello
     log::warn("a {} at {} could not prove it holds this group's secret", server ? "server" : "client",
-              s.address.substr(0, 64));
+              common::shown_address(s.address));
     fail(Code::PermissionDenied, "join refused: the proof does not match this group's secret");
   }
   s.proven = true;
@@ -58,7 +59,7 @@ net::Empty Service::join(Session& s, net::JoinRequest&& r) {
 
 void Service::disconnect(Session& s, net::DisconnectRequest&& r, Responder answer) {
   if (r.owner != s.peer_address())
-    fail(Code::PermissionDenied, "disconnect for '", r.owner.substr(0, 64), "', which is not this connection's address");
+    fail(Code::PermissionDenied, "disconnect for '", common::shown_address(r.owner), "', which is not this connection's address");
   std::vector<std::unique_ptr<store::Piece>> gone;
   {
     std::lock_guard lock(mutex);

@@ -8,6 +8,7 @@
 // answered (stopping): a member whose host vanished (killed, unplugged)
 // closes no connection.
 #include "server/group.hpp"
+#include "common/printable.hpp"
 #include "server/service.hpp"
 
 #include "common/log.hpp"
@@ -71,7 +72,7 @@ void Service::member_died(const std::string& member) {
     lost_pieces_ += lost.size();
     moved_pieces_ += moved;
     log::warn("server {} of the group died: {} pieces it held are read from their second copies now, {} are lost",
-              member.substr(0, 64), moved, lost.size());
+              common::shown_address(member), moved, lost.size());
     // What parked gets wait for is not covered any more than before (a
     // moved entry covers what it covered): they need no retry.
   }

@@ -12,6 +12,7 @@ std::string Server::secret() const { return impl_->secret(); }
 void Server::join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret) {
   impl_->join_group(addresses, rank, secret);
 }
+void Server::write_connection_file(const std::string& path) { impl_->write_connection_file(path); }
 ServerStats Server::stats() const { return impl_->stats(); }
 std::size_t Server::members_lost() const { return impl_->members_lost(); }
 void Server::stop() { impl_->stop(); }

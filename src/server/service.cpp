@@ -1,9 +1,13 @@
 #include "server/service.hpp"
+#include "common/printable.hpp"
 
 #include "common/auth.hpp"
 #include "common/config.hpp"
+#include "common/connection_file.hpp"
 #include "common/log.hpp"
 #include "core/fail.hpp"
+
+#include <unistd.h>
 
 namespace cove::server {
 
@@ -137,7 +141,7 @@ void Service::start() {
                      connection_closed(*s);
                      if (s->is_greeted()) {
                        --connections_;
-                       log::info("connection from {} closed", s->peer_address().substr(0, 64));
+                       log::info("connection from {} closed", common::shown_address(s->peer_address()));
                      }
                    });
 }
@@ -172,7 +176,8 @@ void Service::stop() {
     }
     stopping_ = true;
   }
-  log::info("server {} stopping", address_.substr(0, 64));
+  log::info("server {} stopping", common::shown_address(address_));
+  remove_connection_files();
   common::forget_local_secret(address_);
   parked_->stop();
   {
@@ -205,6 +210,36 @@ void Service::stop() {
   std::lock_guard lock(mutex);
   done_ = true;
   done_cv_.notify_all();
+}
+
+void Service::write_connection_file(const std::string& path) {
+  if (address_.rfind("inproc://", 0) == 0)
+    fail(Code::InvalidArgument, "a connection file is for other processes, but server ", address_,
+         " serves this process only (transport inproc): give transport 'local' or 'ucx'");
+  {
+    std::lock_guard lock(mutex);
+    if (stopping_) fail(Code::Unavailable, "server ", address_, " has stopped: no connection file written");
+  }
+  common::ConnectionInfo info;
+  for (int r = 0; r < group_->size(); ++r) info.servers.push_back(group_->address_of(r));
+  info.secret = group_->secret();
+  common::create_connection_file(path, info);
+  std::lock_guard lock(mutex);
+  connection_files_.emplace_back(path, info.secret);
+}
+
+// Each file this server wrote, unless another group's replaced it since.
+void Service::remove_connection_files() {
+  std::vector<std::pair<std::string, std::string>> files;
+  {
+    std::lock_guard lock(mutex);
+    files.swap(connection_files_);
+  }
+  for (const auto& [path, secret] : files) try {
+      if (common::read_connection_file(path, 0).secret == secret) ::unlink(path.c_str());
+    } catch (const Error&) {
+      // Gone already, or no longer a Cove file: left as it is.
+    }
 }
 
 void Service::wait() {

@@ -57,6 +57,9 @@ class Service : public std::enable_shared_from_this<Service> {
   const std::string& address() const { return address_; }
   std::string secret() const { return group_->secret(); }
   void join_group(const std::vector<std::string>& addresses, int rank, const std::string& secret);
+  // Server::write_connection_file: the group's addresses and secret, a
+  // file that stop() removes while it still holds this group's secret.
+  void write_connection_file(const std::string& path);
   ServerStats stats();
   std::size_t members_lost() {
     std::lock_guard lock(mutex);
@@ -67,6 +70,7 @@ class Service : public std::enable_shared_from_this<Service> {
   void wait();
 
  private:
+  void remove_connection_files();
   // Handlers.
   net::HelloReply hello(Session& s, net::HelloRequest&& r);
   net::Empty join(Session& s, net::JoinRequest&& r);
@@ -257,6 +261,7 @@ class Service : public std::enable_shared_from_this<Service> {
   std::thread watch_;                 // watch_members(), started when a group is joined
   std::condition_variable done_cv_;
   bool stopping_ = false, done_ = false;  // under mutex
+  std::vector<std::pair<std::string, std::string>> connection_files_;  // (path, secret) written (under mutex)
 };
 
 }  // namespace cove::server
