@@ -214,10 +214,12 @@ std::vector<std::pair<int, int>> Service::relay_targets(const std::string& var, 
   std::vector<std::pair<int, int>> out;  // shard, member
   if (relays_.empty()) return out;
   const common::ShardMap& map = shard_map(*store_.find(var));
-  for (const auto& [shard, to] : relays_)
+  for (const auto& [shard, member] : relays_) {
+    const int to = member;  // a copy: clang before 16 captures no structured binding
     if (to != group_->rank() && !map.parts_of(shard, box).empty() &&
         std::none_of(out.begin(), out.end(), [&](const auto& o) { return o.second == to; }))
       out.emplace_back(shard, to);
+  }
   return out;
 }
 
