@@ -85,8 +85,8 @@ void Service::unreserve(std::uint64_t bytes) {
 // stored, so that a reader they answer finds it.
 void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> piece, const std::vector<int>& shards,
                           std::optional<Reorg> reorg, store::Store::Freed& freed) {
-  std::set<std::string> dead;
-  if (replicated()) {
+  std::set<std::string> dead;  // as this put sees the group: its targets, and whom forward_entry skips
+  {
     std::lock_guard lock(mutex);
     dead = dead_members_;
   }
@@ -117,7 +117,7 @@ void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> pi
     if (!evicted.empty()) log::info("'{}': {} pieces replaced or of older versions evicted", entry.piece.var, evicted.size());
   }
   if (held_here && replicated()) entry.copy = second_copy(entry.piece, *bytes, id);
-  forward_entry(shards, targets, entry);
+  forward_entry(shards, targets, entry, dead);
   if (held_here && !mine) {
     // Pieces held here for other shards that this one covers: their
     // entries there are gone now that the shards have this piece's.
@@ -164,15 +164,10 @@ std::vector<int> Service::index_targets(const std::vector<int>& shards, const st
   return targets;
 }
 
-// Sends an index entry to the other members in `targets`. Fails when a
-// shard's entry reached none of its owners.
+// Sends an index entry to the other members in `targets`, but those in
+// `dead`. Fails when a shard's entry reached none of its owners.
 void Service::forward_entry(const std::vector<int>& shards, const std::vector<int>& targets,
-                            const net::IndexAddRequest& entry) {
-  std::set<std::string> dead;
-  {
-    std::lock_guard lock(mutex);
-    dead = dead_members_;
-  }
+                            const net::IndexAddRequest& entry, const std::set<std::string>& dead) {
   const auto failed = group_->forward(targets, entry, dead);
   const auto reached = [&](int rank) {
     return std::none_of(failed.begin(), failed.end(), [&](const auto& f) { return f.first == rank; });
@@ -377,14 +372,8 @@ void Service::index_add(net::IndexAddRequest&& r, Responder answer) {
     index_entry(r, freed);
     relays = relay_targets(r.piece.var, r.piece.box);
   }
-  if (relays.empty()) {
-    answer.reply<net::Message<Op::IndexAdd>>({});
-    return;
-  }
-  transfers_.run(std::move(answer), [this, relays = std::move(relays), r = std::move(r)](Responder& a) {
-    relay(relays, net::BackupRequest::Stage::Relay, r);
-    a.reply<net::Message<Op::IndexAdd>>({});
-  });
+  answer_after_relay<net::Message<Op::IndexAdd>>(std::move(answer), std::move(relays), net::BackupRequest::Stage::Relay,
+                                                 std::move(r));
 }
 
 // Release: the writer's pieces leave the index now; the answer waits until

@@ -144,14 +144,8 @@ void Service::recopy(net::RecopyRequest&& r, Responder answer) {
                r.piece_id, r.copy};
     }
   }
-  if (relays.empty()) {
-    answer.reply<net::Message<net::Op::Recopy>>({});
-    return;
-  }
-  transfers_.run(std::move(answer), [this, relays = std::move(relays), entry = std::move(entry)](Responder& a) {
-    relay(relays, net::BackupRequest::Stage::Recopy, entry);
-    a.reply<net::Message<net::Op::Recopy>>({});
-  });
+  answer_after_relay<net::Message<net::Op::Recopy>>(std::move(answer), std::move(relays),
+                                                    net::BackupRequest::Stage::Recopy, std::move(entry));
 }
 
 // A member that misses kMemberWatchMisses rounds in a row is dead: one

@@ -173,7 +173,7 @@ class Service : public std::enable_shared_from_this<Service> {
   // The members that index `shards` (their owners), none found dead in `dead`.
   std::vector<int> index_targets(const std::vector<int>& shards, const std::set<std::string>& dead) const;
   void forward_entry(const std::vector<int>& shards, const std::vector<int>& targets,
-                     const net::IndexAddRequest& entry);
+                     const net::IndexAddRequest& entry, const std::set<std::string>& dead);
   // Index entries after members die (shard_backups.cpp). A shard's owners:
   // its first two live members walking the ring from it (replicas = 2), or
   // itself alone.
@@ -185,11 +185,25 @@ class Service : public std::enable_shared_from_this<Service> {
   net::Empty backup(net::BackupRequest&& r);
   // Adds an entry from another member, or makes the one already here the
   // newest (an entry that arrives twice: direct and relayed). Under mutex.
-  void index_entry(net::IndexAddRequest& entry, store::Store::Freed& freed);
+  void index_entry(const net::IndexAddRequest& entry, store::Store::Freed& freed);
   // The members this server relays an entry of (var, box) to (under mutex).
   std::vector<std::pair<int, int>> relay_targets(const std::string& var, const Box& box);
   void relay(const std::vector<std::pair<int, int>>& to, net::BackupRequest::Stage stage,
              const net::IndexAddRequest& entry);
+  // Answers `answer` (an Empty reply of message M) now, or, with relays to
+  // make, on a thread of its own once they are made (IndexAdd, Recopy).
+  template <typename M>
+  void answer_after_relay(Responder answer, std::vector<std::pair<int, int>> to, net::BackupRequest::Stage stage,
+                          net::IndexAddRequest entry) {
+    if (to.empty()) {
+      answer.reply<M>({});
+      return;
+    }
+    transfers_.run(std::move(answer), [this, to = std::move(to), stage, entry = std::move(entry)](Responder& a) {
+      relay(to, stage, entry);
+      a.reply<M>({});
+    });
+  }
   std::mutex backup_sends_;  // held by a snapshot being sent: relays wait for it (they must follow it)
   // Checks a piece's header against its variable: dtype, layout rank, byte count.
   const store::VariableDef& check_header(const net::PieceHeader& h);

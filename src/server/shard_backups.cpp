@@ -191,21 +191,13 @@ net::Empty Service::backup(BackupRequest&& r) {
   return {};
 }
 
-void Service::index_entry(net::IndexAddRequest& entry, store::Store::Freed& freed) {
+void Service::index_entry(const net::IndexAddRequest& entry, store::Store::Freed& freed) {
   std::vector<std::unique_ptr<store::Piece>> evicted;
   const std::string& var = entry.piece.var;
   if (store::Piece* p = store_.find_entry(var, entry.piece.version, entry, address_)) {
     store_.renew(var, entry.piece.version, *p, evicted);
   } else if (entry.holder != address_) {
-    auto piece = std::make_unique<store::Piece>();
-    piece->box = entry.piece.box;
-    piece->layout = entry.piece.layout;
-    piece->bytes = entry.piece.bytes;
-    piece->owner = entry.holder;
-    piece->key = entry.key;
-    piece->holder_id = entry.piece_id;
-    piece->copy = entry.copy;
-    store_.add(var, entry.piece.version, std::move(piece), evicted);
+    store_.add(var, entry.piece.version, store::Store::entry_piece(entry), evicted);
   }  // else: a piece held here that went meanwhile
   parked_->retry(var_key(var), freed);
 }

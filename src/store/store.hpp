@@ -201,6 +201,8 @@ class Store {
   // the server). `self` is this server's address: an entry naming it as
   // holder is the piece held here with the entry's id.
   //
+  // An index entry of another member's piece, as add() takes it (indexed).
+  static std::unique_ptr<Piece> entry_piece(const net::IndexAddRequest& entry);
   // The sequence number the next piece indexed here gets.
   std::uint64_t next_seq() const { return next_seq_; }
   // The indexed piece of (var, version) that `entry` names, or null.

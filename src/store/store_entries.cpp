@@ -38,6 +38,18 @@ std::vector<Box> within(const std::vector<Box>& boxes, const std::vector<Box>& r
 
 }  // namespace
 
+std::unique_ptr<Piece> Store::entry_piece(const net::IndexAddRequest& entry) {
+  auto piece = std::make_unique<Piece>();
+  piece->box = entry.piece.box;
+  piece->layout = entry.piece.layout;
+  piece->bytes = entry.piece.bytes;
+  piece->owner = entry.holder;
+  piece->key = entry.key;
+  piece->holder_id = entry.piece_id;
+  piece->copy = entry.copy;
+  return piece;
+}
+
 Piece* Store::find_entry(const std::string& var, std::uint64_t version, const net::IndexAddRequest& entry,
                          const std::string& self) {
   if (entry.holder == self) return piece(var, version, entry.piece_id);
@@ -90,15 +102,8 @@ void Store::adopt(const std::string& var, std::uint64_t version,
         if (names(*k->second, a.entry)) p = k->second;
     }
     if (!p) {
-      auto piece = std::make_unique<Piece>();
+      auto piece = entry_piece(a.entry);
       piece->id = next_id_++;
-      piece->box = a.entry.piece.box;
-      piece->layout = a.entry.piece.layout;
-      piece->bytes = a.entry.piece.bytes;
-      piece->owner = a.entry.holder;
-      piece->key = a.entry.key;
-      piece->holder_id = a.entry.piece_id;
-      piece->copy = a.entry.copy;
       piece->indexed = false;  // indexed below, with its parts
       if (piece->holder_id == 0) local_ += piece->bytes;  // in a writer's memory
       p = piece.get();
