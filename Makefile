@@ -12,7 +12,9 @@
 # UCX), make mutate (each one-line mutation of tests/mutations.ini applied in
 # turn, its targets rebuilt and its tests run: a table of caught / not
 # caught; not part of make test; MUTATE_ARGS="--only NAME" for one), make
-# pip-check (a fresh venv, `pip install .`, its cove and cove-server scripts
+# conformance (the HDF5 and PnetCDF front ends against their native
+# libraries' own test suites, one table; CONFORMANCE_SUITES="hdf5" for one;
+# minutes, not part of make test), make pip-check (a fresh venv, `pip install .`, its cove and cove-server scripts
 # and two-process runs with the reader first; minutes, not part of make
 # test), make clean.
 BUILD      ?= build
@@ -27,7 +29,7 @@ SOAK_SECONDS ?= 600
 BENCH_ARGS ?=
 WORKFLOW_ARGS ?=
 
-.PHONY: pip-check run-python soak mutate all setup build run bench bench-workflow bench-compare bench-placement bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
+.PHONY: conformance pip-check run-python soak mutate all setup build run bench bench-workflow bench-compare bench-placement bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
 
 all: build
 
@@ -59,6 +61,10 @@ run-python: build
 # scripts/setup.sh's compilers and PyPI; works in $(BUILD)/pip-check.
 pip-check: setup
 	@bash scripts/pip-check.sh $(BUILD)
+
+CONFORMANCE_SUITES ?=
+conformance: build
+	@bash scripts/conformance.sh $(BUILD) $(CONFORMANCE_SUITES)
 
 bench: build
 	$(BUILD)/bench/cove-core-bench --csv $(BUILD)/core_bench.csv
