@@ -140,6 +140,42 @@ class COVE_EXPORT Subscription {
   std::shared_ptr<State> state_;
 };
 
+// How a reader walks the steps of a stream (Client::steps).
+struct StepOptions {
+  // After step v, the next one is the oldest complete step at or after
+  // v + stride: 1 takes every step, n every n-th version number.
+  std::uint64_t stride = 1;
+  // Under load: each next() skips to the newest complete step instead
+  // (stride still sets the least distance from the last one).
+  bool newest = false;
+  // The first step is after this version; unset: the oldest the servers
+  // keep (so a reader that starts late still sees every kept step).
+  std::optional<std::uint64_t> after;
+};
+
+// A reader's walk over the steps of a stream of one or several variables:
+// a step is a version that covers the reader's region of every variable.
+// Steps come in increasing version order. The stream ends when a writer
+// calls Client::end_steps: next() then returns every step up to the last
+// one it names, and then nothing. Cheap to copy; copies share the walk.
+// Thread-safety: one thread at a time per walk.
+class COVE_EXPORT Steps {
+ public:
+  // The next step's version; std::nullopt once the stream has ended.
+  // Waits for the variables' definitions (a reader may start first) and
+  // for the step: timeout_ms 0 answers at once (NotFound when no new step
+  // is complete), negative waits as long as it takes, positive fails with
+  // Timeout after that long. Unavailable when the servers go away.
+  std::optional<std::uint64_t> next(std::int64_t timeout_ms);
+  // The version next() returned last, if any.
+  std::optional<std::uint64_t> current() const;
+
+ private:
+  friend class Client;
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
 // Per-variable settings: reorganization (cove/reorg.hpp) and the fill
 // value; unset fields leave the variable's current ones.
 struct VariableOptions {
@@ -362,6 +398,19 @@ class COVE_EXPORT Client {
   Subscription subscribe(const std::string& var, const Box& region,
                          std::function<void(const std::string& var, std::uint64_t version)> callback);
 
+  // Walks the steps of `vars` (see Steps). regions: one per variable, or
+  // empty for each variable's whole declared shape (InvalidArgument at the
+  // first next() for a variable declared without one). Nothing is asked of
+  // the servers until next(). InvalidArgument for no variables, a stride of
+  // 0, or regions that are not one per variable.
+  Steps steps(std::vector<std::string> vars, std::vector<Box> regions = {}, const StepOptions& options = {});
+  // A writer ends the stream of `vars`: readers' Steps::next() return the
+  // steps up to `last` (unset: each variable's newest version now) and
+  // then end. Call it after the last step's puts have returned. It is the
+  // metadata "cove.end/<var>" (version: the last step). NotFound for a
+  // variable with no version when `last` is unset.
+  void end_steps(std::span<const std::string> vars, std::optional<std::uint64_t> last = std::nullopt);
+
   // Small named blobs (at most 1 MiB) by version, e.g. step times or
   // checksums. get_meta waits as get() does (timeout_ms 0, <0, >0).
   void put_meta(const std::string& name, std::uint64_t version, std::span<const std::byte> data);
@@ -472,6 +521,7 @@ class COVE_EXPORT Client {
   std::string address() const;
 
  private:
+  friend class Steps;
   Client() = default;
   struct Impl;
   std::shared_ptr<Impl> impl_;

@@ -54,9 +54,10 @@ void Client::Impl::Leases::end() {
 // servers are noted, to be leased there by id (lease_elsewhere).
 Client::Impl::Answer Client::Impl::query(std::size_t server, int shard, const std::string& var, std::uint64_t version,
                                          bool latest, const Box& region, std::int64_t timeout_ms, const DType& dtype,
-                                         const Layout& layout, std::uint32_t eager_max, Leases& leases) {
+                                         const Layout& layout, std::uint32_t eager_max, Leases& leases, bool oldest) {
   net::QueryReply reply = call<Message<Op::Query>>(
-      server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg, shard}, wait_deadline(timeout_ms));
+      server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg, shard, latest && oldest},
+      wait_deadline(timeout_ms));
   leases.add(server, reply.lease);
   if (!(reply.dtype == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", reply.dtype.name());
   Answer a{reply.version, std::move(reply.pieces), std::move(reply.data), reply.method, {}, server,
@@ -75,9 +76,9 @@ Client::Impl::Answer Client::Impl::query(std::size_t server, int shard, const st
 Client::Impl::Answer Client::Impl::query_shard(std::size_t s, const std::string& var, std::uint64_t version,
                                                bool latest, const Box& region, std::int64_t timeout_ms,
                                                const DType& dtype, const Layout& layout, std::uint32_t eager_max,
-                                               Leases& leases) {
+                                               Leases& leases, bool oldest) {
   try {
-    return query(s, -1, var, version, latest, region, timeout_ms, dtype, layout, eager_max, leases);
+    return query(s, -1, var, version, latest, region, timeout_ms, dtype, layout, eager_max, leases, oldest);
   } catch (const Error& e) {
     if (e.code() != Code::Unavailable || server_count() < 2) throw;
     // Its entries' second owner: the next member, or after more deaths one
@@ -88,7 +89,7 @@ Client::Impl::Answer Client::Impl::query_shard(std::size_t s, const std::string&
                  e.what(), next);
       try {
         return query(next, static_cast<int>(s), var, version, latest, region, timeout_ms, dtype, layout, eager_max,
-                     leases);
+                     leases, oldest);
       } catch (const Error& backup) {
         if (backup.code() != Code::Unavailable) throw;  // gone too, or not an owner: the next one
       }
@@ -126,10 +127,11 @@ void Client::Impl::lease_elsewhere(const std::string& var, Answer& a, Leases& le
 }
 
 // Asks every shard that indexes part of `region` for its pieces; for
-// `latest`, the newest version all of them cover.
+// `latest`, the newest version all of them cover (with `oldest`, the oldest
+// at or after `version`).
 Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t version, bool latest,
                                           const Box& region, std::int64_t timeout_ms, const DType& dtype,
-                                          Leases& leases, const Layout& layout) {
+                                          Leases& leases, const Layout& layout, bool oldest) {
   const std::vector<int> shards = shard_map(var)->shards_for(region);
   const net::Deadline deadline = net::deadline_in(timeout_ms);
   // A small region within one shard may come back as bytes (one round trip).
@@ -138,11 +140,14 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
   std::vector<Answer> answers;
   for (int s : shards)
     answers.push_back(query_shard(static_cast<std::size_t>(s), var, version, latest, region,
-                                  remaining_ms(timeout_ms, deadline), dtype, layout, eager_max, leases));
+                                  remaining_ms(timeout_ms, deadline), dtype, layout, eager_max, leases, oldest));
   if (answers.size() == 1 && answers.front().data) return std::move(answers.front());
   if (latest) {
+    // Newest: the oldest of the shards' newest covering versions, which all
+    // of them cover. Oldest: the newest of their oldest ones, which one
+    // that answered an older version may not cover: it is asked again.
     std::uint64_t v = answers.front().version;
-    for (const auto& a : answers) v = std::min(v, a.version);
+    for (const auto& a : answers) v = oldest ? std::max(v, a.version) : std::min(v, a.version);
     try {
       for (std::size_t i = 0; i < shards.size(); ++i)
         if (answers[i].version != v)
@@ -153,9 +158,13 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
       // are asked again for a newer one (each round asks for a newer
       // version than the last, so this ends).
       if (e.code() != Code::NotFound) throw;
-      log::debug("get_latest of '{}': version {} went while the shards were asked ({}); asking again", var, v,
+      // Oldest: a shard does not cover v; the next round waits for its
+      // oldest covering version from v on, which is newer (or v, once
+      // covered).
+      log::debug("get_latest of '{}': version {} is not covered by every shard ({}); asking again", var, v,
                  e.what());
-      return gather(var, v + 1, true, region, remaining_ms(timeout_ms, deadline), dtype, leases, layout);
+      return gather(var, oldest ? v : v + 1, true, region, remaining_ms(timeout_ms, deadline), dtype, leases, layout,
+                    oldest);
     }
   }
   Answer all{answers.front().version, {}, {}, answers.front().method, {}, 0, {}, {}};

@@ -222,21 +222,23 @@ struct Client::Impl {
     net::Bytes fill;
   };
   // Asks `server` for the pieces of index shard `shard` (-1: its own).
+  // latest: the newest version at or after `version` that covers the
+  // region (with oldest: the oldest such); else exactly `version`.
   Answer query(std::size_t server, int shard, const std::string& var, std::uint64_t version, bool latest,
                const Box& region, std::int64_t timeout_ms, const DType& dtype, const Layout& layout,
-               std::uint32_t eager_max, Leases& leases);
+               std::uint32_t eager_max, Leases& leases, bool oldest = false);
   // Asks shard `s`; when its server is gone, the next server, which keeps
   // the shard's entries too in a group with replicas = 2.
   Answer query_shard(std::size_t s, const std::string& var, std::uint64_t version, bool latest, const Box& region,
                      std::int64_t timeout_ms, const DType& dtype, const Layout& layout, std::uint32_t eager_max,
-                     Leases& leases);
+                     Leases& leases, bool oldest = false);
   std::optional<std::size_t> server_index(const std::string& address) const;
   // Leases the pieces of `a` held by servers other than the shards that
   // answered; NotFound when one is gone. Pieces of a server that is gone
   // are read from their second copies (replicas = 2), if they have them.
   void lease_elsewhere(const std::string& var, Answer& a, Leases& leases);
   Answer gather(const std::string& var, std::uint64_t version, bool latest, const Box& region, std::int64_t timeout_ms,
-                const DType& dtype, Leases& leases, const Layout& layout = Layout::c());
+                const DType& dtype, Leases& leases, const Layout& layout = Layout::c(), bool oldest = false);
   std::uint64_t get(const std::string& var, std::uint64_t version, bool latest, const Box& region, void* data,
                     std::size_t bytes, std::int64_t timeout_ms, const Layout& layout, MemorySpace memory);
   void record_pattern(const std::string& var, std::uint64_t version, const Box& region, const Layout& layout);

@@ -250,14 +250,20 @@ void CountReply::encode(WireWriter& out) const { out.u32(count); }
 CountReply CountReply::decode(WireReader& in) { return {in.u32()}; }
 
 void QueryRequest::encode(WireWriter& out) const {
-  out.str(var).u64(version).u8(latest ? 1 : 0).box(region).i64(timeout_ms).str(layout.to_string()).u32(eager_max);
+  // Which version answers, in one byte: 0 exactly `version`, 1 the newest
+  // covering one at or after it, 2 the oldest such.
+  const std::uint8_t pick = latest ? (oldest ? 2 : 1) : 0;
+  out.str(var).u64(version).u8(pick).box(region).i64(timeout_ms).str(layout.to_string()).u32(eager_max);
   out.u8(encode_reorg(reorg)).i32(shard);
 }
 QueryRequest QueryRequest::decode(WireReader& in) {
   QueryRequest m;
   m.var = in.str();
   m.version = in.u64();
-  m.latest = read_flag(in, "latest");
+  const std::uint8_t pick = in.u8();
+  if (pick > 2) fail(Code::Protocol, "query: version pick ", static_cast<unsigned>(pick), " (0, 1 or 2)");
+  m.latest = pick != 0;
+  m.oldest = pick == 2;
   m.region = in.box();
   m.timeout_ms = in.i64();
   m.layout = Layout::parse(in.str());

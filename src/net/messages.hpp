@@ -219,6 +219,9 @@ struct QueryRequest {
   // member before it in the group, which is gone (replicas = 2 keeps each
   // shard's entries on the next member too).
   std::int32_t shard = -1;
+  // With latest: the oldest covering version at or after `version` instead
+  // of the newest (a reader walking every step, Client::steps).
+  bool oldest = false;
   void encode(WireWriter& out) const;
   static QueryRequest decode(WireReader& in);
   bool operator==(const QueryRequest&) const = default;

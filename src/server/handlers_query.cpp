@@ -101,7 +101,9 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
     std::optional<store::Coverage> coverage;
     std::uint64_t version = q.version;
     if (q.latest) {
-      for (std::uint64_t v : store_.versions_newest_first(q.var))
+      std::vector<std::uint64_t> candidates = store_.versions_newest_first(q.var);
+      if (q.oldest) std::reverse(candidates.begin(), candidates.end());
+      for (std::uint64_t v : candidates)
         if (v >= q.version && (coverage = store_.covering(q.var, v, parts)) && answers(*coverage)) {
           version = v;
           break;
