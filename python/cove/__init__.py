@@ -25,11 +25,13 @@ from ._errors import (AlreadyExists, Cancelled, Error, Internal, InvalidArgument
 from ._cove import (Client, PieceInfo, PutHandle, ReplicaInfo, Server, ServerStats, Subscription, VariableInfo,
                     VersionInfo)
 from . import _cove
+from ._steps import Step, steps as _steps
+from ._variables import Variable, VersionView, variable as _variable
 
 __version__ = _cove.__version__
 
 __all__ = [
-    "connect", "Client", "Server", "Metadata", "WorkerSlot", "PutHandle", "Subscription", "VariableInfo", "VersionInfo",
+    "connect", "Client", "Server", "Step", "Variable", "VersionView", "Metadata", "WorkerSlot", "PutHandle", "Subscription", "VariableInfo", "VersionInfo",
     "PieceInfo", "ReplicaInfo", "ServerStats", "Error", "InvalidArgument", "OutOfRange", "Overflow", "NotFound",
     "AlreadyExists", "Timeout", "NoMemory", "Unavailable", "Protocol", "Unsupported", "Cancelled", "Internal",
     "PermissionDenied",
@@ -95,6 +97,8 @@ def _become_worker(self, server, name):
 
 
 Client.get_meta = _get_meta
+Client.steps = _steps
+Client.variable = _variable
 Client.become_worker = _become_worker
 Client.get_meta_next = _get_meta_next
 Client.get_meta_latest = _get_meta_latest

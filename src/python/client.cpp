@@ -515,6 +515,36 @@ void bind_client(nb::module_& m) {
            "region = (start, count). An exception in the callback is reported through sys.unraisablehook and the "
            "subscription goes on.")
       .def(
+          "_steps",
+          [](PyClient& c, std::vector<std::string> vars, nb::handle regions, std::uint64_t stride, bool newest,
+             std::optional<std::uint64_t> after) {
+            std::vector<Box> boxes;
+            if (!regions.is_none())
+              for (nb::handle r : regions)
+                boxes.push_back(region_of(to_extents(r[0], "start"), to_extents(r[1], "count")));
+            StepOptions o;
+            o.stride = stride;
+            o.newest = newest;
+            o.after = after;
+            return c.client().steps(std::move(vars), std::move(boxes), o);
+          },
+          "vars"_a, "regions"_a.none(), "stride"_a, "newest"_a, "after"_a.none())
+      .def(
+          "end_steps",
+          [](PyClient& c, nb::handle vars, nb::handle last) {
+            std::vector<std::string> names;
+            if (nb::isinstance<nb::str>(vars))
+              names.push_back(nb::cast<std::string>(vars));
+            else
+              names = nb::cast<std::vector<std::string>>(vars);
+            std::optional<std::uint64_t> l;
+            if (!last.is_none()) l = to_version(last, "last");
+            c.call([&](Client& cl) { cl.end_steps(names, l); });
+          },
+          "vars"_a, "last"_a = nb::none(),
+          "Ends the stream of `vars` (a name or a list of names): readers' steps() yield the steps up to `last` "
+          "(None: each variable's newest version now) and then stop. Call it after the last step's puts.")
+      .def(
           "put_meta",
           [](PyClient& c, const std::string& name, VersionArg version_arg, nb::handle data) {
             const std::uint64_t version = version_arg;
@@ -673,7 +703,7 @@ void bind_client(nb::module_& m) {
             }
             return nb::make_tuple(numpy_dtype(d.dtype), d.ndim, shape);
           },
-          "var"_a, "timeout"_a = 0.0,
+          "var"_a, "timeout"_a.none() = 0.0,
           "(dtype, ndim, shape or None) of a variable, waiting up to `timeout` seconds (None: as long as it "
           "takes) for a writer to define it: Timeout then; with 0, NotFound at once.")
       .def(

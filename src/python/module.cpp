@@ -108,6 +108,7 @@ NB_MODULE(_cove, m) {
   m.attr("__version__") = COVE_VERSION_STRING;
   cove::python::bind_errors(m);
   cove::python::bind_info(m);
+  cove::python::bind_steps(m);
   cove::python::bind_client(m);
   cove::python::bind_server(m);
 }
