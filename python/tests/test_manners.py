@@ -90,3 +90,23 @@ def test_addresses_in_messages_keep_their_port():
     with pytest.raises(cove.Unavailable) as e:
         cove.connect(address, secret="x" * 32, timeout=0.2)
     assert address in str(e.value), str(e.value)
+
+
+def test_log_lines_go_through_logging(client, caplog):
+    """A line Cove logs in C++ (a subscription that ends because its variable
+    went) reaches the logger "cove" at its level, not stderr."""
+    import logging
+    import time
+    caplog.set_level(logging.WARNING, logger="cove")
+    client.define("brief", np.int32, shape=(2,))
+    sub = client.subscribe("brief", ((0,), (2,)), lambda var, version: None)
+    client.undefine("brief")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        records = [r for r in caplog.records if r.name == "cove" and "subscription to 'brief'" in r.getMessage()]
+        if records:
+            break
+        time.sleep(0.05)
+    sub.cancel()
+    assert records, [r.getMessage() for r in caplog.records]
+    assert records[0].levelno == logging.WARNING
