@@ -55,4 +55,12 @@ COVE_EXPORT std::string to_string(DeviceRecvPath path);
 // plugin (and so initialises CUDA) on first call.
 COVE_EXPORT bool device_memory_available();
 
+// Waits until the work queued so far on a CUDA stream of this process has
+// finished: `stream` is a cudaStream_t as an integer (0 and 1 are CUDA's
+// legacy default stream, 2 the per-thread one), as array producers hand
+// it out (__cuda_array_interface__'s "stream"), so that Cove reads their
+// device arrays only once they are written. Unsupported without CUDA here;
+// Internal naming CUDA's error for a stream that is not one.
+COVE_EXPORT void synchronize_device_stream(std::uintptr_t stream);
+
 }  // namespace cove

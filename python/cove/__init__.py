@@ -25,13 +25,15 @@ from ._errors import (AlreadyExists, Cancelled, Error, Internal, InvalidArgument
 from ._cove import (Client, PieceInfo, PutHandle, ReplicaInfo, Server, ServerStats, Subscription, VariableInfo,
                     VersionInfo)
 from . import _cove
+from . import _log
 from ._steps import Step, steps as _steps
 from ._variables import Variable, VersionView, variable as _variable
 
 __version__ = _cove.__version__
+device_memory_available = _cove.device_memory_available
 
 __all__ = [
-    "connect", "Client", "Server", "Step", "Variable", "VersionView", "Metadata", "WorkerSlot", "PutHandle", "Subscription", "VariableInfo", "VersionInfo",
+    "connect", "device_memory_available", "Client", "Server", "Step", "Variable", "VersionView", "Metadata", "WorkerSlot", "PutHandle", "Subscription", "VariableInfo", "VersionInfo",
     "PieceInfo", "ReplicaInfo", "ServerStats", "Error", "InvalidArgument", "OutOfRange", "Overflow", "NotFound",
     "AlreadyExists", "Timeout", "NoMemory", "Unavailable", "Protocol", "Unsupported", "Cancelled", "Internal",
     "PermissionDenied",
@@ -128,6 +130,8 @@ def _argument_errors(cls):
 
 for _cls in (Client, Server, PutHandle, Subscription):
     _argument_errors(_cls)
+
+_log.start()
 
 # Subscription threads call into Python: stop them while the interpreter can
 # still run their callbacks to the end.

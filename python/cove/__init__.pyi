@@ -1,6 +1,6 @@
 """Type stubs of the package cove (docs/python.md)."""
 import os
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -119,6 +119,41 @@ class Subscription:
     def __enter__(self) -> "Subscription": ...
     def __exit__(self, *args: Any) -> None: ...
 
+class Step:
+    """One step of Client.steps(): its version and the variables it covers."""
+    version: int
+    vars: Tuple[str, ...]
+    def get(self, var: Optional[str] = None, start: Optional[Index] = None, count: Optional[Index] = None,
+            **kwargs: Any) -> np.ndarray:
+        """The step's data of `var` (default: the walk's only variable) in the walk's region or (start, count)."""
+
+class VersionView:
+    """One version of a Variable: index it to read (h5py-style slicing), assign to an index to write."""
+    variable: "Variable"
+    version: int
+    shape: Optional[Tuple[int, ...]]
+    dtype: np.dtype
+    def read(self, **kwargs: Any) -> np.ndarray: ...
+    def __getitem__(self, key: Any) -> np.ndarray: ...
+    def __setitem__(self, key: Any, array: ArrayLike) -> None: ...
+
+class Variable:
+    """A variable bound to a client (Client.variable): definition, versions, slicing by version."""
+    name: str
+    dtype: np.dtype
+    ndim: int
+    shape: Optional[Tuple[int, ...]]
+    timeout: Optional[float]
+    @property
+    def versions(self) -> List[int]: ...
+    @property
+    def latest(self) -> Optional[int]: ...
+    def __getitem__(self, version: int) -> VersionView: ...
+    def put(self, version: int, array: ArrayLike, start: Optional[Index] = None) -> None: ...
+    def get(self, version: int, start: Optional[Index] = None, count: Optional[Index] = None,
+            **kwargs: Any) -> np.ndarray: ...
+    def steps(self, start: Optional[Index] = None, count: Optional[Index] = None, **kwargs: Any) -> Iterator[Step]: ...
+
 class Client:
     """A connection to a Cove server group (cove.connect). Thread-safe; a context manager whose exit closes it."""
     servers: list[str]
@@ -195,6 +230,15 @@ class Client:
     def register_dataflow(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Hands the consumer's dataflow graph (.json or .toml) to the placement component (NotFound,
         InvalidArgument naming the file and the culprit, e.g. a cycle)."""
+    def steps(self, vars: Union[str, Sequence[str]], start: Optional[Index] = None, count: Optional[Index] = None, *,
+              regions: Optional[Dict[str, Tuple[Index, Index]]] = None, every: int = 1, newest: bool = False,
+              after: Optional[int] = None, timeout: Optional[float] = None) -> Iterator[Step]:
+        """Yields each complete step of `vars` in version order (every n-th, or the newest), waiting up to
+        `timeout` seconds for each; ends when a writer calls end_steps()."""
+    def end_steps(self, vars: Union[str, Sequence[str]], last: Optional[int] = None) -> None:
+        """Ends the stream of `vars` at `last` (default: each variable's newest version now)."""
+    def variable(self, name: str, timeout: Optional[float] = None) -> Variable:
+        """A Variable for `name`, waiting up to `timeout` seconds for its definition; its reads wait as long."""
     def latest(self, var: str) -> Optional[int]: ...
     def remove(self, var: str, version: int) -> None: ...
     def undefine(self, var: str) -> int: ...
@@ -219,6 +263,9 @@ class Server:
     def __exit__(self, *args: Any) -> None: ...
 
 __version__: str
+
+def device_memory_available() -> bool:
+    """Whether this process can hand Cove device (GPU) arrays (Cove built with CUDA, plugin loaded, a GPU visible)."""
 
 def connect(target: Optional[str] = None, comm: Any = None, timeout: Optional[float] = 10.0,
             secret: Optional[str] = None) -> Client:

@@ -319,6 +319,12 @@ namespace cove {
 
 bool device_memory_available() { return gpu::runtime() != nullptr; }
 
+void synchronize_device_stream(std::uintptr_t stream) {
+  // cudaStreamLegacy is ((cudaStream_t)0x1): the same stream as 0 here.
+  gpu::check(gpu::require("synchronize_device_stream").synchronize(
+      stream == 1 ? nullptr : reinterpret_cast<gpu::Stream>(stream)));
+}
+
 namespace {
 template <typename Path, std::size_t N>
 Path parse_path(std::string_view name, const std::array<const char*, N>& names, const char* what) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 
 namespace nb = nanobind;
@@ -14,10 +15,13 @@ using detail::fail;
 
 namespace {
 
-// DLPack's device type of plain host memory (kDLCPU), and of host memory
-// pinned by CUDA (kDLCUDAHost), which is host memory too.
+// DLPack's device types: plain host memory (kDLCPU), host memory pinned by
+// CUDA (kDLCUDAHost), which is host memory too, and CUDA device and managed
+// memory (kDLCUDA, kDLCUDAManaged).
 constexpr int kDlpackCpu = 1;
+constexpr int kDlpackCuda = 2;
 constexpr int kDlpackCudaHost = 3;
+constexpr int kDlpackCudaManaged = 13;
 
 std::string type_of(nb::handle obj) { return nb::type_name(obj.type()).c_str(); }
 
@@ -31,25 +35,21 @@ std::string text_of(nb::handle obj) {
   return nb::cast<std::string>(s);
 }
 
-[[noreturn]] void device_array(nb::handle obj, const char* what) {
-  throw nb::type_error((std::string(what) + ": a " + type_of(obj) +
-                        " in device (GPU) memory; the Python binding takes host arrays only for now "
-                        "(the C and C++ APIs take device pointers, docs/gpu.md)")
-                           .c_str());
-}
-
-// Refuses device arrays before anything imports them, with the reason.
-void refuse_device_arrays(nb::handle obj, const char* what) {
-  if (nb::hasattr(obj, "__cuda_array_interface__")) device_array(obj, what);
-  if (!nb::hasattr(obj, "__dlpack_device__")) return;
-  nb::object device;
-  try {
-    device = obj.attr("__dlpack_device__")();
-  } catch (const nb::python_error&) {
-    return;  // the import below reports what is wrong
+// The memory space of a DLPack device type; TypeError for devices Cove
+// cannot read (ROCm, Metal, ...).
+MemorySpace space_of(int device_type, nb::handle obj, const char* what) {
+  switch (device_type) {
+    case kDlpackCpu:
+    case kDlpackCudaHost:
+      return MemorySpace::host;
+    case kDlpackCuda:
+    case kDlpackCudaManaged:
+      return MemorySpace::device;
+    default:
+      throw nb::type_error((std::string(what) + ": a " + type_of(obj) + " on DLPack device type " +
+                            std::to_string(device_type) + "; Cove takes host memory and CUDA device memory")
+                               .c_str());
   }
-  const int type = nb::cast<int>(device[0]);
-  if (type != kDlpackCpu && type != kDlpackCudaHost) device_array(obj, what);
 }
 
 DType dtype_from_dlpack(nb::dlpack::dtype t, nb::handle obj, const char* what) {
@@ -132,8 +132,8 @@ namespace {
 
 template <typename Array>
 ArrayView view_of(const Array& array, nb::handle obj, nb::object source, const char* what) {
-  if (array.device_type() != kDlpackCpu && array.device_type() != kDlpackCudaHost) device_array(obj, what);
   ArrayView view;
+  view.memory = space_of(array.device_type(), obj, what);
   view.dtype = dtype_from_dlpack(array.dtype(), source, what);
   const int n = static_cast<int>(array.ndim());
   if (n < 1 || n > kMaxDims) fail(Code::InvalidArgument, what, " has ", n, " dimensions; Cove takes 1..", kMaxDims);
@@ -150,13 +150,107 @@ ArrayView view_of(const Array& array, nb::handle obj, nb::object source, const c
   view.data = const_cast<void*>(static_cast<const void*>(array.data()));
   view.bytes = array.nbytes();
   view.owner = std::move(source);
+  // DLPack producers make the legacy default stream wait for their work
+  // when the consumer names no stream (nanobind names none).
+  if (view.memory == MemorySpace::device) synchronize_device_stream(0);
+  return view;
+}
+
+// An int of a __cuda_array_interface__ dict, naming `what` when it is not one.
+std::int64_t interface_int(nb::handle value, const char* what, const char* field) {
+  if (!nb::isinstance<nb::int_>(value))
+    fail(Code::InvalidArgument, what, ": __cuda_array_interface__ field ", field, " is ", text_of(value),
+         ", not an int");
+  return nb::cast<std::int64_t>(value);
+}
+
+// An array by the CUDA Array Interface (version 2 or 3): a dict with shape,
+// typestr, data = (pointer, read-only), strides (bytes, or None for C
+// order), mask (must be None) and stream (synchronised when given).
+ArrayView view_of_interface(nb::handle obj, bool writable, const char* what) {
+  nb::object cai = obj.attr("__cuda_array_interface__");
+  if (!nb::isinstance<nb::dict>(cai))
+    fail(Code::InvalidArgument, what, ": __cuda_array_interface__ is a ", type_of(cai), ", not a dict");
+  nb::dict d = nb::borrow<nb::dict>(cai);
+  for (const char* field : {"shape", "typestr", "data"})
+    if (!d.contains(field)) fail(Code::InvalidArgument, what, ": __cuda_array_interface__ has no ", field);
+  if (d.contains("mask") && !d["mask"].is_none())
+    fail(Code::InvalidArgument, what, ": a masked device array (__cuda_array_interface__ mask); Cove takes plain ones");
+  ArrayView view;
+  view.memory = MemorySpace::device;
+  const std::string typestr = nb::cast<std::string>(nb::str(d["typestr"]));
+  try {
+    view.dtype = DType::parse(typestr);
+  } catch (const Error&) {
+    fail(Code::InvalidArgument, what, ": dtype '", typestr,
+         "' is not one Cove knows (bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
+  }
+  nb::handle shape = d["shape"];
+  if (!nb::isinstance<nb::tuple>(shape))
+    fail(Code::InvalidArgument, what, ": __cuda_array_interface__ shape is ", text_of(shape), ", not a tuple");
+  const int n = static_cast<int>(nb::len(shape));
+  if (n < 1 || n > kMaxDims) fail(Code::InvalidArgument, what, " has ", n, " dimensions; Cove takes 1..", kMaxDims);
+  view.shape.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    view.shape[static_cast<std::size_t>(i)] = interface_int(shape[static_cast<std::size_t>(i)], what, "shape");
+    if (view.shape[static_cast<std::size_t>(i)] < 0) fail(Code::InvalidArgument, what, ": a negative extent");
+  }
+  const auto elem = static_cast<Index>(view.dtype.size());
+  std::vector<Index> strides(static_cast<std::size_t>(n));
+  Index packed = 1;
+  for (int i = n - 1; i >= 0; --i) {
+    strides[static_cast<std::size_t>(i)] = packed;
+    packed *= view.shape[static_cast<std::size_t>(i)];
+  }
+  if (d.contains("strides") && !d["strides"].is_none()) {
+    nb::handle given = d["strides"];
+    if (!nb::isinstance<nb::tuple>(given) || static_cast<int>(nb::len(given)) != n)
+      fail(Code::InvalidArgument, what, ": __cuda_array_interface__ strides ", text_of(given), " are not ", n, " ints");
+    for (int i = 0; i < n; ++i) {
+      const std::int64_t bytes = interface_int(given[static_cast<std::size_t>(i)], what, "strides");
+      if (bytes % elem != 0)
+        fail(Code::InvalidArgument, what, " is not contiguous (axis ", i, " has a stride of ", bytes,
+             " bytes, not a multiple of the element size ", elem, ")");
+      strides[static_cast<std::size_t>(i)] = bytes / elem;
+    }
+  }
+  view.layout = dense_layout(view.shape, strides, what);
+  nb::handle data = d["data"];
+  if (!nb::isinstance<nb::tuple>(data) || nb::len(data) != 2)
+    fail(Code::InvalidArgument, what, ": __cuda_array_interface__ data is ", text_of(data), ", not (pointer, read-only)");
+  view.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(interface_int(data[0], what, "data")));
+  if (writable && nb::cast<bool>(data[1])) fail(Code::InvalidArgument, what, " is read-only");
+  view.bytes = static_cast<std::size_t>(packed) * static_cast<std::size_t>(elem);
+  if (d.contains("stream") && !d["stream"].is_none()) {
+    const std::int64_t stream = interface_int(d["stream"], what, "stream");
+    if (stream == 0)
+      fail(Code::InvalidArgument, what, ": __cuda_array_interface__ stream 0 is not allowed (the interface says 1 or 2 "
+           "for the default streams)");
+    synchronize_device_stream(static_cast<std::uintptr_t>(stream));
+  }
+  view.owner = nb::borrow(obj);
   return view;
 }
 
 }  // namespace
 
 ArrayView import_array(nb::handle obj, bool writable, const char* what) {
-  refuse_device_arrays(obj, what);
+  // Where a DLPack producer's memory is, before anything imports it: a
+  // device Cove cannot read is refused by name.
+  std::optional<MemorySpace> dlpack_space;
+  if (nb::hasattr(obj, "__dlpack_device__")) {
+    nb::object device;
+    try {
+      device = obj.attr("__dlpack_device__")();
+    } catch (const nb::python_error&) {
+      // the import below reports what is wrong
+    }
+    if (device.is_valid()) dlpack_space = space_of(nb::cast<int>(device[0]), obj, what);
+  }
+  // The CUDA Array Interface names the producer's stream: preferred for
+  // device arrays that offer both (CuPy, PyTorch on a GPU).
+  if (nb::hasattr(obj, "__cuda_array_interface__") && dlpack_space.value_or(MemorySpace::device) == MemorySpace::device)
+    return view_of_interface(obj, writable, what);
   nb::object source = nb::borrow(obj);
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (writable) {

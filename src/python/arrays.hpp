@@ -3,15 +3,23 @@
 // DLPack or by __array_interface__ (through numpy.asarray, which does not
 // copy).
 //
+// Device (GPU) arrays come by DLPack (kDLCUDA, kDLCUDAManaged) or by
+// __cuda_array_interface__ (CuPy, PyTorch, Numba): their view says
+// MemorySpace::device, and the producer's stream (the interface's
+// "stream"; for DLPack the legacy default stream, which producers make
+// wait for their own) is synchronised before Cove reads or writes them.
+//
 // Errors (raised as cove exceptions): InvalidArgument for an array that is
-// not dense (strides with gaps), a dtype Cove does not know, or a rank of 0
-// or above Cove's limit; TypeError for a device (GPU) array or an object
-// that is not an array at all. Call with the GIL held.
+// not dense (strides with gaps), a dtype Cove does not know, a masked or
+// read-only array where Cove would write, or a rank of 0 or above Cove's
+// limit; TypeError for an array on a device other than a CUDA GPU, or an
+// object that is not an array at all. Call with the GIL held.
 #pragma once
 
 #include <cove/box.hpp>
 #include <cove/dtype.hpp>
 #include <cove/layout.hpp>
+#include <cove/memory.hpp>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -28,6 +36,7 @@ struct ArrayView {
   std::vector<Index> shape;
   DType dtype;
   Layout layout;      // the memory order of the elements (C, F or a permutation)
+  MemorySpace memory = MemorySpace::host;
   nanobind::object owner;  // keeps the memory alive: the imported array
 };
 

@@ -13,6 +13,7 @@ namespace cove::python {
 void bind_info(nanobind::module_& m);    // VariableInfo, ServerStats and their parts (info.cpp)
 void bind_client(nanobind::module_& m);  // Client, PutHandle, Subscription (client.cpp)
 void bind_server(nanobind::module_& m);  // Server (server.cpp)
+void bind_log(nanobind::module_& m);     // Cove's log lines queued for logging (log.cpp)
 void bind_steps(nanobind::module_& m);   // _Steps, the walk Client.steps() iterates (steps.cpp)
 
 // A timeout in seconds (None: wait as long as it takes) as Cove's

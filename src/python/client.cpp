@@ -203,7 +203,7 @@ class PyClient {
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
     check_dtype(var, a.dtype, "array");
-    call([&](Client& cl) { cl.put(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
+    call([&](Client& cl) { cl.put(var, version, box, a.data, a.bytes, a.layout, a.memory); });
   }
 
   void put_local(const std::string& var, VersionArg version_arg, StartArg start_arg, nb::handle array) {
@@ -218,7 +218,7 @@ class PyClient {
            " is held already; release() it first");
     local_.emplace(key, Held{box, Pin(a.owner)});
     try {
-      call([&](Client& cl) { cl.put_local(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
+      call([&](Client& cl) { cl.put_local(var, version, box, a.data, a.bytes, a.layout, a.memory); });
     } catch (...) {
       local_.erase(key);
       throw;
@@ -243,7 +243,7 @@ class PyClient {
     check_dtype(var, a.dtype, "array");
     auto p = std::make_shared<AsyncPut>();
     p->pin.emplace(a.owner);
-    p->handle = call([&](Client& cl) { return cl.put_async(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
+    p->handle = call([&](Client& cl) { return cl.put_async(var, version, box, a.data, a.bytes, a.layout, a.memory); });
     pending_.push_back(p);  // the array stays pinned until the put ends, handle or no handle
     return p;
   }
@@ -290,8 +290,8 @@ class PyClient {
       target = import_array(result, true, "result");
     }
     const std::uint64_t v = call([&](Client& cl) {
-      if (!version) return cl.get_latest(var, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
-      cl.get(var, *version, box, target.data, target.bytes, ms, target.layout, MemorySpace::host);
+      if (!version) return cl.get_latest(var, box, target.data, target.bytes, ms, target.layout, target.memory);
+      cl.get(var, *version, box, target.data, target.bytes, ms, target.layout, target.memory);
       return *version;
     });
     if (got) *got = v;
@@ -342,7 +342,7 @@ class PyClient {
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
     check_dtype(var, a.dtype, "array");
-    call([&](Client& cl) { cl.put_on(on, var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
+    call([&](Client& cl) { cl.put_on(on, var, version, box, a.data, a.bytes, a.layout, a.memory); });
   }
 
   std::size_t put_placed(const std::string& var, VersionArg version_arg, StartArg start_arg,
@@ -352,7 +352,7 @@ class PyClient {
     const ArrayView a = import_array(array, false, "array");
     const Box box = region_of(start, a.shape);
     check_dtype(var, a.dtype, "array");
-    return call([&](Client& cl) { return cl.put_placed(var, version, box, a.data, a.bytes, a.layout, MemorySpace::host); });
+    return call([&](Client& cl) { return cl.put_placed(var, version, box, a.data, a.bytes, a.layout, a.memory); });
   }
 
   std::size_t held_locally() const { return local_.size(); }

@@ -6,6 +6,8 @@
 
 #include "core/fail.hpp"
 
+#include <cove/memory.hpp>
+
 #include <nanobind/stl/string.h>
 
 #include <cmath>
@@ -106,8 +108,12 @@ std::string path_of(nb::handle path, const char* what) {
 NB_MODULE(_cove, m) {
   m.doc() = "Cove's C++ client and server for Python (use the package `cove`).";
   m.attr("__version__") = COVE_VERSION_STRING;
+  m.def("device_memory_available", &cove::device_memory_available,
+        "Whether this process can hand Cove device (GPU) arrays: Cove was built with CUDA, its plugin loads and a GPU "
+        "is visible.");
   cove::python::bind_errors(m);
   cove::python::bind_info(m);
+  cove::python::bind_log(m);
   cove::python::bind_steps(m);
   cove::python::bind_client(m);
   cove::python::bind_server(m);
