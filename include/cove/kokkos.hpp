@@ -71,8 +71,10 @@ struct Options {
   std::string target;
   ConnectOptions connect;
   // How long deep_copy from a staging view waits for its data, unless the
-  // view sets its own (set_timeout); negative: forever.
-  std::int64_t timeout_ms = 60000;
+  // view sets its own (set_timeout): negative (the default) as long as it
+  // takes, 0 not at all, else that many milliseconds, then Timeout (the
+  // timeout rule of every language: docs/staging.md, "Timeouts").
+  std::int64_t timeout_ms = -1;
 };
 
 // Connects the process's client (Kokkos must be initialized already).

@@ -19,8 +19,9 @@
 ! the call, except put_local's, which must stay valid and unchanged (declare
 ! them target) until cove_release or cove_disconnect.
 ! Blocking: every call blocks until done; gets wait as timeout_ms says
-! (0, the default: answer at once; COVE_WAIT_FOREVER: until the data is
-! there; > 0: that many milliseconds, then COVE_TIMEOUT).
+! (COVE_WAIT_FOREVER, the default: until the data is there; 0: answer at
+! once; > 0: that many milliseconds, then COVE_TIMEOUT): the one timeout
+! rule of every language (docs/staging.md, "Timeouts").
 ! Thread-safety: a client may be used from several threads at once;
 ! cove_last_error() is per thread.
 module cove
@@ -256,7 +257,7 @@ contains
     how = COVE_META_EXACT
     if (present(mode)) how = mode
     which = version
-    wait = 0
+    wait = COVE_WAIT_FOREVER
     if (present(timeout_ms)) wait = timeout_ms
     if (how /= COVE_META_LATEST) then
       status = check_version("get_meta", name, version)
@@ -341,7 +342,7 @@ contains
 
     status = region_of("get", var, version, count, start, origin)
     if (status /= COVE_OK) return
-    wait = 0
+    wait = COVE_WAIT_FOREVER
     if (present(timeout_ms)) wait = timeout_ms
     call c_own_error_clear()
     status = c_get(client%handle, c_str(var), version, size(count), origin, count, data, bytes, wait, c_str("F"))

@@ -16,7 +16,7 @@ namespace {
 struct State {
   std::mutex mutex;
   std::optional<Client> client;
-  std::int64_t timeout_ms = 60000;
+  std::int64_t timeout_ms = -1;  // Options::timeout_ms
   // The definitions this client has made (define is a round trip): name,
   // dtype, rank, fill value.
   std::set<std::tuple<std::string, std::string, int, std::vector<std::byte>>> defined;

@@ -72,7 +72,7 @@ program fortran_reader
   call expect(c2(6, 4) == v2(5, 3) + 0.5_real64, "a failed get left c2 alone")
 
   ! Errors: a status and a message.
-  call expect_status(cove_get(client, "nowhere", 1_int64, c2), COVE_NOT_FOUND, "get of an undefined variable")
+  call expect_status(cove_get(client, "nowhere", 1_int64, c2, timeout_ms=0_int64), COVE_NOT_FOUND, "get of an undefined variable")
   call expect_status(cove_get(client, "c2", 1_int64, cube), COVE_INVALID_ARGUMENT, "get of 3-D from 2-D c2")
   call expect_status(cove_get(client, "c2", 1_int64, c2, [0_int64]), COVE_INVALID_ARGUMENT, &
                      "start of the wrong size", "start has 1 entries for 2 dimensions")

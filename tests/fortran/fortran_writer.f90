@@ -117,7 +117,7 @@ program fortran_writer
   call expect_status(cove_release(client, "flocal", 1_int64, shape(local, int64), released=released), COVE_OK, &
                      "release flocal")
   call expect(released == 1, "release dropped one piece")
-  call expect_status(cove_get(client, "flocal", 1_int64, local), COVE_NOT_FOUND, "get after release")
+  call expect_status(cove_get(client, "flocal", 1_int64, local, timeout_ms=0_int64), COVE_NOT_FOUND, "get after release")
   call expect_status(cove_disconnect(client), COVE_OK, "disconnect")
   write (output_unit, '(a,i0,a)') "fortran writer: ", failures, " failed"
   if (failures /= 0) stop 1
