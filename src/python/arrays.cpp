@@ -276,6 +276,12 @@ ArrayView import_array(nb::handle obj, bool writable, const char* what) {
 }
 
 DType dtype_of(nb::handle dtype_like) {
+  // A name Cove knows needs no numpy ("f4", "<f8", "int32").
+  if (nb::isinstance<nb::str>(dtype_like)) try {
+      return DType::parse(nb::cast<std::string>(dtype_like));
+    } catch (const Error&) {
+      // numpy knows more spellings ("float32", "double", "i")
+    }
   nb::object dt;
   try {
     dt = nb::module_::import_("numpy").attr("dtype")(dtype_like);

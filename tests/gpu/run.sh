@@ -5,7 +5,8 @@
 # pairs (host writer with device readers, device writer with host
 # readers), every element checked; overlapping puts and a sealed version's
 # fill read into device memory by each receiver path; and device memory
-# refused where Cove may not use CUDA (COVE_CUDA=0). Exits 77 (skipped,
+# refused where Cove may not use CUDA (COVE_CUDA=0); Python device arrays
+# (python_device.py) where the package imports. Exits 77 (skipped,
 # saying why) where no GPU is visible.
 #   run.sh BIN_DIR TESTS_DIR
 set -euo pipefail
@@ -86,6 +87,24 @@ else
   failed=$((failed + 1))
   echo "FAILED: device memory where Cove may not use CUDA (COVE_CUDA=0)"
   cat "$dir/refuse.log"
+fi
+# Python device arrays (__cuda_array_interface__), where the package
+# imports: COVE_PYTHONPATH is where it is, COVE_PYTHON the interpreter
+# (default python3; bench/gpu.sh sets both).
+python=${COVE_PYTHON:-python3}
+if [ -n "${COVE_PYTHONPATH:-}" ] && command -v "$python" > /dev/null; then
+  set +e
+  PYTHONPATH=$COVE_PYTHONPATH "$python" "$(dirname "$0")/python_device.py" "$conn" > "$dir/python.log" 2>&1
+  rc=$?
+  set -e
+  cat "$dir/python.log"
+  n=$((n + 1))
+  if [ $rc -eq 77 ]; then
+    n=$((n - 1))
+  elif [ $rc -ne 0 ]; then
+    failed=$((failed + 1))
+    echo "FAILED: Python device arrays"
+  fi
 fi
 echo "$n checks, $failed failed"
 [ $failed -eq 0 ]
