@@ -17,6 +17,16 @@ if(COVE_ENABLE_FORTRAN)
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(DIRECTORY ${COVE_FORTRAN_MODULE_DIR}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cove/fortran)
+  # cove::fortran_mpi (the module cove_mpi) in a file of its own, which
+  # CoveConfig.cmake reads only for consumers that enable Fortran (it needs
+  # MPI's Fortran bindings).
+  if(COVE_FORTRAN_MPI)
+    install(TARGETS cove_fortran_mpi EXPORT CoveFortranMpiTargets
+            LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+            ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+            RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+    install(EXPORT CoveFortranMpiTargets NAMESPACE cove:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Cove)
+  endif()
 endif()
 if(COVE_ENABLE_KOKKOS)
   install(TARGETS cove_kokkos EXPORT CoveTargets

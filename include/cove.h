@@ -60,6 +60,22 @@ COVE_EXPORT cove_status cove_server_stop(cove_server_t* server);
 /* target: a connection file, server addresses separated by commas, or NULL
  * / "" for the COVE_CONNECT environment variable. */
 COVE_EXPORT cove_status cove_connect(const char* target, int64_t timeout_ms, cove_client_t** client);
+/* A collective connect in any language's MPI binding (Fortran's
+ * cove_connect_comm is built on it; C and C++ have cove::connect(MPI_Comm)
+ * in <cove/mpi.hpp>): one rank resolves the target into a ticket, which
+ * holds the servers' addresses and the group's secret (broadcast it within
+ * the job only), and every rank connects with the ticket's bytes, taking a
+ * member that does not answer within 2 s for dead where the target was a
+ * connection file. cove_connect_ticket waits up to timeout_ms for the
+ * connection file, writes the ticket (no terminating NUL) into `ticket`
+ * when it fits in `capacity` bytes, and sets *size to its length:
+ * COVE_INVALID_ARGUMENT when it does not fit (*size says how much to give;
+ * capacity 0 asks only that). cove_connect_with_ticket: as cove_connect;
+ * COVE_INVALID_ARGUMENT for bytes that are not a ticket. */
+COVE_EXPORT cove_status cove_connect_ticket(const char* target, int64_t timeout_ms, char* ticket, size_t capacity,
+                                            size_t* size);
+COVE_EXPORT cove_status cove_connect_with_ticket(const char* ticket, size_t size, int64_t timeout_ms,
+                                                 cove_client_t** client);
 /* Releases this client's put_local pieces and frees the handle (NULL is a
  * no-op). Calls in flight on other threads are waited for (a get waits as
  * its timeout says); calls that begin meanwhile fail with

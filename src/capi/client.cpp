@@ -14,6 +14,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 struct cove_server {
@@ -104,6 +105,9 @@ cove_status on_client(cove_client* c, Fn&& fn) noexcept {
   });
 }
 
+// The first line of a connect ticket (cove_connect_ticket).
+constexpr char kTicketHead[] = "cove-connect-ticket-1\n";
+
 // A define's shape: ndim extents, or none for NULL.
 std::span<const cove::Index> shape_of(int ndim, const int64_t* shape) {
   if (!shape) return {};
@@ -148,6 +152,49 @@ cove_status cove_connect(const char* target, int64_t timeout_ms, cove_client_t**
     cove::ConnectOptions o;
     o.timeout_ms = timeout_ms;
     *out = new cove_client(cove::Client::connect(target ? target : "", o));
+  });
+}
+
+// A ticket: a first line naming the format, whether the group is known to
+// have started (its connection file was read), the servers' addresses
+// separated by commas, and the secret, which runs to the end (any bytes).
+cove_status cove_connect_ticket(const char* target, int64_t timeout_ms, char* ticket, size_t capacity, size_t* size) {
+  return guarded([&] {
+    require(size, "size");
+    *size = 0;
+    const cove::ConnectTarget t = cove::Client::resolve_target(target ? target : "", timeout_ms);
+    std::string servers;
+    for (const auto& a : t.servers) servers += (servers.empty() ? "" : ",") + a;
+    const std::string bytes = std::string(kTicketHead) + (t.from_file ? "1" : "0") + "\n" + servers + "\n" + t.secret;
+    *size = bytes.size();
+    if (capacity < bytes.size()) {
+      if (capacity == 0) return;  // asked for the size only
+      throw cove::Error(cove::Code::InvalidArgument, "the ticket takes " + std::to_string(bytes.size()) +
+                                                        " bytes; capacity is " + std::to_string(capacity));
+    }
+    require(ticket, "ticket");
+    std::memcpy(ticket, bytes.data(), bytes.size());
+  });
+}
+
+cove_status cove_connect_with_ticket(const char* ticket, size_t size, int64_t timeout_ms, cove_client_t** out) {
+  return guarded([&] {
+    require(ticket, "ticket");
+    require(out, "client");
+    const std::string_view bytes(ticket, size);
+    const std::string_view head(kTicketHead);
+    const auto bad = [] { throw cove::Error(cove::Code::InvalidArgument, "these bytes are not a cove_connect_ticket"); };
+    if (bytes.substr(0, head.size()) != head || bytes.size() < head.size() + 2) bad();
+    const char started = bytes[head.size()];
+    if ((started != '0' && started != '1') || bytes[head.size() + 1] != '\n') bad();
+    const std::string_view rest = bytes.substr(head.size() + 2);
+    const auto end = rest.find('\n');
+    if (end == std::string_view::npos || end == 0) bad();
+    cove::ConnectOptions o;
+    o.timeout_ms = timeout_ms;
+    o.group_started = started == '1';
+    o.secret = std::string(rest.substr(end + 1));
+    *out = new cove_client(cove::Client::connect(std::string(rest.substr(0, end)), o));
   });
 }
 

@@ -33,7 +33,7 @@ module cove
   private
 
   public :: cove_client
-  public :: cove_connect, cove_disconnect, cove_define, cove_put, cove_put_local, cove_release, cove_get, &
+  public :: cove_connect, cove_connect_ticket, cove_connect_with_ticket, cove_disconnect, cove_define, cove_put, cove_put_local, cove_release, cove_get, &
             cove_seal, cove_derive, cove_latest, cove_remove, cove_put_meta, cove_get_meta, cove_last_error, cove_strerror, &
             cove_status_name
 
@@ -84,6 +84,54 @@ contains
     else
       status = c_connect(c_str(""), wait, client%handle)
     end if
+  end function
+
+  ! A collective connect's two halves (module cove_mpi's cove_connect_comm
+  ! uses them; cove.h says more): one rank resolves target (as
+  ! cove_connect does, waiting timeout_ms, default 10000) into ticket, which
+  ! holds the servers' addresses and the group's secret: pass it to the
+  ! other ranks of the job only. Every rank then connects with it.
+  integer function cove_connect_ticket(ticket, target, timeout_ms) result(status)
+    character(:), allocatable, intent(out) :: ticket
+    character(*), intent(in), optional :: target
+    integer(int64), intent(in), optional :: timeout_ms
+    integer(int64) :: wait
+    integer(c_size_t) :: size
+    character(kind=c_char) :: none(1)
+
+    wait = 10000
+    if (present(timeout_ms)) wait = timeout_ms
+    call c_own_error_clear()
+    ! The size first, then the ticket (resolving the target twice: a
+    ! connection file read twice says the same).
+    if (present(target)) then
+      status = c_connect_ticket(c_str(target), wait, none, 0_c_size_t, size)
+    else
+      status = c_connect_ticket(c_str(""), wait, none, 0_c_size_t, size)
+    end if
+    if (status /= COVE_OK) then
+      ticket = ""
+      return
+    end if
+    allocate(character(size) :: ticket)
+    if (present(target)) then
+      status = c_connect_ticket(c_str(target), wait, ticket, size, size)
+    else
+      status = c_connect_ticket(c_str(""), wait, ticket, size, size)
+    end if
+    if (status /= COVE_OK) ticket = ""
+  end function
+
+  integer function cove_connect_with_ticket(client, ticket, timeout_ms) result(status)
+    type(cove_client), intent(inout) :: client
+    character(*), intent(in) :: ticket
+    integer(int64), intent(in), optional :: timeout_ms
+    integer(int64) :: wait
+
+    wait = 10000
+    if (present(timeout_ms)) wait = timeout_ms
+    call c_own_error_clear()
+    status = c_connect_with_ticket(ticket, len(ticket, c_size_t), wait, client%handle)
   end function
 
   ! Releases this client's put_local pieces and closes the connection; the

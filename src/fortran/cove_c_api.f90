@@ -6,7 +6,7 @@ module cove_c_api
   use, intrinsic :: iso_c_binding, only: c_char, c_int, c_int64_t, c_ptr, c_size_t
   implicit none
   private
-  public :: c_connect, c_disconnect, c_define, c_define_reorg, c_define_fill, c_seal, c_derive, c_put, &
+  public :: c_connect, c_connect_ticket, c_connect_with_ticket, c_disconnect, c_define, c_define_reorg, c_define_fill, c_seal, c_derive, c_put, &
             c_put_local, c_get, c_release, c_latest, c_remove, c_put_meta, c_get_meta, c_strerror, c_status_name, &
             c_own_error_set, c_own_error_clear, c_own_last_error
 
@@ -16,6 +16,25 @@ module cove_c_api
     integer(c_int) function c_connect(target, timeout_ms, client) bind(c, name="cove_connect")
       import :: c_char, c_int, c_int64_t, c_ptr
       character(kind=c_char), intent(in) :: target(*)
+      integer(c_int64_t), value :: timeout_ms
+      type(c_ptr), intent(out) :: client
+    end function
+
+    integer(c_int) function c_connect_ticket(target, timeout_ms, ticket, capacity, size) &
+        bind(c, name="cove_connect_ticket")
+      import :: c_char, c_int, c_int64_t, c_size_t
+      character(kind=c_char), intent(in) :: target(*)
+      integer(c_int64_t), value :: timeout_ms
+      character(kind=c_char), intent(out) :: ticket(*)
+      integer(c_size_t), value :: capacity
+      integer(c_size_t), intent(out) :: size
+    end function
+
+    integer(c_int) function c_connect_with_ticket(ticket, size, timeout_ms, client) &
+        bind(c, name="cove_connect_with_ticket")
+      import :: c_char, c_int, c_int64_t, c_ptr, c_size_t
+      character(kind=c_char), intent(in) :: ticket(*)
+      integer(c_size_t), value :: size
       integer(c_int64_t), value :: timeout_ms
       type(c_ptr), intent(out) :: client
     end function

@@ -1,7 +1,8 @@
 /* The message of the Fortran module's own checks (a section put_local
  * cannot take, a start of the wrong size), kept per thread like the C
  * API's, so that the Fortran cove_last_error() is per thread too: Fortran
- * itself has no thread-local storage. Internal to libcove-fortran. */
+ * itself has no thread-local storage. Internal to libcove-fortran and
+ * libcove-fortran-mpi. */
 #include <cove.h>
 
 #include <stdio.h>
@@ -9,7 +10,8 @@
 static _Thread_local char own[512];
 static _Thread_local int own_set;
 
-void cove_fortran_error_set(const char* message);
+/* Visible outside libcove-fortran for the module cove_mpi (libcove-fortran-mpi). */
+__attribute__((visibility("default"))) void cove_fortran_error_set(const char* message);
 void cove_fortran_error_clear(void);
 const char* cove_fortran_last_error(void);
 

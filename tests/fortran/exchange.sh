@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fortran and C programs exchanging arrays through a real cove-server, as
 # separate processes; each checks every element it gets.
-#   exchange.sh DIR fortran_to_c|c_to_fortran|reader_first
+#   exchange.sh DIR fortran_to_c|c_to_fortran|reader_first|comm
 set -euo pipefail
 dir=$1 case=$2
 here=$(dirname "$0")/../integration
@@ -33,5 +33,8 @@ case "$case" in
     wait "$reader" || status=$?
     cat "$dir/reader.out"
     exit $status ;;
+  comm)
+    # Three ranks connect collectively through one read of the file.
+    mpiexec --allow-run-as-root --oversubscribe -n 3 "$COVE_TEST_BIN"/cove-test-fortran-comm ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac

@@ -125,6 +125,21 @@ int main(void) {
   cove_client_t* c = NULL;
   CHECK(cove_connect(cove_server_address(server), 1000, &c) == COVE_OK);
 
+  /* A collective connect's ticket: its size, too small a buffer, a
+   * connect with it, and bytes that are not one. */
+  size_t ticket_size = 0;
+  CHECK(cove_connect_ticket(cove_server_address(server), 1000, NULL, 0, &ticket_size) == COVE_OK && ticket_size > 0);
+  char ticket[512];
+  CHECK(ticket_size <= sizeof ticket);
+  CHECK(cove_connect_ticket(cove_server_address(server), 1000, ticket, 3, &ticket_size) == COVE_INVALID_ARGUMENT);
+  CHECK(strstr(cove_last_error(), "capacity is 3") != NULL);
+  CHECK(cove_connect_ticket(cove_server_address(server), 1000, ticket, sizeof ticket, &ticket_size) == COVE_OK);
+  cove_client_t* by_ticket = NULL;
+  CHECK(cove_connect_with_ticket(ticket, ticket_size, 1000, &by_ticket) == COVE_OK);
+  CHECK(cove_disconnect(by_ticket) == COVE_OK);
+  CHECK(cove_connect_with_ticket(ticket, ticket_size - ticket_size / 2 - 8, 1000, &by_ticket) != COVE_OK);
+  CHECK(cove_connect_with_ticket("cove-connect-ticket-1\n2\nx\n", 26, 1000, &by_ticket) == COVE_INVALID_ARGUMENT);
+
   const int64_t shape[2] = {4, 6};
   CHECK(cove_define(c, "grid", "<f8", 2, shape) == COVE_OK);
   double field[24];
