@@ -18,6 +18,7 @@ The user guide is docs/python.md.
 """
 import atexit as _atexit
 import functools as _functools
+import os as _os
 from collections import namedtuple as _namedtuple
 
 from ._errors import (AlreadyExists, Cancelled, Error, Internal, InvalidArgument, NoMemory, NotFound, OutOfRange,
@@ -58,7 +59,14 @@ def connect(target=None, comm=None, timeout=10.0, secret=None):
     connection file's, COVE_SECRET, or that of a server in this process).
     Raises Unavailable, PermissionDenied or InvalidArgument.
     """
-    target = target or ""
+    if target is not None and not isinstance(target, (str, _os.PathLike)):
+        raise InvalidArgument(f"connect(): target = {target!r} ({type(target).__name__}) is not a connection file, "
+                              "addresses or None")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
+        raise InvalidArgument(f"connect(): timeout = {timeout!r} ({type(timeout).__name__}) is not seconds or None")
+    if secret is not None and not isinstance(secret, str):
+        raise InvalidArgument(f"connect(): secret = {secret!r} ({type(secret).__name__}) is not a str or None")
+    target = _os.fspath(target) if target is not None else ""
     secret = secret or ""
     if comm is None:
         return Client._connect(target, timeout, secret, False)
@@ -106,10 +114,10 @@ Client.get_meta_next = _get_meta_next
 Client.get_meta_latest = _get_meta_latest
 
 def _argument_errors(cls):
-    """Wraps the public methods of a binding class so that arguments nanobind cannot convert raise
-    cove.InvalidArgument naming the call, what it was given and what it takes, instead of nanobind's TypeError."""
+    """Wraps the public methods (and the constructor) of a binding class so that arguments nanobind cannot convert
+    raise cove.InvalidArgument naming the call, what it was given and what it takes, instead of nanobind's TypeError."""
     for name, f in list(vars(cls).items()):
-        if name.startswith("_") or type(f).__name__ != "nb_method":
+        if (name.startswith("_") and name != "__init__") or type(f).__name__ != "nb_method":
             continue
 
         def wrapper(*args, __f=f, __name=name, **kwargs):

@@ -110,3 +110,28 @@ def test_log_lines_go_through_logging(client, caplog):
     sub.cancel()
     assert records, [r.getMessage() for r in caplog.records]
     assert records[0].levelno == logging.WARNING
+
+
+def test_ints_and_constructors_refuse_what_is_not_one(server, line):
+    """nanobind alone takes the str "2" for an int: every int argument,
+    Server() and connect() raise InvalidArgument naming the argument."""
+    cases = [
+        (lambda: cove.Server(workers="2"), "workers"),
+        (lambda: cove.Server(max_versions=1.5), "max_versions"),
+        (lambda: cove.Server(transport=5), "Server.__init__"),
+        (lambda: cove.connect(server.address, timeout="x"), "timeout = 'x'"),
+        (lambda: cove.connect(5), "target = 5"),
+        (lambda: cove.connect(server.address, secret=3), "secret = 3"),
+        (lambda: line.placements(max="3"), "max must be an int"),
+        (lambda: line.put_on("0", "line", 1, 0, np.zeros(4)), "server must be an int"),
+        (lambda: line.define("u", np.float64, shape=("4",)), "shape\\[0\\] must be an int"),
+        (lambda: line.define("u", np.float64, ndim="2"), "ndim must be an int"),
+        (lambda: line.derive("line", "1", 2), "version must be an int"),
+        (lambda: line.get_meta("note", "1"), "version must be an int"),
+    ]
+    for call, match in cases:
+        with pytest.raises(cove.InvalidArgument, match=match):
+            call()
+    line.define("v", np.float64, shape=np.array([4]))
+    line.define("w", np.float64, ndim=np.int64(2))
+    assert line.placements(max=np.int32(3)) == []

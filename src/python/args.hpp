@@ -18,6 +18,8 @@ namespace cove::python {
 std::uint64_t to_version(nanobind::handle h, const char* what);
 // Extents per dimension: an int (one dimension) or a sequence of ints.
 std::vector<Index> to_extents(nanobind::handle h, const char* what);
+// An int (or anything with __index__, not a bool or a str) in lo..hi.
+std::int64_t to_int(nanobind::handle h, const char* what, std::int64_t lo, std::int64_t hi);
 
 struct VersionArg {
   nanobind::handle h;
@@ -30,6 +32,12 @@ struct StartArg {
 struct CountArg {
   nanobind::handle h;
   operator std::vector<Index>() const { return to_extents(h, "count"); }
+};
+// A plain int argument (nanobind alone would take the str "2" for 2);
+// `get` checks its range and names it.
+struct IntArg {
+  nanobind::handle h;
+  std::int64_t get(const char* what, std::int64_t lo, std::int64_t hi) const { return to_int(h, what, lo, hi); }
 };
 
 }  // namespace cove::python
@@ -48,6 +56,7 @@ namespace nanobind::detail {
 COVE_ANY_OBJECT_CASTER(cove::python::VersionArg, "int")
 COVE_ANY_OBJECT_CASTER(cove::python::StartArg, "int | collections.abc.Sequence[int]")
 COVE_ANY_OBJECT_CASTER(cove::python::CountArg, "int | collections.abc.Sequence[int]")
+COVE_ANY_OBJECT_CASTER(cove::python::IntArg, "int")
 #undef COVE_ANY_OBJECT_CASTER
 
 }  // namespace nanobind::detail

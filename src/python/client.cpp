@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -329,12 +330,14 @@ class PyClient {
 
   // A server index from Python (an int that may be negative) for put_on
   // and become_worker, which check the upper bound themselves.
-  static std::size_t server_index(std::int64_t server, const char* call) {
+  static std::size_t server_index(IntArg arg, const char* call) {
+    const std::int64_t server = arg.get("server", std::numeric_limits<std::int64_t>::min(),
+                                        std::numeric_limits<std::int64_t>::max());
     if (server < 0) fail(Code::OutOfRange, call, ": server ", server, " is not a server index (0 or more)");
     return static_cast<std::size_t>(server);
   }
 
-  void put_on(std::int64_t server, const std::string& var, VersionArg version_arg, StartArg start_arg,
+  void put_on(IntArg server, const std::string& var, VersionArg version_arg, StartArg start_arg,
               nb::handle array) {
     const std::uint64_t version = version_arg;
     const std::vector<Index> start = start_arg;
@@ -437,10 +440,13 @@ void bind_client(nb::module_& m) {
       .def("__exit__", [](PyClient& c, nb::args) { c.close(); })
       .def(
           "define",
-          [](PyClient& c, const std::string& name, nb::handle dtype, std::optional<std::vector<Index>> shape,
-             std::optional<int> ndim, std::optional<std::string> reorg, std::optional<std::vector<std::string>> layouts,
-             nb::handle fill) {
+          [](PyClient& c, const std::string& name, nb::handle dtype, nb::handle shape_arg, nb::handle ndim_arg,
+             std::optional<std::string> reorg, std::optional<std::vector<std::string>> layouts, nb::handle fill) {
             const DType dt = dtype_of(dtype);
+            std::optional<std::vector<Index>> shape;
+            if (!shape_arg.is_none()) shape = to_extents(shape_arg, "shape");
+            std::optional<int> ndim;
+            if (!ndim_arg.is_none()) ndim = static_cast<int>(to_int(ndim_arg, "ndim", 1, kMaxDims));
             if (!shape && !ndim) fail(Code::InvalidArgument, "define('", name, "'): give shape or ndim");
             const int n = ndim ? *ndim : static_cast<int>(shape->size());
             VariableOptions o;
@@ -467,7 +473,8 @@ void bind_client(nb::module_& m) {
           "NotFound without one) and puts into it raise InvalidArgument. Returns whether it was sealed already.")
       .def(
           "derive",
-          [](PyClient& c, nb::handle vars, std::uint64_t from, std::uint64_t to) {
+          [](PyClient& c, nb::handle vars, VersionArg from_arg, VersionArg to_arg) {
+            const std::uint64_t from = from_arg, to = to_arg;
             std::vector<std::string> names;
             if (nb::isinstance<nb::str>(vars))
               names.push_back(nb::cast<std::string>(vars));
@@ -563,7 +570,8 @@ void bind_client(nb::module_& m) {
           "name"_a, "version"_a, "data"_a, "Stores a small blob (bytes or any contiguous buffer, at most 1 MiB).")
       .def(
           "_get_meta",
-          [](PyClient& c, const std::string& name, int mode, std::uint64_t version, std::optional<double> timeout) {
+          [](PyClient& c, const std::string& name, int mode, VersionArg version_arg, std::optional<double> timeout) {
+            const std::uint64_t version = version_arg;
             const std::int64_t ms = timeout_ms(timeout);
             const Metadata md = c.call([&](Client& cl) {
               return mode == 0 ? cl.get_meta(name, version, ms)
@@ -617,7 +625,8 @@ void bind_client(nb::module_& m) {
           "ran `seconds`. InvalidArgument for a negative or non-finite time.")
       .def(
           "placements",
-          [](PyClient& c, std::size_t max) {
+          [](PyClient& c, IntArg max_arg) {
+            const auto max = static_cast<std::size_t>(max_arg.get("max", 0, std::numeric_limits<std::int64_t>::max()));
             const auto decisions = c.call([&](Client& cl) { return cl.placements(max); });
             nb::list out;
             for (const PlacementDecision& d : decisions) {
@@ -669,7 +678,7 @@ void bind_client(nb::module_& m) {
           "file and the culprit (a cycle, an unknown object, a parse error).")
       .def(
           "_become_worker",
-          [](PyClient& c, std::int64_t server, const std::string& name) {
+          [](PyClient& c, IntArg server, const std::string& name) {
             const std::size_t s = PyClient::server_index(server, "become_worker");
             const WorkerSlot w = c.call([&](Client& cl) { return cl.become_worker(s, name); });
             return nb::make_tuple(w.slot, w.slots, w.workers);

@@ -11,6 +11,7 @@
 #include <nanobind/stl/string.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace nb = nanobind;
@@ -53,6 +54,21 @@ std::uint64_t to_version(nb::handle h, const char* what) {
   if (negative || PyErr_Occurred()) {
     PyErr_Clear();
     detail::fail(Code::InvalidArgument, what, " = ", nb::cast<std::string>(nb::str(i)), " is out of range: a version is ", want);
+  }
+  return v;
+}
+
+std::int64_t to_int(nb::handle h, const char* what, std::int64_t lo, std::int64_t hi) {
+  // Bounds that are only the C type's say nothing to a Python programmer.
+  const bool whole = (lo == std::numeric_limits<std::int64_t>::min() && hi == std::numeric_limits<std::int64_t>::max()) ||
+                     (lo == std::numeric_limits<int>::min() && hi == std::numeric_limits<int>::max());
+  const std::string want = whole ? "an int" : "an int in " + std::to_string(lo) + ".." + std::to_string(hi);
+  nb::object i = index_of(h, what, want.c_str());
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow || (v == -1 && PyErr_Occurred()) || v < lo || v > hi) {
+    PyErr_Clear();
+    detail::fail(Code::InvalidArgument, what, " = ", nb::cast<std::string>(nb::str(i)), " is out of range: ", want);
   }
   return v;
 }

@@ -1,5 +1,6 @@
 // cove.Server: a staging server inside this process, for notebooks, tests
 // and single-program workflows. A context manager: leaving it stops it.
+#include "python/args.hpp"
 #include "python/bindings.hpp"
 
 #include "core/fail.hpp"
@@ -11,6 +12,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
+#include <limits>
 #include <string>
 #include <unistd.h>
 
@@ -36,13 +38,15 @@ void bind_server(nb::module_& m) {
                      "the connection file it writes (connection_file=, write_connection_file()).")
       .def(
           "__init__",
-          [](Server* self, std::optional<std::string> transport, std::uint64_t memory_budget, int max_versions, int workers,
-             std::optional<std::string> reorg, std::optional<std::vector<std::string>> layouts, nb::handle connection_file) {
+          [](Server* self, std::optional<std::string> transport, IntArg memory_budget, IntArg max_versions,
+             IntArg workers, std::optional<std::string> reorg, std::optional<std::vector<std::string>> layouts,
+             nb::handle connection_file) {
             ServerOptions o;
             o.transport = transport ? *transport : fresh_inproc_name();
-            o.memory_budget = memory_budget;
-            o.max_versions = max_versions;
-            o.workers = workers;
+            o.memory_budget =
+                static_cast<std::uint64_t>(memory_budget.get("memory_budget", 0, std::numeric_limits<std::int64_t>::max()));
+            o.max_versions = static_cast<int>(max_versions.get("max_versions", std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+            o.workers = static_cast<int>(workers.get("workers", std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
             if (reorg) o.reorg = parse_reorg(*reorg);
             if (layouts)
               for (const auto& l : *layouts) o.layouts.push_back(Layout::parse(l));
