@@ -8,6 +8,11 @@
 // socket address (loopback unless told otherwise) and peers connect to
 // "ucx:IP:PORT". No bytes a peer sends ever reach ucp_ep_create: the
 // accepting side makes its endpoint from UCX's own connection request.
+// UCX's TCP transport listens on every device it uses besides: the devices
+// are set from the listen address (NET_DEVICES), never taken from the
+// environment, so every port is where Cove listens. UCX's TCP code aborts
+// the process on some malformed input from anyone who reaches those ports
+// (docs/transport.md, "What reaches UCX").
 // Endpoints use network transports only (UCX_TLS without its shared-memory
 // ones): a memory key from a peer can then only name that peer's memory,
 // never this process's or a third one's; same-host bulk data goes through
@@ -27,6 +32,7 @@
 
 #include "common/log.hpp"
 #include "core/fail.hpp"
+#include "net/drop_log.hpp"
 #include "net/memory_key.hpp"
 #include "net/protocol.hpp"
 
@@ -634,7 +640,10 @@ class UcxEndpoint final : public Endpoint {
     ucp_ep_h h = nullptr;
     const ucs_status_t s = ucp_ep_create(self->worker_, &ep, &h);
     if (s != UCS_OK) {
-      log::warn("{}: refusing a connection from {}: {}", self->address_, from, ucs_status_string(s));
+      std::size_t suppressed = 0;
+      if (self->drops_.admit(from_ip, suppressed))
+        log::warn("{}: refusing a connection from {}: {} ({} more refused in the last second, not logged)",
+                  self->address_, from, ucs_status_string(s), suppressed);
       return;
     }
     auto peer = std::make_shared<UcxPeer>();
@@ -817,6 +826,7 @@ class UcxEndpoint final : public Endpoint {
   std::atomic<std::uint64_t> next_call_{1};
   RequestHandler handler_;  // set on the progress thread
   DisconnectHandler on_disconnect_;
+  DropLog drops_;
 };
 
 UcxRegion::~UcxRegion() { ep_->unmap(memh_); }
