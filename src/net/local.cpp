@@ -44,6 +44,7 @@
 
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -372,8 +373,11 @@ class LocalEndpoint final : public Endpoint {
   void note_drop(const std::string& peer, const std::string& why);
 
   // Connections one process may hold open to this endpoint; more are
-  // closed as they come (a client needs one, a reader one per writer).
-  static constexpr std::size_t kMaxConnectionsPerProcess = 1024;
+  // closed as they come (a client needs one, a reader one per writer). An
+  // accepted connection costs two descriptors (its socket and its peer's
+  // pidfd): one process may take an eighth of this process's limit, 16 to
+  // 1024 connections.
+  static std::size_t max_connections_per_process();
 
   const std::string name_;
   const std::size_t max_request_bytes_;
@@ -382,6 +386,7 @@ class LocalEndpoint final : public Endpoint {
   int reserve_fd_ = -1;  // closed to accept (and close) a connection when out of descriptors
   DropLog drops_;
   std::map<pid_t, std::size_t> per_process_;  // accepted connections by peer pid; under mutex_
+  const std::size_t max_per_process_ = max_connections_per_process();
   std::atomic<std::uint64_t> next_id_{1};
   std::mutex mutex_;
   bool stopping_ = false;
@@ -1197,14 +1202,14 @@ void LocalEndpoint::accept_all() {
     const pid_t pid = conn->process.pid();
     {
       std::lock_guard lock(mutex_);
-      if (++per_process_[pid] > kMaxConnectionsPerProcess) {
+      if (++per_process_[pid] > max_per_process_) {
         if (--per_process_[pid] == 0) per_process_.erase(pid);
         conn.reset();  // closes fd
       }
     }
     if (!conn) {
       note_drop("pid " + std::to_string(pid),
-                "more than " + std::to_string(kMaxConnectionsPerProcess) + " connections from one process");
+                "more than " + std::to_string(max_per_process_) + " connections from one process");
       continue;
     }
     auto peer = std::make_shared<LocalPeer>(conn);
@@ -1219,6 +1224,12 @@ void LocalEndpoint::accept_all() {
     ev.data.ptr = conn.get();
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
   }
+}
+
+std::size_t LocalEndpoint::max_connections_per_process() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 1024;
+  return std::clamp<std::size_t>(static_cast<std::size_t>(r.rlim_cur / 8), 16, 1024);
 }
 
 void LocalEndpoint::note_drop(const std::string& peer, const std::string& why) {

@@ -10,6 +10,10 @@
 #     listen  where the server listens: every TCP listener on loopback by
 #             default, even with UCX_NET_DEVICES=all in its environment; on
 #             the named interface's address alone with --listen
+#     descriptors  a server with 256 descriptors, and 12 processes holding
+#             40 connections each: it runs out of descriptors, drops what it
+#             cannot take (logged once a second, not in a loop), and serves
+#             again once they are gone
 # Every process started here is stopped by its PID.
 set -euo pipefail
 dir=$1 case=$2 seconds=${3:-0}
@@ -48,6 +52,39 @@ case "$case" in
     else
       echo "note: no interface but loopback here; --listen not tried"
     fi
+    exit 0 ;;
+  descriptors)
+    (ulimit -n 256 && exec "$here"/server.sh start "$dir")
+    server=$(cat "$dir/server.pid")
+    bounded "a put before" "$sec" serves put before
+    local_name=$(ss -lxpH | awk -v p="pid=$server," 'index($0, p) {print $5; exit}')
+    holders=()
+    for _ in $(seq 12); do
+      python3 -c '
+import socket, sys, time
+held = []
+for i in range(40):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect("\0" + sys.argv[1][1:])
+        held.append(s)
+    except OSError:
+        pass
+time.sleep(3)
+' "$local_name" &
+      holders+=("$!")
+      started+=("$!")
+    done
+    for p in "${holders[@]}"; do wait "$p" || true; done
+    kill -0 "$server" || { echo "FAIL: the server died"; tail -20 "$dir/server.log"; exit 1; }
+    grep -q "out of descriptors\|connections from one process" "$dir/server.log" ||
+      { echo "FAIL: no drop was logged"; tail -20 "$dir/server.log"; exit 1; }
+    lines=$(grep -c "dropped a connection" "$dir/server.log" || true)
+    echo "ok: 480 connections from 12 processes against 256 descriptors; $lines drops logged:"
+    grep "dropped a connection" "$dir/server.log" | sed "s/.*dropped a connection from /  /" | sort | uniq -c | sort -rn | head -5
+    [ "$lines" -le 60 ] || { echo "FAIL: $lines drop lines: logged in a loop"; exit 1; }
+    bounded "a check after" "$sec" serves check before
+    echo "the server is still running and serving"
     exit 0 ;;
   cove|ucx) ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
