@@ -3,7 +3,7 @@
 #   make test   set up, build, and run every test, then the unit tests under ASan+UBSan,
 #               then every fuzz target over its corpus plus 10^4 new inputs
 # Also: make run-python (the main job with its analysis in Python), make fuzz (every libFuzzer target for FUZZ_SECONDS each, default
-# 60), make soak (8 clients against 2 servers for SOAK_SECONDS, default
+# 60, then garbage on a real server's listeners for FUZZ_SECONDS), make soak (8 clients against 2 servers for SOAK_SECONDS, default
 # 600, with the servers' memory and descriptors), make bench (the benchmark programs, then bench-workflow and
 # bench-compare), make bench-workflow (the layout reorganization
 # experiments), make bench-compare (Cove side by side with files, HDF5, MPI
@@ -29,7 +29,7 @@ SOAK_SECONDS ?= 600
 BENCH_ARGS ?=
 WORKFLOW_ARGS ?=
 
-.PHONY: conformance pip-check run-python soak mutate all setup build run bench bench-workflow bench-compare bench-placement bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build clean
+.PHONY: conformance pip-check run-python soak mutate all setup build run bench bench-workflow bench-compare bench-placement bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build fuzz-garbage clean
 
 all: build
 
@@ -123,6 +123,14 @@ test-fuzz: fuzz-build
 
 fuzz: fuzz-build
 	bash fuzz/run.sh $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory fuzz-garbage
+
+# Garbage of new random shapes on a real server's own listeners for
+# FUZZ_SECONDS, each round followed by a put and a get with every value
+# checked (tests/integration/garbage.sh; garbage.cove in make test runs one round).
+fuzz-garbage: build
+	@COVE_BIN=$(CURDIR)/$(BUILD)/tools COVE_TEST_BIN=$(CURDIR)/$(BUILD)/tests UCX_TLS=tcp UCX_WARN_UNUSED_ENV_VARS=n \
+	  bash tests/integration/garbage.sh $(CURDIR)/$(BUILD)/fuzz-garbage cove $(FUZZ_SECONDS)
 
 # 8 clients of mixed operations against a group of 2 servers for
 # SOAK_SECONDS; the servers' RSS and descriptors every 10 s, as a table and

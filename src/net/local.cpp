@@ -35,6 +35,7 @@
 #include "common/log.hpp"
 #include "core/fail.hpp"
 #include "net/busy_poll.hpp"
+#include "net/drop_log.hpp"
 #include "net/memory_key.hpp"
 #include "net/process_memory.hpp"
 #include "net/protocol.hpp"
@@ -43,6 +44,7 @@
 
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -367,12 +369,24 @@ class LocalEndpoint final : public Endpoint {
   void accept_all();
   void receive(const std::shared_ptr<Conn>& conn);
   void handle_frame(const std::shared_ptr<Conn>& conn, const FrameHeader& h, Bytes payload);
-  void close_accepted(const std::shared_ptr<Conn>& conn, const std::string& why);
+  void close_accepted(const std::shared_ptr<Conn>& conn, const std::string& why, bool dropped = false);
+  void note_drop(const std::string& peer, const std::string& why);
+
+  // Connections one process may hold open to this endpoint; more are
+  // closed as they come (a client needs one, a reader one per writer). An
+  // accepted connection costs two descriptors (its socket and its peer's
+  // pidfd): one process may take an eighth of this process's limit, 16 to
+  // 1024 connections.
+  static std::size_t max_connections_per_process();
 
   const std::string name_;
   const std::size_t max_request_bytes_;
   std::shared_ptr<RegionTable> table_;
   int listen_fd_ = -1, epoll_fd_ = -1, wake_fd_ = -1;
+  int reserve_fd_ = -1;  // closed to accept (and close) a connection when out of descriptors
+  DropLog drops_;
+  std::map<pid_t, std::size_t> per_process_;  // accepted connections by peer pid; under mutex_
+  const std::size_t max_per_process_ = max_connections_per_process();
   std::atomic<std::uint64_t> next_id_{1};
   std::mutex mutex_;
   bool stopping_ = false;
@@ -425,6 +439,7 @@ LocalEndpoint::LocalEndpoint(std::size_t max_request_bytes)
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
   ev.data.ptr = &wake_fd_;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   io_ = std::thread([this] { run_io(); });
 }
 
@@ -448,6 +463,7 @@ LocalEndpoint::~LocalEndpoint() {
   ::close(listen_fd_);
   ::close(epoll_fd_);
   ::close(wake_fd_);
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 
 std::string LocalEndpoint::address() const { return kScheme + name_; }
@@ -1157,16 +1173,45 @@ void LocalEndpoint::run_io() {
   }
 }
 
+// Out of descriptors, a pending connection would keep the listening socket
+// readable and this thread spinning: the reserve descriptor is given up to
+// accept it, and it is closed at once.
 void LocalEndpoint::accept_all() {
   for (;;) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) log::warn("{}: accepting a connection failed: {}", address(), std::strerror(errno));
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      const int e = errno;
+      if ((e == EMFILE || e == ENFILE) && reserve_fd_ >= 0) {
+        ::close(reserve_fd_);
+        const int shed = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (shed >= 0) {
+          const PeerProcess who = PeerProcess::of_socket(shed);
+          ::close(shed);
+          note_drop("pid " + std::to_string(who.pid()), "out of descriptors");
+        }
+        reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (shed >= 0) continue;
+      }
+      note_drop("accept", std::string("accepting a connection failed: ") + std::strerror(e));
       return;
     }
     auto conn = std::make_shared<Conn>(fd, false, std::string());
     conn->process = PeerProcess::of_socket(fd);
+    const pid_t pid = conn->process.pid();
+    {
+      std::lock_guard lock(mutex_);
+      if (++per_process_[pid] > max_per_process_) {
+        if (--per_process_[pid] == 0) per_process_.erase(pid);
+        conn.reset();  // closes fd
+      }
+    }
+    if (!conn) {
+      note_drop("pid " + std::to_string(pid),
+                "more than " + std::to_string(max_per_process_) + " connections from one process");
+      continue;
+    }
     auto peer = std::make_shared<LocalPeer>(conn);
     conn->peer = peer;
     {
@@ -1179,6 +1224,22 @@ void LocalEndpoint::accept_all() {
     ev.data.ptr = conn.get();
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
   }
+}
+
+std::size_t LocalEndpoint::max_connections_per_process() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 1024;
+  return std::clamp<std::size_t>(static_cast<std::size_t>(r.rlim_cur / 8), 16, 1024);
+}
+
+void LocalEndpoint::note_drop(const std::string& peer, const std::string& why) {
+  std::size_t suppressed = 0;
+  if (!drops_.admit(peer, suppressed)) return;
+  if (suppressed)
+    log::warn("{}: dropped a connection from {}: {} ({} more dropped in the last second, not logged)", address(), peer,
+              why, suppressed);
+  else
+    log::warn("{}: dropped a connection from {}: {}", address(), peer, why);
 }
 
 // Reads what arrived on an accepted connection and handles each whole frame.
@@ -1254,7 +1315,7 @@ void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
       handle_frame(conn, h, std::move(payload));
     }
   } catch (const Error& e) {
-    close_accepted(conn, detail::message_of(e));
+    close_accepted(conn, detail::message_of(e), e.code() != Code::Unavailable);
   }
 }
 
@@ -1295,7 +1356,7 @@ void LocalEndpoint::handle_frame(const std::shared_ptr<Conn>& conn, const FrameH
   }
 }
 
-void LocalEndpoint::close_accepted(const std::shared_ptr<Conn>& conn, const std::string& why) {
+void LocalEndpoint::close_accepted(const std::shared_ptr<Conn>& conn, const std::string& why, bool dropped) {
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn->fd, nullptr);
   ::shutdown(conn->fd, SHUT_RDWR);
   conn->fail_all(why);
@@ -1303,7 +1364,10 @@ void LocalEndpoint::close_accepted(const std::shared_ptr<Conn>& conn, const std:
   DisconnectHandler notify;
   {
     std::lock_guard lock(mutex_);
-    accepted_.erase(conn.get());
+    if (accepted_.erase(conn.get())) {
+      auto n = per_process_.find(conn->process.pid());
+      if (n != per_process_.end() && --n->second == 0) per_process_.erase(n);
+    }
     auto it = peers_.find(conn.get());
     if (it != peers_.end()) {
       peer = it->second;
@@ -1311,7 +1375,10 @@ void LocalEndpoint::close_accepted(const std::shared_ptr<Conn>& conn, const std:
     }
     notify = on_disconnect_;
   }
-  if (why != "closed") log::debug("{}: a connection closed: {}", address(), why);
+  if (dropped)
+    note_drop("pid " + std::to_string(conn->process.pid()), why);
+  else if (why != "closed")
+    log::debug("{}: a connection closed: {}", address(), why);
   if (notify && peer) notify(peer);
 }
 

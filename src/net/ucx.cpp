@@ -8,6 +8,11 @@
 // socket address (loopback unless told otherwise) and peers connect to
 // "ucx:IP:PORT". No bytes a peer sends ever reach ucp_ep_create: the
 // accepting side makes its endpoint from UCX's own connection request.
+// UCX's TCP transport listens on every device it uses besides: the devices
+// are set from the listen address (NET_DEVICES), never taken from the
+// environment, so every port is where Cove listens. UCX's TCP code aborts
+// the process on some malformed input from anyone who reaches those ports
+// (docs/transport.md, "What reaches UCX").
 // Endpoints use network transports only (UCX_TLS without its shared-memory
 // ones): a memory key from a peer can then only name that peer's memory,
 // never this process's or a third one's; same-host bulk data goes through
@@ -27,6 +32,7 @@
 
 #include "common/log.hpp"
 #include "core/fail.hpp"
+#include "net/drop_log.hpp"
 #include "net/memory_key.hpp"
 #include "net/protocol.hpp"
 
@@ -45,6 +51,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <mutex>
@@ -159,6 +166,39 @@ std::string network_transports() {
          "' names only shared-memory transports; the UCX transport needs a network one (tcp, rc, ud, dc...). "
          "Processes on one host use the local transport.");
   return kept;
+}
+
+// UCX_NET_DEVICES for an endpoint listening on `where`: the interface that
+// holds that address, so that UCX's own TCP listeners (one per interface
+// it uses, besides the connection listener) open there and nowhere else,
+// plus every RDMA port (they open no IP listener). Set from Cove's `listen`,
+// over anything the user's environment says.
+std::string net_devices(const sockaddr_storage& where) {
+  std::string device;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) == 0) {
+    for (ifaddrs* i = list; i && device.empty(); i = i->ifa_next) {
+      if (!i->ifa_addr || i->ifa_addr->sa_family != where.ss_family) continue;
+      if (where.ss_family == AF_INET) {
+        if (reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr ==
+            reinterpret_cast<const sockaddr_in*>(&where)->sin_addr.s_addr)
+          device = i->ifa_name;
+      } else if (std::memcmp(&reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr,
+                             &reinterpret_cast<const sockaddr_in6*>(&where)->sin6_addr, sizeof(in6_addr)) == 0) {
+        device = i->ifa_name;
+      }
+    }
+    ::freeifaddrs(list);
+  }
+  if (device.empty())
+    fail(Code::InvalidArgument, "no network interface of this host holds the listen address ", to_string(where));
+  std::error_code ec;
+  for (const auto& dev : std::filesystem::directory_iterator("/sys/class/infiniband", ec)) {
+    std::error_code ports_ec;
+    for (const auto& port : std::filesystem::directory_iterator(dev.path() / "ports", ports_ec))
+      device += "," + dev.path().filename().string() + ":" + port.path().filename().string();
+  }
+  return device;
 }
 
 class UcxEndpoint;
@@ -470,6 +510,13 @@ class UcxEndpoint final : public Endpoint {
       ucp_config_release(config);
       fail(Code::InvalidArgument, "UCX does not take TLS = '", tls, "': ", ucs_status_string(s));
     }
+    const sockaddr_storage where = listen_address(listen);
+    const std::string devices = net_devices(where);
+    s = ucp_config_modify(config, "NET_DEVICES", devices.c_str());
+    if (s != UCS_OK) {
+      ucp_config_release(config);
+      fail(Code::InvalidArgument, "UCX does not take NET_DEVICES = '", devices, "': ", ucs_status_string(s));
+    }
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
     params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
@@ -507,7 +554,6 @@ class UcxEndpoint final : public Endpoint {
     ev.data.fd = wake_fd_;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
 
-    const sockaddr_storage where = listen_address(listen);
     ucp_listener_params_t lp{};
     lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
     lp.sockaddr.addr = reinterpret_cast<const sockaddr*>(&where);
@@ -594,7 +640,10 @@ class UcxEndpoint final : public Endpoint {
     ucp_ep_h h = nullptr;
     const ucs_status_t s = ucp_ep_create(self->worker_, &ep, &h);
     if (s != UCS_OK) {
-      log::warn("{}: refusing a connection from {}: {}", self->address_, from, ucs_status_string(s));
+      std::size_t suppressed = 0;
+      if (self->drops_.admit(from_ip, suppressed))
+        log::warn("{}: refusing a connection from {}: {} ({} more refused in the last second, not logged)",
+                  self->address_, from, ucs_status_string(s), suppressed);
       return;
     }
     auto peer = std::make_shared<UcxPeer>();
@@ -777,6 +826,7 @@ class UcxEndpoint final : public Endpoint {
   std::atomic<std::uint64_t> next_call_{1};
   RequestHandler handler_;  // set on the progress thread
   DisconnectHandler on_disconnect_;
+  DropLog drops_;
 };
 
 UcxRegion::~UcxRegion() { ep_->unmap(memh_); }

@@ -13,6 +13,8 @@
 //   cove-test-security bad-connection-file F  a connection file with a malformed ucx: address
 //   cove-test-security hold-local FILE        a writer whose put_local piece stays; writes its address to FILE
 //   cove-test-security impersonate FILE       says hello as that writer (local and UCX), releases its piece
+//   cove-test-security serves put|check NAME  puts 4 KiB and 1 MiB variables NAME.* (put), or checks every
+//                                             value of them and puts and reads back a new version (check)
 // The server comes from COVE_CONNECT.
 #include <cove/cove.hpp>
 
@@ -402,6 +404,42 @@ int bad_connection_file(const std::string& file) {
 
 }  // namespace
 
+// Values no other variable of these tests holds: `salt` tells the variables apart.
+std::vector<double> serves_values(std::size_t n, double salt) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = salt + 0.5 * static_cast<double>(i);
+  return v;
+}
+
+// The server stores and hands back the right bytes (garbage.sh runs it
+// before the garbage, while it is held open, and after).
+int serves(const std::string& what, const std::string& name) {
+  cove::Client c = cove::Client::connect();
+  const std::pair<std::string, Index> vars[] = {{name + ".small", 512}, {name + ".large", Index{1} << 17}};
+  double salt = 1;
+  for (const auto& [var, n] : vars) {
+    const Box all = Box::from_shape(V{n});
+    const auto want = serves_values(static_cast<std::size_t>(n), salt += 1000);
+    if (what == "put") {
+      c.define(var, cove::DType(cove::DTypeKind::Float64), 1, V{n});
+      c.put(var, 1, all, want.data(), want.size() * 8);
+      check(true, "put " + var);
+      continue;
+    }
+    std::vector<double> got(want.size(), -1);
+    c.get(var, 1, all, got.data(), got.size() * 8, 10000);
+    check(got == want, "every value of " + var + " version 1 is as it was put");
+    auto next = want;
+    for (auto& x : next) x = -x;
+    const auto version = c.latest(var).value_or(1) + 1;
+    c.put(var, version, all, next.data(), next.size() * 8);
+    std::fill(got.begin(), got.end(), 0.0);
+    c.get(var, version, all, got.data(), got.size() * 8, 10000);
+    check(got == next, "a new version of " + var + " is put and read back (version " + std::to_string(version) + ")");
+  }
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s ROLE [ARGS] (see the header of security.cpp)\n", argv[0]);
@@ -418,6 +456,8 @@ int main(int argc, char** argv) {
     if (role == "bad-connection-file" && argc == 3) return bad_connection_file(argv[2]);
     if (role == "hold-local" && argc == 3) return hold_local(argv[2]);
     if (role == "impersonate" && argc == 3) return impersonate(argv[2]);
+    if (role == "serves" && argc == 4 && (std::string(argv[2]) == "put" || std::string(argv[2]) == "check"))
+      return serves(argv[2], argv[3]);
   } catch (const cove::Error& e) {
     std::printf("%s: unexpected error: %s\n", role.c_str(), e.what());
     return 1;
