@@ -4,19 +4,20 @@
 #include <cove/error.hpp>
 
 #include <cstring>
+#include <tuple>
 
 namespace cove::h5vol {
 
 // ---- datasets ----
 void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t lcpl, hid_t type, hid_t space,
                      hid_t dcpl, hid_t dapl, hid_t dxpl, void** req) {
-  return guarded<void*>("H5Dcreate", nullptr, [&]() -> void* {
+  return guarded<void*>(name ? "H5Dcreate" : "H5Dcreate_anon", nullptr, [&]() -> void* {
     auto& o = as(obj);
     // Mode both: a dataset rule may keep this one out of the file or out of memory.
     std::string path;
     Mode dmode = Mode::both;
-    if (in_memory(o) && o.under) {
-      auto [p, l] = parent_for_create(o, loc, name);
+    if (in_memory(o) && o.under && name) {
+      auto [p, l] = parent_for_create(o, loc, name, lcpl);
       path = join_path(p->path, l);
       dmode = o.file->settings.dataset_mode(path);
     }
@@ -25,14 +26,17 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
       under = native(H5VLdataset_create(o.under, loc, nvol(o), name, lcpl, type, space, dcpl, dapl, dxpl, req), "H5Dcreate");
     if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
-    auto [parent, leaf] = parent_for_create(o, loc, name);
+    std::shared_ptr<Node> parent;
+    std::string leaf;
+    if (name) std::tie(parent, leaf) = parent_for_create(o, loc, name, lcpl);
     auto d = std::make_shared<Node>();
     d->kind = Node::Kind::dataset;
-    d->path = join_path(parent->path, leaf);
     d->id = o.file->next_id++;
+    if (parent) d->path = join_path(parent->path, leaf);
     d->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
     const auto cls = H5Sget_simple_extent_type(space);
-    if (cls == H5S_NULL) unsupported("a dataset with a null dataspace (" + d->path + ")");
+    const std::string what = name ? d->path : "an anonymous dataset";
+    if (cls == H5S_NULL) unsupported("a dataset with a null dataspace (" + what + ")");
     const int rank = check(H5Sget_simple_extent_ndims(space), "H5Sget_simple_extent_ndims");
     d->dims.resize(static_cast<std::size_t>(rank));
     d->maxdims.resize(static_cast<std::size_t>(rank));
@@ -40,11 +44,20 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     if (rank > kMaxDims) unsupported("a dataset of rank " + std::to_string(rank) + " (at most 10)");
     d->dcpl = Hid(check(H5Pcopy(dcpl == H5P_DEFAULT ? H5P_DATASET_CREATE_DEFAULT : dcpl), "H5Pcopy"));
     d->file_only = dmode == Mode::file;
-    d->held = !d->file_only && o.file->settings.dataset_transfer(d->path) != Transfer::deep;
+    d->held = !d->file_only && o.file->settings.dataset_transfer(name ? d->path : "") != Transfer::deep;
+    if (name) {
+      d->var = d->path;
+    } else {
+      // An anonymous dataset's variable is its own per version: the version first (collective).
+      Session::get().resolve(*o.file);
+      d->var = "#anon/v" + std::to_string(o.file->version) + "/" + std::to_string(d->id);
+    }
     if (!d->file_only) define_dataset(*o.file, *d);
     Session::get().resolve(*o.file);  // collective, like H5Dcreate; after the define, which overlapped the lookup
-    parent->links[leaf] = d;
-    o.file->index(d);
+    if (parent)
+      add_link(*o.file, parent, leaf, d);
+    else
+      o.file->index(d);
     return child(o, Object::Kind::dataset, d, under);
   });
 }

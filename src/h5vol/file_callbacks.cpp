@@ -20,6 +20,8 @@ void* file_create(const char* name, unsigned flags, hid_t fcpl, hid_t fapl, hid_
     }
     auto f = mode == Mode::file ? session.native(name, fapl, true) : session.create(name, fapl);
     if (under) f->under_vol = H5VL_NATIVE;
+    if (f->memory)  // the root group's creation list is the file's (link creation order and the like)
+      f->root->dcpl = Hid(check(H5Pcopy(fcpl == H5P_DEFAULT ? H5P_FILE_CREATE_DEFAULT : fcpl), "H5Pcopy"));
     auto* o = new_object(Object::Kind::file, f, f->memory ? f->root : nullptr);
     o->under = under;
     f->file_object = o;
@@ -62,7 +64,9 @@ herr_t file_get(void* obj, H5VL_file_get_args_t* a, hid_t dxpl, void** req) {
         a->args.get_fapl.fapl_id = check(H5Pcopy(f.fapl.get()), "H5Pcopy");
         break;
       case H5VL_FILE_GET_FCPL:
-        a->args.get_fcpl.fcpl_id = check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate");
+        a->args.get_fcpl.fcpl_id = f.root && f.root->dcpl.get() >= 0 && H5Pisa_class(f.root->dcpl.get(), H5P_FILE_CREATE) > 0
+                                       ? check(H5Pcopy(f.root->dcpl.get()), "H5Pcopy")
+                                       : check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate");
         break;
       case H5VL_FILE_GET_FILENO:
         *a->args.get_fileno.fileno = f.fileno;

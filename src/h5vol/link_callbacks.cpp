@@ -4,10 +4,23 @@
 #include <cove/error.hpp>
 
 #include <cstring>
+#include <tuple>
 
 namespace cove::h5vol {
 
 // ---- links ----
+namespace {
+// The group holding link `name` (relative to o) and the link's last component; parent null when missing.
+std::pair<std::shared_ptr<Node>, std::string> split_link(const Object& o, std::string name) {
+  while (name.size() > 1 && name.back() == '/') name.pop_back();
+  const auto slash = name.rfind('/');
+  const std::string parent_path = slash == std::string::npos ? "." : (slash == 0 ? "/" : name.substr(0, slash));
+  auto parent = lookup(*o.file, o.node, parent_path);
+  if (parent && parent->kind != Node::Kind::group) parent = nullptr;
+  return {parent, slash == std::string::npos ? name : name.substr(slash + 1)};
+}
+}  // namespace
+
 herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_t* loc, hid_t lcpl, hid_t lapl,
                    hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Lcreate", -1, [&]() -> herr_t {
@@ -18,9 +31,23 @@ herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_
         b.args.hard.curr_obj = as(b.args.hard.curr_obj).under;
       return H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req);
     }
-    unsupported(a->op_type == H5VL_LINK_CREATE_HARD   ? "H5Lcreate_hard"
-                : a->op_type == H5VL_LINK_CREATE_SOFT ? "H5Lcreate_soft"
-                                                      : "H5Lcreate_external / user-defined links");
+    if (a->op_type != H5VL_LINK_CREATE_HARD)
+      unsupported(a->op_type == H5VL_LINK_CREATE_SOFT ? "H5Lcreate_soft (soft links in memory)"
+                                                      : "H5Lcreate_external / user-defined links in memory");
+    // H5Olink (an anonymous object gets its name) and H5Lcreate_hard.
+    if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+    if (loc->type != H5VL_OBJECT_BY_NAME) fail("a new link needs a name");
+    const Object& from = a->args.hard.curr_obj ? as(a->args.hard.curr_obj) : o;
+    if (!in_memory(from) || from.file != o.file)
+      unsupported("a hard link to an object of another file (\"" + std::string(loc->loc_data.loc_by_name.name) + "\")");
+    auto target = resolve(from, &a->args.hard.curr_loc_params);
+    unsigned intermediate = 0;
+    if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
+    auto [parent, leaf] = parent_for_link(*o.file, o.node, loc->loc_data.loc_by_name.name, intermediate != 0);
+    if (target->kind == Node::Kind::group && contains(*target, *parent))
+      fail("a hard link " + join_path(parent->path, leaf) + " to " + target->path + " would make a cycle");
+    add_link(*o.file, parent, leaf, target);
+    return herr_t{0};
   });
 }
 herr_t link_copy(void*, const H5VL_loc_params_t*, void*, const H5VL_loc_params_t*, hid_t, hid_t, hid_t, void**) {
@@ -35,12 +62,21 @@ herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a
     if (!in_memory(o)) return H5VLlink_get(o.under, loc, nvol(o), a, dxpl, req);
     if (a->op_type == H5VL_LINK_GET_INFO) {
       link_info(*resolve(o, loc), a->args.get_info.linfo);
+      if (loc->type == H5VL_OBJECT_BY_NAME) {
+        // The link's own creation order, from its group.
+        const std::string name = loc->loc_data.loc_by_name.name;
+        auto [parent, leaf] = split_link(o, name);
+        if (parent) {
+          a->args.get_info.linfo->corder_valid = true;
+          a->args.get_info.linfo->corder = parent->link_corder.count(leaf) ? parent->link_corder.at(leaf) : 0;
+        }
+      }
     } else if (a->op_type == H5VL_LINK_GET_NAME) {
       if (loc->type != H5VL_OBJECT_BY_IDX) unsupported("H5Lget_name other than by index");
       const auto& by = loc->loc_data.loc_by_idx;
       auto group = lookup(*o.file, o.node, by.name ? by.name : ".");
       if (!group) fail("no group \"" + std::string(by.name ? by.name : ".") + "\"");
-      const auto name = link_by_index(*group, by.order, by.n).first;
+      const auto name = link_by_index(*group, by.idx_type, by.order, by.n).first;
       copy_name(name, a->args.get_name.name, a->args.get_name.name_size, a->args.get_name.name_len);
     } else {
       unsupported("H5Lget_val (there are no soft links)");
@@ -51,12 +87,19 @@ herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a
 namespace {
 herr_t iterate_links(const Object& o, const std::shared_ptr<Node>& group, const std::string& prefix,
                      H5VL_link_iterate_args_t& it, hid_t id) {
-  std::vector<std::pair<std::string, std::shared_ptr<Node>>> list(group->links.begin(), group->links.end());
+  std::vector<std::pair<std::string, std::shared_ptr<Node>>> list;
+  if (it.idx_type == H5_INDEX_CRT_ORDER) {
+    for (const auto& leaf : group->link_order) list.emplace_back(leaf, group->links.at(leaf));
+  } else {
+    list.assign(group->links.begin(), group->links.end());
+  }
   if (it.order == H5_ITER_DEC) std::reverse(list.begin(), list.end());
   hsize_t i = (prefix.empty() && it.idx_p) ? *it.idx_p : 0;
   for (; i < list.size(); ++i) {
     H5L_info2_t info;
     link_info(*list[i].second, &info);
+    info.corder_valid = true;
+    info.corder = group->link_corder.count(list[i].first) ? group->link_corder.at(list[i].first) : 0;
     const std::string name = prefix + list[i].first;
     herr_t ret = it.op(id, name.c_str(), &info, it.op_data);
     if (ret == 0 && it.recursive && list[i].second->kind == Node::Kind::group)
@@ -84,14 +127,28 @@ herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific
         auto& it = a->args.iterate;
         auto group = resolve(o, loc);
         if (group->kind != Node::Kind::group) fail(group->path + " is not a group");
-        if (it.idx_type != H5_INDEX_NAME) unsupported("link iteration by creation order");
         const hid_t id = register_id(o, group);
         const herr_t ret = iterate_links(o, group, "", it, id);
         H5Idec_ref(id);
         return ret;
       }
-      case H5VL_LINK_DELETE:
-        unsupported("H5Ldelete");
+      case H5VL_LINK_DELETE: {
+        if (!o.file->writer) fail("H5Ldelete in file \"" + o.file->name + "\" opened for reading");
+        std::shared_ptr<Node> parent;
+        std::string leaf;
+        if (loc->type == H5VL_OBJECT_BY_NAME) {
+          std::tie(parent, leaf) = split_link(o, loc->loc_data.loc_by_name.name);
+        } else if (loc->type == H5VL_OBJECT_BY_IDX) {
+          const auto& by = loc->loc_data.loc_by_idx;
+          parent = lookup(*o.file, o.node, by.name ? by.name : ".");
+          if (parent) leaf = link_by_index(*parent, by.idx_type, by.order, by.n).first;
+        } else {
+          fail("H5Ldelete needs a link name or index");
+        }
+        if (!parent || !parent->links.count(leaf)) fail("no link \"" + leaf + "\" to delete in file \"" + o.file->name + "\"");
+        parent->remove_link(leaf);
+        return herr_t{0};
+      }
     }
     unsupported("this link operation");
   });

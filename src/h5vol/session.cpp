@@ -346,7 +346,7 @@ void Session::close(FileState& file) {
 }
 
 Held& Session::hold(const FileState& file, const Node& dataset) {
-  auto& h = held_[{file.name, dataset.path}];
+  auto& h = held_[{file.name, dataset.var}];
   if (h.version != 0 && h.version < file.version) retire(h);
   if (h.version == 0) {
     h.var = file.variable(dataset);

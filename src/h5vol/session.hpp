@@ -51,9 +51,9 @@ struct FileState {
 
   ~FileState();
   std::string meta_key() const { return "h5:" + name; }
-  std::string variable(const Node& dataset) const { return "h5:" + name + ":" + dataset.path; }
+  std::string variable(const Node& dataset) const { return "h5:" + name + ":" + dataset.var; }
   // Metadata whose newest version is the newest retired version of a held dataset.
-  std::string retired_key(const Node& dataset) const { return "h5-retired:" + name + ":" + dataset.path; }
+  std::string retired_key(const Node& dataset) const { return "h5-retired:" + name + ":" + dataset.var; }
   void index(const std::shared_ptr<Node>& node);
   std::shared_ptr<Node> find_id(std::uint64_t id) const;
 };

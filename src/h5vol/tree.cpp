@@ -3,11 +3,12 @@
 #include "h5vol/errors.hpp"
 
 #include <cstring>
+#include <cstdio>
 
 namespace cove::h5vol {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x43483531;  // "CH51"
+constexpr std::uint32_t kMagic = 0x43483532;  // "CH52"
 
 class Writer {
  public:
@@ -30,6 +31,13 @@ class Writer {
     std::vector<std::byte> b(n);
     check(H5Sencode2(s, b.data(), &n, H5P_DEFAULT), "H5Sencode2");
     bytes(b.data(), n);
+  }
+  void plist(hid_t p) {
+    std::size_t len = 0;
+    check(H5Pencode2(p, nullptr, &len, H5P_DEFAULT), "H5Pencode2");
+    std::vector<std::byte> b(len);
+    check(H5Pencode2(p, b.data(), &len, H5P_DEFAULT), "H5Pencode2");
+    bytes(b.data(), len);
   }
   std::vector<std::byte> out;
 
@@ -99,18 +107,19 @@ void write_node(Writer& w, const Node& n) {
       w.u64(n.dims[d]);
       w.u64(n.maxdims[d]);
     }
-    std::size_t len = 0;
-    check(H5Pencode2(n.dcpl.get(), nullptr, &len, H5P_DEFAULT), "H5Pencode2");
-    std::vector<std::byte> b(len);
-    check(H5Pencode2(n.dcpl.get(), b.data(), &len, H5P_DEFAULT), "H5Pencode2");
-    w.bytes(b.data(), len);
-    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u));
+    w.plist(n.dcpl.get());
+    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u) | (n.written ? 4u : 0u));
+    w.str(n.var);
     return;
   }
+  w.u64(n.dcpl.get() >= 0 ? 1 : 0);
+  if (n.dcpl.get() >= 0) w.plist(n.dcpl.get());
   w.u64(n.links.size());
-  for (const auto& [name, child] : n.links) {
+  w.u64(static_cast<std::uint64_t>(n.next_link_corder));
+  for (const auto& name : n.link_order) {  // in creation order
     w.str(name);
-    write_node(w, *child);
+    w.u64(static_cast<std::uint64_t>(n.link_corder.at(name)));
+    write_node(w, *n.links.at(name));
   }
 }
 
@@ -146,11 +155,20 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     const auto flags = r.u64();
     n->file_only = (flags & 1u) != 0;
     n->held = (flags & 2u) != 0;
+    n->written = (flags & 4u) != 0;
+    n->var = r.str();
     return n;
   }
+  if (r.u64() != 0) {
+    auto plist = r.bytes();
+    n->dcpl = Hid(check(H5Pdecode(plist.data()), "H5Pdecode of a group creation list"));
+  }
   const auto nlinks = r.u64();
+  n->next_link_corder = static_cast<std::int64_t>(r.u64());
   for (std::uint64_t i = 0; i < nlinks; ++i) {
     auto name = r.str();
+    n->link_corder[name] = static_cast<std::int64_t>(r.u64());
+    n->link_order.push_back(name);
     n->links[name] = read_node(r, join_path(path, name), next_id, depth + 1);
   }
   return n;
@@ -166,6 +184,16 @@ Attribute* Node::find_attribute(const std::string& name) const {
   for (const auto& a : attributes)
     if (a->name == name) return a.get();
   return nullptr;
+}
+
+void Node::remove_link(const std::string& leaf) {
+  links.erase(leaf);
+  link_corder.erase(leaf);
+  for (auto it = link_order.begin(); it != link_order.end(); ++it)
+    if (*it == leaf) {
+      link_order.erase(it);
+      break;
+    }
 }
 
 hid_t Node::make_space() const {

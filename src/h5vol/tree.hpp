@@ -54,22 +54,36 @@ struct Attribute {
 struct Node {
   enum class Kind : std::uint8_t { group, dataset };
   Kind kind = Kind::group;
-  std::string path;  // "/" or "/a/b"
+  std::string path;  // "/" or "/a/b"; "" while anonymous (H5Dcreate_anon, H5Gcreate_anon, not linked yet)
+  // Datasets: the Cove variable's name within the file ("h5:<file>:<var>"):
+  // the path it was created at, or "#anon/v<version>/<id>" for an anonymous
+  // one; it stays when the dataset is linked, moved or linked again.
+  std::string var;
   std::uint64_t id = 0;
   std::map<std::string, std::shared_ptr<Node>> links;  // groups
+  std::vector<std::string> link_order;                  // the link names in creation order
+  std::map<std::string, std::int64_t> link_corder;      // each link's creation order (never reused)
+  std::int64_t next_link_corder = 0;
   std::vector<std::shared_ptr<Attribute>> attributes;  // in creation order
   std::int64_t next_corder = 0;
   // datasets
   Hid type;
   std::vector<hsize_t> dims;
   std::vector<hsize_t> maxdims;
-  Hid dcpl;
+  Hid dcpl;  // datasets: the creation list; groups: theirs (the root: the file's creation list)
   bool file_only = false;  // mode both, dataset rule file: in the file, not staged
   // Transfer shallow or local: the producer holds the bytes, and a version
   // goes (is retired) when the dataset is written in a later one.
   bool held = false;
+  // Some H5Dwrite put data into this version (H5Dget_space_status, storage size).
+  bool written = false;
+  // A writer's own puts into the open version, for its reads before the
+  // version is sealed: cells outside them read as the fill value (one process only).
+  std::vector<std::vector<std::pair<hsize_t, hsize_t>>> written_boxes;  // per box: (lo, hi) per dimension
 
   Attribute* find_attribute(const std::string& name) const;
+  // Removes the link `leaf` of this group (H5Ldelete, H5Lmove).
+  void remove_link(const std::string& leaf);
   hid_t make_space() const;  // a new simple (or scalar) dataspace of dims / maxdims
 };
 
