@@ -9,6 +9,13 @@
 namespace cove::h5vol {
 
 // ---- datasets ----
+namespace {
+bool allocated(const Node& d) {
+  H5D_alloc_time_t when = H5D_ALLOC_TIME_LATE;
+  if (H5Pget_alloc_time(d.dcpl.get(), &when) >= 0 && when == H5D_ALLOC_TIME_EARLY) return true;
+  return d.written;
+}
+}  // namespace
 void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t lcpl, hid_t type, hid_t space,
                      hid_t dcpl, hid_t dapl, hid_t dxpl, void** req) {
   return guarded<void*>(name ? "H5Dcreate" : "H5Dcreate_anon", nullptr, [&]() -> void* {
@@ -123,12 +130,14 @@ herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* a, hid_t dxpl, void** req
         a->args.get_space.space_id = d.make_space();
         break;
       case H5VL_DATASET_GET_SPACE_STATUS:
-        *a->args.get_space_status.status = H5D_SPACE_STATUS_ALLOCATED;
+        // "Allocated" in memory: some H5Dwrite put data into this version
+        // (or the creation list allocates early), as natively for the default late allocation.
+        *a->args.get_space_status.status = allocated(d) ? H5D_SPACE_STATUS_ALLOCATED : H5D_SPACE_STATUS_NOT_ALLOCATED;
         break;
       case H5VL_DATASET_GET_STORAGE_SIZE: {
         hsize_t n = 1;
         for (auto x : d.dims) n *= x;
-        *a->args.get_storage_size.storage_size = n * H5Tget_size(d.type.get());
+        *a->args.get_storage_size.storage_size = allocated(d) ? n * H5Tget_size(d.type.get()) : 0;
         break;
       }
       case H5VL_DATASET_GET_TYPE:

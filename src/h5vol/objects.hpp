@@ -17,6 +17,7 @@ struct Object {
   std::shared_ptr<Node> node;       // the object itself, or an attribute's owner
   std::shared_ptr<Attribute> attr;  // attributes
   void* under = nullptr;            // modes file and both: the native connector's object
+  bool handle = false;              // files: a handle of H5Fcreate / H5Fopen / H5Freopen (FileState::handles)
 };
 
 Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shared_ptr<Node> node);

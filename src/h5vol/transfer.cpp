@@ -279,6 +279,14 @@ DType dtype_of(hid_t type) {
   return DType::opaque(size);
 }
 
+std::vector<std::byte> fill_value(const Node& dataset) {
+  std::vector<std::byte> fill(H5Tget_size(dataset.type.get()), std::byte{0});
+  H5D_fill_value_t status = H5D_FILL_VALUE_UNDEFINED;
+  if (H5Pfill_value_defined(dataset.dcpl.get(), &status) >= 0 && status != H5D_FILL_VALUE_UNDEFINED)
+    check(H5Pget_fill_value(dataset.dcpl.get(), dataset.type.get(), fill.data()), "H5Pget_fill_value");
+  return fill;
+}
+
 void define_dataset(FileState& file, const Node& dataset) {
   reject_variable_length(dataset.type.get(), dataset.path.c_str());
   const auto var = file.variable(dataset);
@@ -286,7 +294,10 @@ void define_dataset(FileState& file, const Node& dataset) {
   auto& defined = Session::get().defined();
   if (!defined.count(var)) {
     PhaseTimer timer("define");
-    Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())));
+    VariableOptions options;
+    options.fill = fill_value(dataset);
+    Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())),
+                                   {}, options);
     defined.insert(var);
   }
   file.defined.insert(var);
@@ -313,12 +324,22 @@ Selection select(const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t fil
   return {std::move(fspace), mspace, n, std::move(blocks)};
 }
 
-void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
+void write_dataset(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                    const void* buf) {
   PhaseTimer timer("H5Dwrite");
-  if (!file.writer) fail("file \"" + file.name + "\" was opened for reading (the Cove connector's files are written through H5Fcreate)");
+  if (!file.writer) fail("file \"" + file.name + "\" was opened read-only");
   auto [fspace, mspace, n, blocks] = select(dataset, mem_type, mem_space, file_space);
   if (n == 0 || dataset.file_only) return;
+  dataset.written = true;
+  // For this writer's own reads before the close (cells outside read as the fill value).
+  if (!dataset.written_overflow) {
+    if (dataset.written_boxes.size() + blocks.boxes.size() > 4096) {
+      dataset.written_overflow = true;
+      dataset.written_boxes.clear();
+    } else {
+      dataset.written_boxes.insert(dataset.written_boxes.end(), blocks.boxes.begin(), blocks.boxes.end());
+    }
+  }
   if (!file.version_known) fail("file \"" + file.name + "\": H5Dwrite before the version is known (the dataset was not created collectively)");
   define_dataset(file, dataset);
   const hid_t ftype = dataset.type.get();
@@ -360,6 +381,75 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
   send(file, dataset, made, pieces, g.data(), at);
 }
 
+namespace {
+// Copies the elements of `sub` (inside `outer`) from `src` (sub's elements
+// in C order) to their places in `dst` (outer's elements in C order).
+void copy_into(const std::byte* src, const Box& sub, std::byte* dst, const Box& outer, std::size_t esize) {
+  const int r = sub.ndim;
+  const auto row = static_cast<std::size_t>(sub.count(r - 1)) * esize;
+  std::vector<Index> at(sub.lo.begin(), sub.lo.begin() + r);
+  while (true) {
+    std::size_t off = 0;
+    for (int d = 0; d < r; ++d) off = off * static_cast<std::size_t>(outer.count(d)) + static_cast<std::size_t>(at[d] - outer.lo[d]);
+    std::memcpy(dst + off * esize, src, row);
+    src += row;
+    int d = r - 2;
+    for (; d >= 0; --d) {
+      if (++at[d] < sub.hi[d]) break;
+      at[d] = sub.lo[d];
+    }
+    if (d < 0) return;
+  }
+}
+
+// Whether this process alone writes the file (its own writes are all it can know of).
+bool alone(const FileState& file) {
+  int size = 1;
+  if (file.comm != MPI_COMM_NULL) MPI_Comm_size(file.comm, &size);
+  return size == 1;
+}
+
+// One box of the file version into `dst`. A writer reading its own open
+// version (one process) never waits: what it wrote, over the version it was
+// derived from or the fill value; everyone else reads as the store says
+// (a sealed version never waits either).
+void get_box(FileState& file, const Node& dataset, const Box& box, std::byte* dst, std::size_t bytes) {
+  auto& client = Session::get().client();
+  const auto var = file.variable(dataset);
+  if (!(file.writer && !file.published && alone(file) && !dataset.written_overflow)) {
+    client.get(var, file.version, box, dst, bytes, file.settings.read_timeout_ms);
+    return;
+  }
+  try {
+    client.get(var, file.version, box, dst, bytes, 0);
+    return;
+  } catch (const Error& e) {
+    if (e.code() != Code::NotFound) throw;
+  }
+  bool based = false;
+  if (file.derived_from != 0) {
+    try {
+      client.get(var, file.derived_from, box, dst, bytes, 0);
+      based = true;
+    } catch (const Error& e) {
+      if (e.code() != Code::NotFound) throw;
+    }
+  }
+  const auto fill = fill_value(dataset);
+  const auto esize = fill.size();
+  if (!based)
+    for (std::size_t at = 0; at + esize <= bytes; at += esize) std::memcpy(dst + at, fill.data(), esize);
+  std::vector<std::byte> piece;
+  for (const auto& w : dataset.written_boxes) {
+    if (w.ndim != box.ndim || !w.intersects(box)) continue;
+    const Box part = w.intersection(box);
+    piece.resize(static_cast<std::size_t>(part.volume()) * esize);
+    client.get(var, file.version, part, piece.data(), piece.size(), 0);
+    copy_into(piece.data(), part, dst, box, esize);
+  }
+}
+}  // namespace
+
 void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                   void* buf) {
   PhaseTimer timer("H5Dread");
@@ -373,9 +463,6 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   H5T_cdata_t* cdata = nullptr;
   if (H5Tequal(mem_type, ftype) <= 0 && H5Tfind(ftype, mem_type, &cdata) == nullptr)
     fail("HDF5 has no conversion from dataset " + dataset.path + "'s type to the memory type");
-  auto& client = Session::get().client();
-  const auto var = file.variable(dataset);
-  const auto timeout = file.settings.read_timeout_ms;
   if (auto why = retired(file, dataset); !why.empty()) fail(why);
   auto failed = [&](const Error& e) {
     auto why = retired(file, dataset);
@@ -385,7 +472,7 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   };
   if (direct(mem_type, mspace, ftype, blocks)) {
     try {
-      client.get(var, file.version, blocks.boxes[0], buf, n * fsize, timeout);
+      get_box(file, dataset, blocks.boxes[0], static_cast<std::byte*>(buf), n * fsize);
     } catch (const Error& e) {
       failed(e);
     }
@@ -395,16 +482,16 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   try {
     if (blocks.points) {
       for (std::size_t i = 0; i < n; ++i)
-        client.get(var, file.version, blocks.boxes[i], g.data() + i * fsize, fsize, timeout);
+        get_box(file, dataset, blocks.boxes[i], g.data() + i * fsize, fsize);
     } else if (blocks.boxes.size() == 1) {
-      client.get(var, file.version, blocks.boxes[0], g.data(), n * fsize, timeout);
+      get_box(file, dataset, blocks.boxes[0], g.data(), n * fsize);
     } else {
       const Box bb = bounding(blocks.boxes);
       std::vector<std::byte> scratch(static_cast<std::size_t>(bb.volume()) * fsize);
       std::vector<std::byte> piece;
       for (const auto& b : blocks.boxes) {
         piece.resize(static_cast<std::size_t>(b.volume()) * fsize);
-        client.get(var, file.version, b, piece.data(), piece.size(), timeout);
+        get_box(file, dataset, b, piece.data(), piece.size());
         Hid one = local_selection(bb, {b});
         scatter(ftype, one.get(), piece.data(), piece.size(), scratch.data());
       }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cove/box.hpp>
+
 #include <hdf5.h>
 
 #include <cstddef>
@@ -79,7 +81,9 @@ struct Node {
   bool written = false;
   // A writer's own puts into the open version, for its reads before the
   // version is sealed: cells outside them read as the fill value (one process only).
-  std::vector<std::vector<std::pair<hsize_t, hsize_t>>> written_boxes;  // per box: (lo, hi) per dimension
+  // Not kept across processes; `written_overflow` when there were too many to keep.
+  std::vector<Box> written_boxes;
+  bool written_overflow = false;
 
   Attribute* find_attribute(const std::string& name) const;
   // Removes the link `leaf` of this group (H5Ldelete, H5Lmove).
