@@ -155,6 +155,7 @@ herr_t token_from_str(void*, H5I_type_t, const char* str, H5O_token_t* token) {
 
 herr_t initialize(hid_t) {
   register_error_class();
+  keep_hdf5_messages_alive();
   return 0;
 }
 herr_t terminate() {

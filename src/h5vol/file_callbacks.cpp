@@ -10,6 +10,7 @@ namespace cove::h5vol {
 // ---- files ----
 void* file_create(const char* name, unsigned flags, hid_t fcpl, hid_t fapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Fcreate", nullptr, [&]() -> void* {
+    keep_hdf5_messages_alive();
     configure_from(fapl);
     auto& session = Session::get();
     const auto mode = session.config().settings_for(name).mode;
@@ -32,12 +33,12 @@ void* file_create(const char* name, unsigned flags, hid_t fcpl, hid_t fapl, hid_
     auto* o = new_object(Object::Kind::file, f, f->memory ? f->root : nullptr);
     o->under = under;
     o->handle = true;
-    f->file_object = o;
     return o;
   });
 }
 void* file_open(const char* name, unsigned flags, hid_t fapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Fopen", nullptr, [&]() -> void* {
+    keep_hdf5_messages_alive();
     configure_from(fapl);
     auto& session = Session::get();
     std::shared_ptr<FileState> f;
@@ -53,7 +54,6 @@ void* file_open(const char* name, unsigned flags, hid_t fapl, hid_t dxpl, void**
     auto* o = new_object(Object::Kind::file, f, f->memory ? f->root : nullptr);
     o->under = under;
     o->handle = true;
-    f->file_object = o;
     return o;
   });
 }
@@ -176,9 +176,9 @@ herr_t file_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req)
 herr_t file_close(void* obj, hid_t dxpl, void** req) {
   auto* o = static_cast<Object*>(obj);
   const herr_t r = guarded<herr_t>("H5Fclose", -1, [&] {
+    if (o->alias) return herr_t{0};  // H5Iget_file_id's identifier: the file stays open
     // The file on disk is complete before the version is published.
     if (o->under) native(H5VLfile_close(o->under, nvol(*o), dxpl, req), "H5Fclose");
-    if (o->file->file_object == o) o->file->file_object = nullptr;
     // The last handle of the file publishes its version (a producer's).
     if (o->handle && --o->file->handles <= 0) Session::get().close(*o->file);
     return herr_t{0};

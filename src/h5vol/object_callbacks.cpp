@@ -12,7 +12,7 @@ namespace cove::h5vol {
 herr_t object_close(void* obj, hid_t dxpl, void** req) {
   auto* o = static_cast<Object*>(obj);
   herr_t r = 0;
-  if (o->under) {
+  if (o->under && !o->alias) {
     switch (o->kind) {
       case Object::Kind::group: r = H5VLgroup_close(o->under, nvol(*o), dxpl, req); break;
       case Object::Kind::dataset: r = H5VLdataset_close(o->under, nvol(*o), dxpl, req); break;
@@ -44,11 +44,10 @@ herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_
   return guarded<herr_t>("H5Oget", -1, [&] {
     auto& o = as(obj);
     if (a->op_type == H5VL_OBJECT_GET_FILE) {
-      // The open file's own Object, so that HDF5 finds its identifier.
-      if (o.file->file_object) {
-        *a->args.get_file.file = o.file->file_object;
-        return herr_t{0};
-      }
+      // A new alias of the file for HDF5 to register (H5Iget_file_id, and
+      // inside H5Rcreate and H5DS*): never the handle's own Object (two
+      // identifiers of one Object were both closed at exit, freeing it twice),
+      // and closing it closes nothing underneath (the native file is the handle's).
       void* under = nullptr;
       if (o.under) {
         native(H5VLobject_get(o.under, loc, nvol(o), a, dxpl, req), "H5Iget_file_id");
@@ -56,7 +55,7 @@ herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_
       }
       auto* f = new_object(Object::Kind::file, o.file, in_memory(o) ? o.file->root : nullptr);
       f->under = under;
-      o.file->file_object = f;
+      f->alias = true;
       *a->args.get_file.file = f;
       return herr_t{0};
     }

@@ -18,6 +18,7 @@ struct Object {
   std::shared_ptr<Attribute> attr;  // attributes
   void* under = nullptr;            // modes file and both: the native connector's object
   bool handle = false;              // files: a handle of H5Fcreate / H5Fopen / H5Freopen (FileState::handles)
+  bool alias = false;               // files: an identifier HDF5 made for the file (H5Iget_file_id); owns nothing
 };
 
 Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shared_ptr<Node> node);

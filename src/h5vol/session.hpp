@@ -40,8 +40,6 @@ struct FileState {
   hid_t under_vol = H5I_INVALID_HID;
   // Modes memory and both (a consumer of a `both` file reads from memory).
   bool memory = true;
-  // The Object of the open file handle (H5Iget_file_id finds its identifier by it).
-  void* file_object = nullptr;
   // Open file handles (H5Fcreate, H5Fopen and H5Freopen of this file in this
   // process share this state): the version is published when the last closes.
   int handles = 0;

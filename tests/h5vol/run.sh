@@ -19,6 +19,8 @@
 #                       removed file are retired, the writer garbles their buffers then
 #   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
+#   h5py_life CASE      tests/h5vol/h5py_file_life.py CASE: a file's life in one h5py process
+#                       (anonymous, reopen, fill, errors, refexit, fork); must exit 0 and print "CASE: ok"
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
 # programs), COVE_H5VOL_DIR (the plugin's folder), COVE_H5DUMP (h5dump of
 # the HDF5 build the connector uses).
@@ -143,6 +145,12 @@ case "$case" in
     "$COVE_PYTHON" "$here/h5py_strings.py" write py.h5 > pywriter.log 2>&1 || { cat pywriter.log; exit 1; }
     "$COVE_PYTHON" "$here/h5py_strings.py" read py.h5 > pyreader.log 2>&1 || { cat pyreader.log; exit 1; }
     cat pyreader.log ;;
+  h5py_life)  # one h5py process creates, reopens, forks...: no hang (ctest's timeout), no crash at exit
+    timeout -k 5 120 "$COVE_PYTHON" "$here/h5py_file_life.py" "$1" "$dir/life.h5" > life.log 2>&1 ||
+      { echo "FAIL: exit status $?"; cat life.log; exit 1; }
+    cat life.log
+    grep -qx "$1: ok" life.log || { echo "FAIL: no '$1: ok'"; exit 1; }
+    if grep -qiE "segmentation|core dumped|terminate called|Failed to extract" life.log; then exit 1; fi ;;
   embedded)  # one MPMD job, no cove-server: the producer's rank 0 serves
     "$server" stop "$dir/server"
     cat >> "$dir/cove.toml" <<TOML
