@@ -6,7 +6,8 @@
 #   hdf5.sh BUILD ROWS [MODULE...]
 # Appends rows "suite run passed of target verdict" to ROWS (see
 # scripts/conformance.sh). Per-test outcomes go to BUILD/conformance/hdf5/.
-# Environment: H5PY_MODULE_TIMEOUT (seconds per module and run, default 600).
+# Environment: H5PY_MODULE_TIMEOUT (seconds per module and run, default 600),
+# H5PY_OUT (where the per-test outcomes go, default BUILD/conformance/hdf5).
 set -uo pipefail
 build=$(cd "${1:?usage: hdf5.sh BUILD ROWS [MODULE...]}" && pwd)
 rows=${2:?usage: hdf5.sh BUILD ROWS [MODULE...]}
@@ -14,7 +15,7 @@ shift 2
 here=$(cd "$(dirname "$0")/../.." && pwd)
 py=$build/venv/bin/python
 plugin=$build/h5vol-plugin
-out=$build/conformance/hdf5
+out=${H5PY_OUT:-$build/conformance/hdf5}
 modules=("$@")
 [ ${#modules[@]} -gt 0 ] || modules=(test_dataset test_dataset_getitem test_group test_attrs test_attrs_data
   test_attribute_create test_slicing test_selections test_dimension_scales test_datatype test_dtype test_base test_objects)

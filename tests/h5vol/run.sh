@@ -19,6 +19,8 @@
 #                       removed file are retired, the writer garbles their buffers then
 #   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
+#   h5py_suite MIN MOD...  h5py's own test modules natively and in memory mode (tests/conformance/hdf5.sh):
+#                       no crash or hang, and at least MIN of the native passes pass in memory
 #   h5py_life CASE      tests/h5vol/h5py_file_life.py CASE: a file's life in one h5py process
 #                       (anonymous, reopen, fill, errors, refexit, fork); must exit 0 and print "CASE: ok"
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
@@ -145,6 +147,15 @@ case "$case" in
     "$COVE_PYTHON" "$here/h5py_strings.py" write py.h5 > pywriter.log 2>&1 || { cat pywriter.log; exit 1; }
     "$COVE_PYTHON" "$here/h5py_strings.py" read py.h5 > pyreader.log 2>&1 || { cat pyreader.log; exit 1; }
     cat pyreader.log ;;
+  h5py_suite)  # the fast subset of make conformance's h5py part
+    min=$1
+    shift
+    H5PY_OUT=$dir/out H5PY_MODULE_TIMEOUT=120 bash "$here/../conformance/hdf5.sh" "$COVE_BUILD" "$dir/rows" "$@" > suite.log 2>&1 ||
+      { cat suite.log; exit 1; }
+    cat "$dir/rows"
+    passed=$(awk -F'\t' '$2 == "memory mode, passes of native'"'"'s" {print $3}' "$dir/rows")
+    grep -q $'memory mode, crashes and hangs\t0\t' "$dir/rows" || { echo "FAIL: a module crashed or hung"; cat suite.log; exit 1; }
+    [ "${passed:-0}" -ge "$min" ] || { echo "FAIL: $passed of native's passes in memory mode, fewer than $min"; exit 1; } ;;
   h5py_life)  # one h5py process creates, reopens, forks...: no hang (ctest's timeout), no crash at exit
     timeout -k 5 120 "$COVE_PYTHON" "$here/h5py_file_life.py" "$1" "$dir/life.h5" > life.log 2>&1 ||
       { echo "FAIL: exit status $?"; cat life.log; exit 1; }
