@@ -43,12 +43,12 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     d->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
     const auto cls = H5Sget_simple_extent_type(space);
     const std::string what = name ? d->path : "an anonymous dataset";
-    if (cls == H5S_NULL) unsupported("a dataset with a null dataspace (" + what + ")");
+    d->null_space = cls == H5S_NULL;
     const int rank = check(H5Sget_simple_extent_ndims(space), "H5Sget_simple_extent_ndims");
     d->dims.resize(static_cast<std::size_t>(rank));
     d->maxdims.resize(static_cast<std::size_t>(rank));
     if (rank > 0) check(H5Sget_simple_extent_dims(space, d->dims.data(), d->maxdims.data()), "H5Sget_simple_extent_dims");
-    if (rank > kMaxDims) unsupported("a dataset of rank " + std::to_string(rank) + " (at most 10)");
+    if (rank > kMaxDims) unsupported(what + " of rank " + std::to_string(rank) + " (at most 10)");
     d->dcpl = Hid(check(H5Pcopy(dcpl == H5P_DEFAULT ? H5P_DATASET_CREATE_DEFAULT : dcpl), "H5Pcopy"));
     d->file_only = dmode == Mode::file;
     d->held = !d->file_only && o.file->settings.dataset_transfer(name ? d->path : "") != Transfer::deep;

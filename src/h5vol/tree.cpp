@@ -108,7 +108,7 @@ void write_node(Writer& w, const Node& n) {
       w.u64(n.maxdims[d]);
     }
     w.plist(n.dcpl.get());
-    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u) | (n.written ? 4u : 0u));
+    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u) | (n.written ? 4u : 0u) | (n.null_space ? 8u : 0u));
     w.str(n.var);
     return;
   }
@@ -156,6 +156,7 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     n->file_only = (flags & 1u) != 0;
     n->held = (flags & 2u) != 0;
     n->written = (flags & 4u) != 0;
+    n->null_space = (flags & 8u) != 0;
     n->var = r.str();
     return n;
   }
@@ -197,6 +198,7 @@ void Node::remove_link(const std::string& leaf) {
 }
 
 hid_t Node::make_space() const {
+  if (null_space) return check(H5Screate(H5S_NULL), "H5Screate");
   if (dims.empty()) return check(H5Screate(H5S_SCALAR), "H5Screate");
   return check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), "H5Screate_simple");
 }

@@ -74,6 +74,7 @@ struct Node {
   std::vector<hsize_t> maxdims;
   Hid dcpl;  // datasets: the creation list; groups: theirs (the root: the file's creation list)
   bool file_only = false;  // mode both, dataset rule file: in the file, not staged
+  bool null_space = false;  // an H5S_NULL dataspace: no elements at all
   // Transfer shallow or local: the producer holds the bytes, and a version
   // goes (is retired) when the dataset is written in a later one.
   bool held = false;
@@ -88,7 +89,7 @@ struct Node {
   Attribute* find_attribute(const std::string& name) const;
   // Removes the link `leaf` of this group (H5Ldelete, H5Lmove).
   void remove_link(const std::string& leaf);
-  hid_t make_space() const;  // a new simple (or scalar) dataspace of dims / maxdims
+  hid_t make_space() const;  // a new simple (scalar, null) dataspace of dims / maxdims
 };
 
 // Bytes the metadata of a file version travels as (put_meta).
