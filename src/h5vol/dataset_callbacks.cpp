@@ -1,5 +1,6 @@
 // The VOL callbacks of datasets: create, open, read and write (transfer.hpp), queries.
 #include "h5vol/vol.hpp"
+#include "h5vol/vlen.hpp"
 
 #include <cove/error.hpp>
 
@@ -59,7 +60,11 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
       Session::get().resolve(*o.file);
       d->var = "#anon/v" + std::to_string(o.file->version) + "/" + std::to_string(d->id);
     }
-    if (!d->file_only) define_dataset(*o.file, *d);
+    if (is_vlen(d->type.get())) {
+      check_vlen_type(d->type.get(), what);  // kept in the tree, no Cove variable
+    } else if (!d->file_only) {
+      define_dataset(*o.file, *d);
+    }
     Session::get().resolve(*o.file);  // collective, like H5Dcreate; after the define, which overlapped the lookup
     if (parent)
       add_link(*o.file, parent, leaf, d);
@@ -89,7 +94,9 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spac
   return guarded<herr_t>("H5Dread", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
-      if (in_memory(o)) {
+      if (in_memory(o) && is_vlen(o.node->type.get())) {
+        read_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      } else if (in_memory(o)) {
         read_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       } else {
         void* under = o.under;
@@ -105,7 +112,10 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spa
   return guarded<herr_t>("H5Dwrite", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
-      if (in_memory(o)) write_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      if (in_memory(o) && is_vlen(o.node->type.get()))
+        write_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      else if (in_memory(o))
+        write_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       if (o.under) {
         void* under = o.under;
         native(H5VLdataset_write(1, &under, nvol(o), &mem_type[i], &mem_space[i], &file_space[i], dxpl, &buf[i], req),

@@ -110,6 +110,8 @@ void write_node(Writer& w, const Node& n) {
     w.plist(n.dcpl.get());
     w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u) | (n.written ? 4u : 0u) | (n.null_space ? 8u : 0u));
     w.str(n.var);
+    w.u64(n.vlen.size());
+    for (const auto& e : n.vlen) w.bytes(e.data(), e.size());
     return;
   }
   w.u64(n.dcpl.get() >= 0 ? 1 : 0);
@@ -158,6 +160,10 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     n->written = (flags & 4u) != 0;
     n->null_space = (flags & 8u) != 0;
     n->var = r.str();
+    const auto nvlen = r.u64();
+    if (nvlen > (1u << 28)) fail("file metadata has too many variable-length elements");
+    n->vlen.reserve(static_cast<std::size_t>(nvlen));
+    for (std::uint64_t i = 0; i < nvlen; ++i) n->vlen.push_back(r.bytes());
     return n;
   }
   if (r.u64() != 0) {

@@ -75,6 +75,9 @@ struct Node {
   Hid dcpl;  // datasets: the creation list; groups: theirs (the root: the file's creation list)
   bool file_only = false;  // mode both, dataset rule file: in the file, not staged
   bool null_space = false;  // an H5S_NULL dataspace: no elements at all
+  // A variable-length dataset's elements (vlen.hpp), by linear index: a
+  // string's bytes, or a sequence's elements in the base type; empty: unwritten.
+  std::vector<std::vector<std::byte>> vlen;
   // Transfer shallow or local: the producer holds the bytes, and a version
   // goes (is retired) when the dataset is written in a later one.
   bool held = false;
