@@ -19,21 +19,55 @@ std::pair<std::shared_ptr<Node>, std::string> split_link(const Object& o, std::s
   if (parent && parent->kind != Node::Kind::group) parent = nullptr;
   return {parent, slash == std::string::npos ? name : name.substr(slash + 1)};
 }
+// The link a location names itself (a soft link is not followed), with its group.
+struct Link {
+  std::shared_ptr<Node> parent;
+  std::string leaf;
+  std::shared_ptr<Node> node;
+};
+Link the_link(const Object& o, const H5VL_loc_params_t* loc) {
+  Link l;
+  if (loc->type == H5VL_OBJECT_BY_NAME) {
+    std::tie(l.parent, l.leaf) = split_link(o, loc->loc_data.loc_by_name.name);
+    if (l.parent && l.parent->links.count(l.leaf)) l.node = l.parent->links.at(l.leaf);
+  } else if (loc->type == H5VL_OBJECT_BY_IDX) {
+    const auto& by = loc->loc_data.loc_by_idx;
+    l.parent = lookup(*o.file, o.node, by.name ? by.name : ".");
+    if (l.parent) std::tie(l.leaf, l.node) = link_by_index(*l.parent, by.idx_type, by.order, by.n);
+  } else {
+    l.node = resolve(o, loc);
+  }
+  if (!l.node) fail("no link \"" + l.leaf + "\" in file \"" + o.file->name + "\"");
+  return l;
+}
 }  // namespace
 
 herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_t* loc, hid_t lcpl, hid_t lapl,
                    hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Lcreate", -1, [&]() -> herr_t {
     auto& o = as(obj);
-    if (!in_memory(o)) {
+    if (o.under) {  // mode file, and the file half of mode both
       H5VL_link_create_args_t b = *a;
       if (b.op_type == H5VL_LINK_CREATE_HARD && b.args.hard.curr_obj)
         b.args.hard.curr_obj = as(b.args.hard.curr_obj).under;
-      return H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req);
+      if (!in_memory(o)) return H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req);
+      if (a->op_type != H5VL_LINK_CREATE_HARD || !a->args.hard.curr_obj || as(a->args.hard.curr_obj).under)
+        native(H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req), "H5Lcreate");
     }
-    if (a->op_type != H5VL_LINK_CREATE_HARD)
-      unsupported(a->op_type == H5VL_LINK_CREATE_SOFT ? "H5Lcreate_soft (soft links in memory)"
-                                                      : "H5Lcreate_external / user-defined links in memory");
+    if (a->op_type == H5VL_LINK_CREATE_SOFT) {
+      if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+      if (loc->type != H5VL_OBJECT_BY_NAME) fail("a new link needs a name");
+      unsigned intermediate = 0;
+      if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
+      auto [parent, leaf] = parent_for_link(*o.file, o.node, loc->loc_data.loc_by_name.name, intermediate != 0);
+      auto soft = std::make_shared<Node>();
+      soft->kind = Node::Kind::soft;
+      soft->target = a->args.soft.target ? a->args.soft.target : "";
+      soft->id = o.file->next_id++;
+      add_link(*o.file, parent, leaf, soft);
+      return herr_t{0};
+    }
+    if (a->op_type != H5VL_LINK_CREATE_HARD) unsupported("H5Lcreate_external / user-defined links in memory");
     // H5Olink (an anonymous object gets its name) and H5Lcreate_hard.
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     if (loc->type != H5VL_OBJECT_BY_NAME) fail("a new link needs a name");
@@ -61,15 +95,11 @@ herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a
     auto& o = as(obj);
     if (!in_memory(o)) return H5VLlink_get(o.under, loc, nvol(o), a, dxpl, req);
     if (a->op_type == H5VL_LINK_GET_INFO) {
-      link_info(*resolve(o, loc), a->args.get_info.linfo);
-      if (loc->type == H5VL_OBJECT_BY_NAME) {
-        // The link's own creation order, from its group.
-        const std::string name = loc->loc_data.loc_by_name.name;
-        auto [parent, leaf] = split_link(o, name);
-        if (parent) {
-          a->args.get_info.linfo->corder_valid = true;
-          a->args.get_info.linfo->corder = parent->link_corder.count(leaf) ? parent->link_corder.at(leaf) : 0;
-        }
+      auto link = the_link(o, loc);
+      link_info(*link.node, a->args.get_info.linfo);
+      if (link.parent) {  // the link's own creation order, from its group
+        a->args.get_info.linfo->corder_valid = true;
+        a->args.get_info.linfo->corder = link.parent->link_corder.count(link.leaf) ? link.parent->link_corder.at(link.leaf) : 0;
       }
     } else if (a->op_type == H5VL_LINK_GET_NAME) {
       if (loc->type != H5VL_OBJECT_BY_IDX) unsupported("H5Lget_name other than by index");
@@ -78,8 +108,18 @@ herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a
       if (!group) fail("no group \"" + std::string(by.name ? by.name : ".") + "\"");
       const auto name = link_by_index(*group, by.idx_type, by.order, by.n).first;
       copy_name(name, a->args.get_name.name, a->args.get_name.name_size, a->args.get_name.name_len);
+    } else if (a->op_type == H5VL_LINK_GET_VAL) {
+      auto link = the_link(o, loc);
+      if (link.node->kind != Node::Kind::soft) fail("H5Lget_val: " + link.leaf + " is not a soft link");
+      const auto& t = link.node->target;
+      auto* out = static_cast<char*>(a->args.get_val.buf);
+      if (out && a->args.get_val.buf_size > 0) {
+        const auto n = std::min(a->args.get_val.buf_size - 1, t.size());
+        std::memcpy(out, t.data(), n);
+        out[n] = '\0';
+      }
     } else {
-      unsupported("H5Lget_val (there are no soft links)");
+      unsupported("this H5Lget query");
     }
     return herr_t{0};
   });
@@ -102,7 +142,7 @@ herr_t iterate_links(const Object& o, const std::shared_ptr<Node>& group, const 
     info.corder = group->link_corder.count(list[i].first) ? group->link_corder.at(list[i].first) : 0;
     const std::string name = prefix + list[i].first;
     herr_t ret = it.op(id, name.c_str(), &info, it.op_data);
-    if (ret == 0 && it.recursive && list[i].second->kind == Node::Kind::group)
+    if (ret == 0 && it.recursive && list[i].second->kind == Node::Kind::group)  // soft links are not followed
       ret = iterate_links(o, list[i].second, name + "/", it, id);
     if (ret != 0) {
       if (prefix.empty() && it.idx_p) *it.idx_p = i + 1;
@@ -120,7 +160,9 @@ herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific
     switch (a->op_type) {
       case H5VL_LINK_EXISTS: {
         if (loc->type != H5VL_OBJECT_BY_NAME) unsupported("H5Lexists other than by name");
-        *a->args.exists.exists = lookup(*o.file, o.node, loc->loc_data.loc_by_name.name) != nullptr;
+        // The link itself (a dangling soft link exists), its path followed.
+        auto [parent, leaf] = split_link(o, loc->loc_data.loc_by_name.name);
+        *a->args.exists.exists = leaf.empty() || leaf == "." || leaf == "/" || (parent && parent->links.count(leaf) != 0);
         return herr_t{0};
       }
       case H5VL_LINK_ITER: {
@@ -133,6 +175,7 @@ herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific
         return ret;
       }
       case H5VL_LINK_DELETE: {
+        if (o.under) native(H5VLlink_specific(o.under, loc, nvol(o), a, dxpl, req), "H5Ldelete");
         if (!o.file->writer) fail("H5Ldelete in file \"" + o.file->name + "\" opened for reading");
         std::shared_ptr<Node> parent;
         std::string leaf;

@@ -15,7 +15,10 @@ Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shar
   return o;
 }
 
-std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path) {
+namespace {
+// Follows soft links (relative to the group holding them), at most 16 deep as natively.
+std::shared_ptr<Node> walk(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path, int depth) {
+  if (depth > 16) return nullptr;
   auto node = (!path.empty() && path[0] == '/') ? file.root : from;
   std::size_t pos = 0;
   while (node && pos <= path.size()) {
@@ -25,9 +28,17 @@ std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>&
     if (part.empty() || part == ".") continue;
     if (node->kind != Node::Kind::group) return nullptr;
     auto it = node->links.find(part);
-    node = it == node->links.end() ? nullptr : it->second;
+    if (it == node->links.end()) return nullptr;
+    auto next = it->second;
+    if (next->kind == Node::Kind::soft) next = walk(file, node, next->target, depth + 1);
+    node = next;
   }
   return node;
+}
+}  // namespace
+
+std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path) {
+  return walk(file, from, path, 0);
 }
 
 std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H5_index_t index, H5_iter_order_t order,
@@ -61,7 +72,10 @@ std::shared_ptr<Node> resolve(const Object& obj, const H5VL_loc_params_t* loc) {
       const std::string name = by.name ? by.name : ".";
       auto group = lookup(*obj.file, obj.node, name);
       if (!group) fail("no group \"" + name + "\" in file \"" + obj.file->name + "\"");
-      return link_by_index(*group, by.idx_type, by.order, by.n).second;
+      auto n = link_by_index(*group, by.idx_type, by.order, by.n).second;
+      if (n->kind == Node::Kind::soft) n = lookup(*obj.file, group, n->target);
+      if (!n) fail("the link at index " + std::to_string(by.n) + " of " + group->path + " dangles");
+      return n;
     }
     case H5VL_OBJECT_BY_TOKEN: {
       auto n = obj.file->find_id(id_of(*loc->loc_data.loc_by_token.token));

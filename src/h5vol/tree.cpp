@@ -93,6 +93,10 @@ class Reader {
 
 void write_node(Writer& w, const Node& n) {
   w.u64(static_cast<std::uint64_t>(n.kind));
+  if (n.kind == Node::Kind::soft) {
+    w.str(n.target);
+    return;
+  }
   w.u64(n.attributes.size());
   for (const auto& a : n.attributes) {
     w.str(a->name);
@@ -131,8 +135,12 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
   n->path = path;
   n->id = next_id++;
   const auto kind = r.u64();
-  if (kind > 1) fail("file metadata has an unknown object kind");
+  if (kind > 2) fail("file metadata has an unknown object kind");
   n->kind = static_cast<Node::Kind>(kind);
+  if (n->kind == Node::Kind::soft) {
+    n->target = r.str();
+    return n;
+  }
   const auto nattr = r.u64();
   for (std::uint64_t i = 0; i < nattr; ++i) {
     auto a = std::make_shared<Attribute>();

@@ -54,13 +54,14 @@ struct Attribute {
 };
 
 struct Node {
-  enum class Kind : std::uint8_t { group, dataset };
+  enum class Kind : std::uint8_t { group, dataset, soft };  // soft: a soft link (H5Lcreate_soft) to `target`
   Kind kind = Kind::group;
   std::string path;  // "/" or "/a/b"; "" while anonymous (H5Dcreate_anon, H5Gcreate_anon, not linked yet)
   // Datasets: the Cove variable's name within the file ("h5:<file>:<var>"):
   // the path it was created at, or "#anon/v<version>/<id>" for an anonymous
   // one; it stays when the dataset is linked, moved or linked again.
   std::string var;
+  std::string target;  // soft links: the path they name (followed by lookup, never stored resolved)
   std::uint64_t id = 0;
   std::map<std::string, std::shared_ptr<Node>> links;  // groups
   std::vector<std::string> link_order;                  // the link names in creation order

@@ -69,8 +69,13 @@ bool& registering_own() {
 
 void link_info(const Node& n, H5L_info2_t* info) {
   std::memset(info, 0, sizeof *info);
-  info->type = H5L_TYPE_HARD;
   info->cset = H5T_CSET_ASCII;
+  if (n.kind == Node::Kind::soft) {
+    info->type = H5L_TYPE_SOFT;
+    info->u.val_size = n.target.size() + 1;
+    return;
+  }
+  info->type = H5L_TYPE_HARD;
   token_of(n, &info->u.token);
 }
 
