@@ -295,7 +295,9 @@ void define_dataset(FileState& file, const Node& dataset) {
   if (!defined.count(var)) {
     PhaseTimer timer("define");
     VariableOptions options;
-    options.fill = fill_value(dataset);
+    // Elements above 1 MiB go without one (it travels in the define
+    // request): their unwritten cells fail to read, naming them.
+    if (H5Tget_size(dataset.type.get()) <= (std::size_t{1} << 20)) options.fill = fill_value(dataset);
     Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())),
                                    {}, options);
     defined.insert(var);
