@@ -84,11 +84,52 @@ herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_
     return herr_t{0};
   });
 }
-herr_t link_copy(void*, const H5VL_loc_params_t*, void*, const H5VL_loc_params_t*, hid_t, hid_t, hid_t, void**) {
-  return guarded<herr_t>("H5Lcopy", -1, []() -> herr_t { unsupported("H5Lcopy"); });
+namespace {
+// H5Lmove and H5Lcopy: the link `loc1` (under src) becomes, or is also, `loc2` (under dst).
+herr_t relink(bool move, void* src, const H5VL_loc_params_t* loc1, void* dst, const H5VL_loc_params_t* loc2, hid_t lcpl,
+              hid_t lapl, hid_t dxpl, void** req) {
+  auto& s = as(src);
+  auto& d = as(dst ? dst : src);
+  if (s.under) {  // mode file, and the file half of mode both
+    void* under_dst = dst ? d.under : nullptr;
+    const herr_t r = move ? H5VLlink_move(s.under, loc1, under_dst, loc2, nvol(s), lcpl, lapl, dxpl, req)
+                          : H5VLlink_copy(s.under, loc1, under_dst, loc2, nvol(s), lcpl, lapl, dxpl, req);
+    if (!in_memory(s)) return r;
+    native(r, move ? "H5Lmove" : "H5Lcopy");
+  }
+  if (!s.file->writer) fail("file \"" + s.file->name + "\" was opened for reading");
+  if (!in_memory(d) || d.file != s.file) unsupported(std::string(move ? "H5Lmove" : "H5Lcopy") + " between files");
+  if (loc1->type != H5VL_OBJECT_BY_NAME || loc2->type != H5VL_OBJECT_BY_NAME) fail("the links must be given by name");
+  auto [from, leaf] = split_link(s, loc1->loc_data.loc_by_name.name);
+  if (!from || !from->links.count(leaf)) fail("no link \"" + std::string(loc1->loc_data.loc_by_name.name) + "\" to " + (move ? "move" : "copy"));
+  auto node = from->links.at(leaf);
+  unsigned intermediate = 0;
+  if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
+  auto [to, leaf2] = parent_for_link(*s.file, d.node, loc2->loc_data.loc_by_name.name, intermediate != 0);
+  if (node->kind == Node::Kind::group && contains(*node, *to))
+    fail("moving or copying " + node->path + " into itself");
+  if (!move && node->kind == Node::Kind::soft) {  // a copy of a soft link is a soft link of its own
+    auto soft = std::make_shared<Node>();
+    soft->kind = Node::Kind::soft;
+    soft->target = node->target;
+    soft->id = s.file->next_id++;
+    node = soft;
+  }
+  if (move) {
+    from->remove_link(leaf);
+    if (node->path == join_path(from->path, leaf)) node->path.clear();  // it takes the new name as its path
+  }
+  add_link(*s.file, to, leaf2, node);
+  return herr_t{0};
 }
-herr_t link_move(void*, const H5VL_loc_params_t*, void*, const H5VL_loc_params_t*, hid_t, hid_t, hid_t, void**) {
-  return guarded<herr_t>("H5Lmove", -1, []() -> herr_t { unsupported("H5Lmove"); });
+}  // namespace
+herr_t link_copy(void* src, const H5VL_loc_params_t* loc1, void* dst, const H5VL_loc_params_t* loc2, hid_t lcpl,
+                 hid_t lapl, hid_t dxpl, void** req) {
+  return guarded<herr_t>("H5Lcopy", -1, [&] { return relink(false, src, loc1, dst, loc2, lcpl, lapl, dxpl, req); });
+}
+herr_t link_move(void* src, const H5VL_loc_params_t* loc1, void* dst, const H5VL_loc_params_t* loc2, hid_t lcpl,
+                 hid_t lapl, hid_t dxpl, void** req) {
+  return guarded<herr_t>("H5Lmove", -1, [&] { return relink(true, src, loc1, dst, loc2, lcpl, lapl, dxpl, req); });
 }
 herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Lget", -1, [&] {

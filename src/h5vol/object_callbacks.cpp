@@ -1,5 +1,5 @@
 // The VOL callbacks of objects in general (open, get, specific, close) and of
-// committed datatypes (unsupported in memory).
+// committed datatypes (nodes of the tree in memory).
 #include "h5vol/vol.hpp"
 
 #include <cove/error.hpp>
@@ -32,8 +32,8 @@ void* object_open(void* obj, const H5VL_loc_params_t* loc, H5I_type_t* type, hid
       return child(o, kind_of(*type), nullptr, under);
     }
     auto n = resolve(o, loc);
-    *type = n->kind == Node::Kind::group ? H5I_GROUP : H5I_DATASET;
-    return new_object(n->kind == Node::Kind::group ? Object::Kind::group : Object::Kind::dataset, o.file, n);
+    *type = id_type(*n);
+    return new_object(object_kind(*n), o.file, n);
   });
 }
 herr_t object_copy(void*, const H5VL_loc_params_t*, const char*, void*, const H5VL_loc_params_t*, const char*, hid_t,
@@ -123,29 +123,71 @@ herr_t object_optional(void* obj, const H5VL_loc_params_t* loc, H5VL_optional_ar
 // ---- committed datatypes ----
 void* datatype_commit(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t type, hid_t lcpl, hid_t tcpl,
                       hid_t tapl, hid_t dxpl, void** req) {
-  return guarded<void*>("H5Tcommit", nullptr, [&]() -> void* {
+  return guarded<void*>(name ? "H5Tcommit" : "H5Tcommit_anon", nullptr, [&]() -> void* {
     auto& o = as(obj);
-    if (in_memory(o)) unsupported("committed (named) datatypes in memory");
-    void* under = native(H5VLdatatype_commit(o.under, loc, nvol(o), name, type, lcpl, tcpl, tapl, dxpl, req), "H5Tcommit");
-    return child(o, Object::Kind::datatype, nullptr, under);
+    void* under = nullptr;
+    if (o.under) under = native(H5VLdatatype_commit(o.under, loc, nvol(o), name, type, lcpl, tcpl, tapl, dxpl, req), "H5Tcommit");
+    if (!in_memory(o)) return child(o, Object::Kind::datatype, nullptr, under);
+    if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+    // In memory: a node of the tree holding the type (published with the version).
+    auto t = std::make_shared<Node>();
+    t->kind = Node::Kind::datatype;
+    t->id = o.file->next_id++;
+    t->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
+    if (name) {
+      auto [parent, leaf] = parent_for_create(o, loc, name, lcpl);
+      add_link(*o.file, parent, leaf, t);
+    } else {
+      o.file->index(t);
+    }
+    return child(o, Object::Kind::datatype, t, under);
   });
 }
 void* datatype_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t tapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Topen", nullptr, [&]() -> void* {
     auto& o = as(obj);
-    if (in_memory(o)) unsupported("committed (named) datatypes in memory");
-    void* under = native(H5VLdatatype_open(o.under, loc, nvol(o), name, tapl, dxpl, req), "H5Topen");
-    return child(o, Object::Kind::datatype, nullptr, under);
+    void* under = nullptr;
+    if (o.under) under = native(H5VLdatatype_open(o.under, loc, nvol(o), name, tapl, dxpl, req), "H5Topen");
+    if (!in_memory(o)) return child(o, Object::Kind::datatype, nullptr, under);
+    auto t = lookup(*o.file, resolve(o, loc), name);
+    if (!t || t->kind != Node::Kind::datatype)
+      fail("no committed datatype \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
+    return child(o, Object::Kind::datatype, t, under);
   });
 }
 herr_t datatype_get(void* obj, H5VL_datatype_get_args_t* a, hid_t dxpl, void** req) {
-  return H5VLdatatype_get(as(obj).under, nvol(as(obj)), a, dxpl, req);
+  return guarded<herr_t>("H5Tget", -1, [&] {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLdatatype_get(o.under, nvol(o), a, dxpl, req);
+    switch (a->op_type) {
+      case H5VL_DATATYPE_GET_BINARY_SIZE:  // H5Topen rebuilds the type from its encoding
+        check(H5Tencode(o.node->type.get(), nullptr, a->args.get_binary_size.size), "H5Tencode");
+        break;
+      case H5VL_DATATYPE_GET_BINARY: {
+        std::size_t n = a->args.get_binary.buf_size;
+        check(H5Tencode(o.node->type.get(), a->args.get_binary.buf, &n), "H5Tencode");
+        break;
+      }
+      case H5VL_DATATYPE_GET_TCPL:
+        a->args.get_tcpl.tcpl_id = check(H5Pcreate(H5P_DATATYPE_CREATE), "H5Pcreate");
+        break;
+    }
+    return herr_t{0};
+  });
 }
 herr_t datatype_specific(void* obj, H5VL_datatype_specific_args_t* a, hid_t dxpl, void** req) {
-  return H5VLdatatype_specific(as(obj).under, nvol(as(obj)), a, dxpl, req);
+  return guarded<herr_t>("H5T specific", -1, [&] {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLdatatype_specific(o.under, nvol(o), a, dxpl, req);
+    return herr_t{0};  // flush, refresh: nothing to do in memory
+  });
 }
 herr_t datatype_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
-  return H5VLdatatype_optional(as(obj).under, nvol(as(obj)), a, dxpl, req);
+  return guarded<herr_t>("H5T optional", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLdatatype_optional(o.under, nvol(o), a, dxpl, req);
+    unsupported("the native datatype operation " + std::to_string(a->op_type));
+  });
 }
 
 }  // namespace cove::h5vol

@@ -104,6 +104,10 @@ void write_node(Writer& w, const Node& n) {
     w.space(a->space.get());
     w.bytes(a->data.data(), a->data.size());
   }
+  if (n.kind == Node::Kind::datatype) {
+    w.type(n.type.get());
+    return;
+  }
   if (n.kind == Node::Kind::dataset) {
     w.type(n.type.get());
     w.u64(n.dims.size());
@@ -135,7 +139,7 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
   n->path = path;
   n->id = next_id++;
   const auto kind = r.u64();
-  if (kind > 2) fail("file metadata has an unknown object kind");
+  if (kind > 3) fail("file metadata has an unknown object kind");
   n->kind = static_cast<Node::Kind>(kind);
   if (n->kind == Node::Kind::soft) {
     n->target = r.str();
@@ -151,6 +155,10 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     a->data = std::move(data);
     a->corder = n->next_corder++;
     n->attributes.push_back(std::move(a));
+  }
+  if (n->kind == Node::Kind::datatype) {
+    n->type = r.type();
+    return n;
   }
   if (n->kind == Node::Kind::dataset) {
     n->type = r.type();

@@ -54,7 +54,8 @@ struct Attribute {
 };
 
 struct Node {
-  enum class Kind : std::uint8_t { group, dataset, soft };  // soft: a soft link (H5Lcreate_soft) to `target`
+  // soft: a soft link (H5Lcreate_soft) to `target`; datatype: a committed datatype (`type`)
+  enum class Kind : std::uint8_t { group, dataset, soft, datatype };
   Kind kind = Kind::group;
   std::string path;  // "/" or "/a/b"; "" while anonymous (H5Dcreate_anon, H5Gcreate_anon, not linked yet)
   // Datasets: the Cove variable's name within the file ("h5:<file>:<var>"):

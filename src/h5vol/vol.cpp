@@ -51,9 +51,9 @@ void copy_name(const std::string& name, char* buf, std::size_t size, std::size_t
 }
 
 hid_t register_id(const Object& from, const std::shared_ptr<Node>& node) {
-  auto* o = new_object(node->kind == Node::Kind::group ? Object::Kind::group : Object::Kind::dataset, from.file, node);
+  auto* o = new_object(object_kind(*node), from.file, node);
   registering_own() = true;
-  const hid_t id = H5VLwrap_register(o, node->kind == Node::Kind::group ? H5I_GROUP : H5I_DATASET);
+  const hid_t id = H5VLwrap_register(o, id_type(*node));
   registering_own() = false;
   if (id < 0) {
     delete o;
