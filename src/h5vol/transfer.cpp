@@ -24,11 +24,14 @@ void reject_variable_length(hid_t type, const char* what) {
     fail(std::string(what) + ": reference types are not supported by the Cove connector");
 }
 
-// Converts n elements in `buf` (sized for the larger of the two types) from `src` to `dst`.
-void convert(hid_t src, hid_t dst, std::size_t n, std::vector<std::byte>& buf) {
+// Converts n elements in `buf` (sized for the larger of the two types) from
+// `src` to `dst`; `background`, when given, holds the n elements' present
+// values in `dst` (a compound written from a subset of its fields keeps the others).
+void convert(hid_t src, hid_t dst, std::size_t n, std::vector<std::byte>& buf, std::vector<std::byte>* background = nullptr) {
   if (n == 0 || H5Tequal(src, dst) > 0) return;
   std::vector<std::byte> bkg;
   if (needs_background(src) || needs_background(dst)) bkg.assign(n * std::max(H5Tget_size(src), H5Tget_size(dst)), std::byte{0});
+  if (background && !bkg.empty()) std::memcpy(bkg.data(), background->data(), std::min(bkg.size(), background->size()));
   if (H5Tconvert(src, dst, n, buf.data(), bkg.empty() ? nullptr : bkg.data(), H5P_DEFAULT) < 0)
     fail("HDF5 cannot convert between the dataset's type and the memory type");
 }
@@ -332,6 +335,17 @@ void write_dataset(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_spa
   if (!file.writer) fail("file \"" + file.name + "\" was opened read-only");
   auto [fspace, mspace, n, blocks] = select(dataset, mem_type, mem_space, file_space);
   if (n == 0 || dataset.file_only) return;
+  // A compound written from a subset of its fields: the other fields keep
+  // their present values (read first, as HDF5 does for a file), not zeros.
+  std::vector<std::byte> background;
+  const hid_t ftype0 = dataset.type.get();
+  if (H5Tget_class(mem_type) == H5T_COMPOUND && H5Tget_class(ftype0) == H5T_COMPOUND && H5Tequal(mem_type, ftype0) <= 0 &&
+      H5Tget_nmembers(mem_type) < H5Tget_nmembers(ftype0)) {
+    background.resize(n * H5Tget_size(ftype0));
+    const hsize_t count = n;
+    Hid seq(check(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"));
+    read_dataset(file, dataset, ftype0, seq.get(), fspace.get(), background.data());
+  }
   dataset.written = true;
   // For this writer's own reads before the close (cells outside read as the fill value).
   if (!dataset.written_overflow) {
@@ -353,7 +367,7 @@ void write_dataset(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_spa
   }
   std::vector<std::byte> g(n * std::max(msize, fsize));
   gather(mem_type, mspace, buf, n * msize, g.data());
-  convert(mem_type, ftype, n, g);
+  convert(mem_type, ftype, n, g, background.empty() ? nullptr : &background);
   // Shallow needs the elements in the file's type and order: they are made
   // here, so they are held as a local copy (the program's buffer is free at once).
   const Transfer made = transfer == Transfer::shallow ? Transfer::local : transfer;

@@ -7,7 +7,8 @@ Cases:
   reopen      create, close, reopen read-only (own version at once), read-write
               (a new version derived from it), several opens, EXCL on an existing name
   fill        unwritten cells read the fill value (own reads and after the close),
-              space status and storage size as natively
+              space status and storage size as natively; a compound written from a
+              subset of its fields keeps the others (they were zeroed)
   errors      after HDF5 refuses native-only calls (references, H5Lget_info1),
               later errors still carry their description
   refexit     reference calls (H5Rcreate, H5DSattach_scale) on a file left open at
@@ -78,9 +79,15 @@ def fill(path):
         assert d.id.get_space_status() == h5py.h5d.SPACE_STATUS_ALLOCATED
         z = f.create_dataset("z", (2, 3), dtype="f8")
         assert (z[()] == 0).all()
+        dt = np.dtype([("a", "i4"), ("b", "f8")])
+        c = f.create_dataset("c", (3,), dtype=dt)
+        c[...] = np.array([(1, 1.5), (2, 2.5), (3, 3.5)], dtype=dt)
+        c["b"] = np.array([9.0, 8.0, 7.0])
+        assert c[()].tolist() == [(1, 9.0), (2, 8.0), (3, 7.0)], c[()]
     with h5py.File(path, "r") as f:
         assert list(f["x"][()]) == [7, 1, 2, 7, 7, 7], f["x"][()]
         assert (f["z"][()] == 0).all()
+        assert f["c"][()].tolist() == [(1, 9.0), (2, 8.0), (3, 7.0)], f["c"][()]
     print("fill: ok")
 
 
