@@ -4,6 +4,7 @@
 #include <cove/error.hpp>
 
 #include <cstring>
+#include <set>
 #include <tuple>
 
 namespace cove::h5vol {
@@ -78,8 +79,6 @@ herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_
     unsigned intermediate = 0;
     if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
     auto [parent, leaf] = parent_for_link(*o.file, o.node, loc->loc_data.loc_by_name.name, intermediate != 0);
-    if (target->kind == Node::Kind::group && contains(*target, *parent))
-      fail("a hard link " + join_path(parent->path, leaf) + " to " + target->path + " would make a cycle");
     add_link(*o.file, parent, leaf, target);
     return herr_t{0};
   });
@@ -166,8 +165,10 @@ herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a
   });
 }
 namespace {
+// H5Lvisit enters each group once (hard links may make cycles).
 herr_t iterate_links(const Object& o, const std::shared_ptr<Node>& group, const std::string& prefix,
-                     H5VL_link_iterate_args_t& it, hid_t id) {
+                     H5VL_link_iterate_args_t& it, hid_t id, std::set<const Node*>& entered) {
+  entered.insert(group.get());
   std::vector<std::pair<std::string, std::shared_ptr<Node>>> list;
   if (it.idx_type == H5_INDEX_CRT_ORDER) {
     for (const auto& leaf : group->link_order) list.emplace_back(leaf, group->links.at(leaf));
@@ -184,7 +185,7 @@ herr_t iterate_links(const Object& o, const std::shared_ptr<Node>& group, const 
     const std::string name = prefix + list[i].first;
     herr_t ret = it.op(id, name.c_str(), &info, it.op_data);
     if (ret == 0 && it.recursive && list[i].second->kind == Node::Kind::group)  // soft links are not followed
-      ret = iterate_links(o, list[i].second, name + "/", it, id);
+      if (!entered.count(list[i].second.get())) ret = iterate_links(o, list[i].second, name + "/", it, id, entered);
     if (ret != 0) {
       if (prefix.empty() && it.idx_p) *it.idx_p = i + 1;
       return ret;
@@ -211,7 +212,8 @@ herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific
         auto group = resolve(o, loc);
         if (group->kind != Node::Kind::group) fail(group->path + " is not a group");
         const hid_t id = register_id(o, group);
-        const herr_t ret = iterate_links(o, group, "", it, id);
+        std::set<const Node*> entered;
+        const herr_t ret = iterate_links(o, group, "", it, id, entered);
         H5Idec_ref(id);
         return ret;
       }

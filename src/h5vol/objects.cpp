@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <iterator>
+#include <set>
 
 namespace cove::h5vol {
 
@@ -132,10 +133,18 @@ std::pair<std::shared_ptr<Node>, std::string> parent_for_create(const Object& ob
 }
 
 namespace {
-void repath(Node& node, const std::string& path) {
+void repath(Node& node, const std::string& path, int depth = 0) {
   node.path = path;
+  if (depth > 256) return;
   for (auto& [leaf, child] : node.links)
-    if (child->path.empty() || child->path.rfind(path, 0) != 0) repath(*child, join_path(path, leaf));
+    if (child->path.empty() || child->path.rfind(path, 0) != 0) repath(*child, join_path(path, leaf), depth + 1);
+}
+bool contains(const Node& outer, const Node& inner, std::set<const Node*>& seen) {
+  if (&outer == &inner) return true;
+  if (!seen.insert(&outer).second) return false;
+  for (const auto& [leaf, child] : outer.links)
+    if (contains(*child, inner, seen)) return true;
+  return false;
 }
 }  // namespace
 
@@ -149,10 +158,8 @@ void add_link(FileState& file, const std::shared_ptr<Node>& parent, const std::s
 }
 
 bool contains(const Node& outer, const Node& inner) {
-  if (&outer == &inner) return true;
-  for (const auto& [leaf, child] : outer.links)
-    if (contains(*child, inner)) return true;
-  return false;
+  std::set<const Node*> seen;
+  return contains(outer, inner, seen);
 }
 
 void token_of(const Node& node, H5O_token_t* token) {

@@ -41,7 +41,7 @@ std::pair<std::shared_ptr<Node>, std::string> parent_for_create(const Object& ob
 // Links `node` as `leaf` of `parent`. An anonymous node takes the path (and
 // its descendants theirs under it); a node linked already keeps its first path.
 void add_link(FileState& file, const std::shared_ptr<Node>& parent, const std::string& leaf, const std::shared_ptr<Node>& node);
-// True when `inner` is `outer` or lies under it (a hard link there would make a cycle).
+// True when `inner` is `outer` or lies under it.
 bool contains(const Node& outer, const Node& inner);
 void token_of(const Node& node, H5O_token_t* token);
 std::uint64_t id_of(const H5O_token_t& token);

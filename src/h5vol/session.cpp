@@ -79,6 +79,7 @@ FileState::~FileState() {
 }
 
 void FileState::index(const std::shared_ptr<Node>& node) {
+  if (by_id.count(node->id) && by_id[node->id].lock() == node) return;  // hard links may make cycles
   by_id[node->id] = node;
   for (auto& [link, child] : node->links) index(child);
 }
@@ -377,9 +378,11 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
       std::uint64_t next_id = 1;
       auto tree = deserialize(meta.data, next_id);
       std::vector<std::shared_ptr<Node>> stack{tree};
+      std::set<const Node*> seen;
       while (!stack.empty()) {
         auto n = stack.back();
         stack.pop_back();
+        if (!seen.insert(n.get()).second) continue;
         for (auto& [leaf, child] : n->links) stack.push_back(child);
         if (n->kind != Node::Kind::dataset || n->file_only) continue;
         try {
@@ -402,9 +405,11 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
   f->root = deserialize(meta.data, f->next_id);
   f->index(f->root);
   std::vector<std::shared_ptr<Node>> stack{f->root};
+  std::set<const Node*> seen;
   while (!stack.empty()) {
     auto n = stack.back();
     stack.pop_back();
+    if (!seen.insert(n.get()).second) continue;
     for (auto& [leaf, child] : n->links) stack.push_back(child);
     if (n->kind != Node::Kind::dataset || n->file_only) continue;
     // Defined by the version's producer: no define again, but sealed at close.

@@ -3,6 +3,7 @@
 #include "h5vol/errors.hpp"
 
 #include <cstring>
+#include <unordered_map>
 #include <cstdio>
 
 namespace cove::h5vol {
@@ -40,6 +41,7 @@ class Writer {
     bytes(b.data(), len);
   }
   std::vector<std::byte> out;
+  std::unordered_map<const Node*, std::uint64_t> seen;  // nodes written, in order
 
  private:
   // resize + memcpy, not insert: GCC 12 flags insert's move of the (empty)
@@ -80,6 +82,7 @@ class Reader {
     auto v = bytes();
     return Hid(check(H5Sdecode(v.data()), "H5Sdecode of a stored dataspace"));
   }
+  std::vector<std::shared_ptr<Node>> nodes;  // read so far, in order (kSeen refers to them)
 
  private:
   void raw(void* p, std::size_t n) {
@@ -87,11 +90,23 @@ class Reader {
     std::memcpy(p, b_.data() + pos_, n);
     pos_ += n;
   }
+
+ private:
   const std::vector<std::byte>& b_;
   std::size_t pos_ = 0;
 };
 
+// A node met again (a second hard link to it, maybe a cycle) is written as a
+// reference to its first appearance, so that it stays one object.
+constexpr std::uint64_t kSeen = 0xff;
+
 void write_node(Writer& w, const Node& n) {
+  if (auto it = w.seen.find(&n); it != w.seen.end()) {
+    w.u64(kSeen);
+    w.u64(it->second);
+    return;
+  }
+  w.seen.emplace(&n, w.seen.size());
   w.u64(static_cast<std::uint64_t>(n.kind));
   if (n.kind == Node::Kind::soft) {
     w.str(n.target);
@@ -135,10 +150,16 @@ void write_node(Writer& w, const Node& n) {
 
 std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_t& next_id, int depth) {
   if (depth > 256) fail("file metadata nests groups too deep");
+  const auto kind = r.u64();
+  if (kind == kSeen) {
+    const auto at = r.u64();
+    if (at >= r.nodes.size()) fail("file metadata refers to an object it has not described");
+    return r.nodes[static_cast<std::size_t>(at)];
+  }
   auto n = std::make_shared<Node>();
+  r.nodes.push_back(n);
   n->path = path;
   n->id = next_id++;
-  const auto kind = r.u64();
   if (kind > 3) fail("file metadata has an unknown object kind");
   n->kind = static_cast<Node::Kind>(kind);
   if (n->kind == Node::Kind::soft) {
