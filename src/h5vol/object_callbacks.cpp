@@ -4,7 +4,10 @@
 
 #include <cove/error.hpp>
 
+#include "h5vol/vlen.hpp"
+
 #include <cstring>
+#include <map>
 
 namespace cove::h5vol {
 
@@ -36,9 +39,78 @@ void* object_open(void* obj, const H5VL_loc_params_t* loc, H5I_type_t* type, hid
     return new_object(object_kind(*n), o.file, n);
   });
 }
-herr_t object_copy(void*, const H5VL_loc_params_t*, const char*, void*, const H5VL_loc_params_t*, const char*, hid_t,
-                   hid_t, hid_t, void**) {
-  return guarded<herr_t>("H5Ocopy", -1, []() -> herr_t { unsupported("H5Ocopy"); });
+namespace {
+// A deep copy of `n` for `to` (H5Ocopy): groups with their links (a hard
+// link to an object copied already stays one object), attributes, committed
+// types, and datasets as new Cove variables with the source's data.
+std::shared_ptr<Node> clone(FileState& from, const std::shared_ptr<Node>& n, FileState& to,
+                            std::map<const Node*, std::shared_ptr<Node>>& done) {
+  if (auto it = done.find(n.get()); it != done.end()) return it->second;
+  auto c = std::make_shared<Node>();
+  done[n.get()] = c;
+  c->kind = n->kind;
+  c->id = to.next_id++;
+  c->target = n->target;
+  if (n->type.get() >= 0) c->type = Hid(check(H5Tcopy(n->type.get()), "H5Tcopy"));
+  if (n->dcpl.get() >= 0) c->dcpl = Hid(check(H5Pcopy(n->dcpl.get()), "H5Pcopy"));
+  for (const auto& a : n->attributes) {
+    auto b = std::make_shared<Attribute>();
+    b->name = a->name;
+    b->type = Hid(check(H5Tcopy(a->type.get()), "H5Tcopy"));
+    b->space = Hid(check(H5Scopy(a->space.get()), "H5Scopy"));
+    b->data = a->data;
+    b->corder = c->next_corder++;
+    c->attributes.push_back(std::move(b));
+  }
+  if (n->kind == Node::Kind::dataset) {
+    c->dims = n->dims;
+    c->maxdims = n->maxdims;
+    c->null_space = n->null_space;
+    c->vlen = n->vlen;
+    c->written = n->written && !n->vlen.empty();
+    c->var = "#copy/v" + std::to_string(to.version) + "/" + std::to_string(c->id);
+    if (!is_vlen(c->type.get()) && !n->file_only) {
+      define_dataset(to, *c);
+      if (n->written && !c->null_space) {  // the source's data, read and written whole
+        hsize_t count = 1;
+        for (auto x : n->dims) count *= x;
+        std::vector<std::byte> buf(static_cast<std::size_t>(count) * H5Tget_size(n->type.get()));
+        read_dataset(from, *n, n->type.get(), H5S_ALL, H5S_ALL, buf.data());
+        write_dataset(to, *c, n->type.get(), H5S_ALL, H5S_ALL, buf.data());
+      }
+    }
+  }
+  for (const auto& leaf : n->link_order) {
+    auto child = clone(from, n->links.at(leaf), to, done);
+    c->links[leaf] = child;
+    c->link_order.push_back(leaf);
+    c->link_corder[leaf] = c->next_link_corder++;
+  }
+  return c;
+}
+}  // namespace
+herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc, const char* src_name, void* dst_obj,
+                   const H5VL_loc_params_t* dst_loc, const char* dst_name, hid_t ocpypl, hid_t lcpl, hid_t dxpl,
+                   void** req) {
+  return guarded<herr_t>("H5Ocopy", -1, [&]() -> herr_t {
+    auto& s = as(src_obj);
+    auto& d = as(dst_obj);
+    if (!in_memory(s) && !in_memory(d))
+      return H5VLobject_copy(s.under, src_loc, src_name, d.under, dst_loc, dst_name, nvol(s), ocpypl, lcpl, dxpl, req);
+    if (!in_memory(s) || !in_memory(d)) unsupported("H5Ocopy between a file in memory and one on disk");
+    if (d.under) unsupported("H5Ocopy in mode both");
+    if (!d.file->writer) fail("file \"" + d.file->name + "\" was opened for reading");
+    auto n = lookup(*s.file, resolve(s, src_loc), src_name);
+    if (!n) fail("no object \"" + std::string(src_name) + "\" to copy in file \"" + s.file->name + "\"");
+    unsigned intermediate = 0;
+    if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
+    auto [parent, leaf] = parent_for_link(*d.file, resolve(d, dst_loc), dst_name, intermediate != 0);
+    Session::get().resolve(*d.file);
+    std::map<const Node*, std::shared_ptr<Node>> done;
+    auto c = clone(*s.file, n, *d.file, done);
+    add_link(*d.file, parent, leaf, c);
+    return herr_t{0};
+  });
 }
 herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Oget", -1, [&] {

@@ -112,8 +112,9 @@ herr_t link_optional(void* obj, const H5VL_loc_params_t* loc, H5VL_optional_args
 // objects (object_close closes every kind) and committed datatypes (object_callbacks.cpp)
 herr_t object_close(void* obj, hid_t dxpl, void** req);
 void* object_open(void* obj, const H5VL_loc_params_t* loc, H5I_type_t* type, hid_t dxpl, void** req);
-herr_t object_copy(void*, const H5VL_loc_params_t*, const char*, void*, const H5VL_loc_params_t*, const char*, hid_t,
-                 hid_t, hid_t, void**);
+herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc, const char* src_name, void* dst_obj,
+                   const H5VL_loc_params_t* dst_loc, const char* dst_name, hid_t ocpypl, hid_t lcpl, hid_t dxpl,
+                   void** req);
 herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_t* a, hid_t dxpl, void** req);
 herr_t object_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_object_specific_args_t* a, hid_t dxpl,
                      void** req);
