@@ -1,6 +1,8 @@
 // The VOL callbacks of groups.
 #include "h5vol/vol.hpp"
 
+#include <H5VLnative.h>
+
 #include <cove/error.hpp>
 
 #include <cstring>
@@ -73,6 +75,32 @@ herr_t group_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req
   return guarded<herr_t>("H5G optional", -1, [&]() -> herr_t {
     auto& o = as(obj);
     if (!in_memory(o)) return H5VLgroup_optional(o.under, nvol(o), a, dxpl, req);
+    if (a->op_type == H5VL_NATIVE_GROUP_GET_OBJINFO) {
+      // H5Gget_objinfo (h5py compares objects by its file and object numbers).
+      auto& g = static_cast<H5VL_native_group_optional_args_t*>(a->args)->get_objinfo;
+      std::shared_ptr<Node> n;
+      if (!g.follow_link && g.loc_params.type == H5VL_OBJECT_BY_NAME) {  // the link itself
+        const std::string name = g.loc_params.loc_data.loc_by_name.name;
+        const auto slash = name.rfind('/');
+        auto parent = lookup(*o.file, o.node, slash == std::string::npos ? "." : (slash == 0 ? "/" : name.substr(0, slash)));
+        const auto leaf = slash == std::string::npos ? name : name.substr(slash + 1);
+        if (parent && parent->links.count(leaf)) n = parent->links.at(leaf);
+      }
+      if (!n) n = resolve(o, &g.loc_params);
+      if (g.statbuf) {
+        auto& st = *g.statbuf;
+        std::memset(&st, 0, sizeof st);
+        st.fileno[0] = o.file->fileno;
+        st.objno[0] = static_cast<unsigned long>(n->id);
+        st.nlink = 1;
+        st.type = n->kind == Node::Kind::group      ? H5G_GROUP
+                  : n->kind == Node::Kind::dataset  ? H5G_DATASET
+                  : n->kind == Node::Kind::datatype ? H5G_TYPE
+                                                    : H5G_LINK;
+        if (n->kind == Node::Kind::soft) st.linklen = n->target.size() + 1;
+      }
+      return herr_t{0};
+    }
     unsupported("the native group operation " + std::to_string(a->op_type) + " (H5G*)");
   });
 }
