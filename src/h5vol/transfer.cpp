@@ -2,6 +2,7 @@
 
 #include "h5vol/errors.hpp"
 #include "h5vol/timing.hpp"
+#include "h5vol/vlen.hpp"
 
 #include <cove/error.hpp>
 
@@ -551,6 +552,11 @@ std::vector<std::string> decode_strings(const std::vector<std::byte>& data, std:
 }
 
 void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
+  if (H5Tget_class(attr.type.get()) == H5T_VLEN) {
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    attr.data = encode_sequences(mem_type, attr.type.get(), buf, n);
+    return;
+  }
   if (is_variable_string(attr.type.get())) {
     if (!is_variable_string(mem_type))
       fail("attribute " + attr.name + " holds variable-length strings: write it from a variable-length string type "
@@ -570,6 +576,12 @@ void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
 }
 
 void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
+  if (H5Tget_class(attr.type.get()) == H5T_VLEN) {
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    if (attr.data.empty() && n > 0) fail("attribute " + attr.name + " has not been written");
+    decode_sequences(attr.data, attr.type.get(), mem_type, buf, n);
+    return;
+  }
   if (is_variable_string(attr.type.get())) {
     if (!is_variable_string(mem_type))
       fail("attribute " + attr.name + " holds variable-length strings: read it into a variable-length string type "

@@ -63,6 +63,51 @@ void check_vlen_type(hid_t type, const std::string& what) {
     fail(what + ": variable-length sequences of variable-length or reference types are not supported by the Cove connector");
 }
 
+std::vector<std::byte> encode_sequences(hid_t mem_type, hid_t file_type, const void* buf, std::size_t n) {
+  if (H5Tget_class(mem_type) != H5T_VLEN) fail("a variable-length sequence attribute needs a variable-length memory type");
+  Hid mbase(check(H5Tget_super(mem_type), "H5Tget_super")), fbase(check(H5Tget_super(file_type), "H5Tget_super"));
+  const std::size_t mb = H5Tget_size(mbase.get()), fb = H5Tget_size(fbase.get());
+  std::vector<std::byte> out;
+  const auto* h = static_cast<const hvl_t*>(buf);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::byte> e(h[i].len * std::max(mb, fb));
+    if (h[i].len) std::memcpy(e.data(), h[i].p, h[i].len * mb);
+    convert_n(mbase.get(), fbase.get(), h[i].len, e);
+    const std::uint64_t len = h[i].len;
+    const auto at = out.size();
+    out.resize(at + sizeof len + len * fb);
+    std::memcpy(out.data() + at, &len, sizeof len);
+    if (len) std::memcpy(out.data() + at + sizeof len, e.data(), len * fb);
+  }
+  return out;
+}
+
+void decode_sequences(const std::vector<std::byte>& data, hid_t file_type, hid_t mem_type, void* buf, std::size_t n) {
+  if (H5Tget_class(mem_type) != H5T_VLEN) fail("a variable-length sequence attribute is read into a variable-length memory type");
+  Hid mbase(check(H5Tget_super(mem_type), "H5Tget_super")), fbase(check(H5Tget_super(file_type), "H5Tget_super"));
+  const std::size_t mb = H5Tget_size(mbase.get()), fb = H5Tget_size(fbase.get());
+  auto* h = static_cast<hvl_t*>(buf);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t len = 0;
+    if (data.size() - at < sizeof len) fail("a variable-length attribute's stored bytes are truncated");
+    std::memcpy(&len, data.data() + at, sizeof len);
+    at += sizeof len;
+    if ((data.size() - at) / (fb ? fb : 1) < len) fail("a variable-length attribute's stored bytes are truncated");
+    std::vector<std::byte> e(static_cast<std::size_t>(len) * std::max(mb, fb));
+    if (len) std::memcpy(e.data(), data.data() + at, static_cast<std::size_t>(len) * fb);
+    at += static_cast<std::size_t>(len) * fb;
+    convert_n(fbase.get(), mbase.get(), static_cast<std::size_t>(len), e);
+    h[i].len = static_cast<std::size_t>(len);
+    h[i].p = nullptr;
+    if (len) {
+      h[i].p = H5allocate_memory(static_cast<std::size_t>(len) * mb, false);
+      if (!h[i].p) fail("no memory for a variable-length attribute element");
+      std::memcpy(h[i].p, e.data(), static_cast<std::size_t>(len) * mb);
+    }
+  }
+}
+
 void write_vlen(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* buf) {
   if (!file.writer) fail("file \"" + file.name + "\" was opened read-only");
   int size = 1;

@@ -18,4 +18,10 @@ void check_vlen_type(hid_t type, const std::string& what);
 void write_vlen(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* buf);
 void read_vlen(const FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, void* buf);
 
+// Variable-length sequence attributes: n elements of `mem_type` (hvl_t) as
+// stored bytes (per element its length, 8 bytes, then its elements in the
+// file's base type), and back into HDF5-allocated hvl_t (the caller frees them).
+std::vector<std::byte> encode_sequences(hid_t mem_type, hid_t file_type, const void* buf, std::size_t n);
+void decode_sequences(const std::vector<std::byte>& data, hid_t file_type, hid_t mem_type, void* buf, std::size_t n);
+
 }  // namespace cove::h5vol
