@@ -11,6 +11,25 @@ namespace cove::h5vol {
 
 // ---- datasets ----
 namespace {
+// Lossy filters change the values natively; in memory the data are stored
+// raw, so they are refused rather than giving other values (lossless ones
+// are kept in the creation list: the values are the same).
+void refuse_lossy_filters(hid_t dcpl, const std::string& what) {
+  const int n = H5Pget_nfilters(dcpl);
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    std::size_t nelmts = 0;
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &nelmts, nullptr, 0, nullptr, &config);
+    if (id == H5Z_FILTER_SCALEOFFSET) unsupported("the scale-offset filter (lossy) on " + what + " in memory");
+    if (id == H5Z_FILTER_NBIT) unsupported("the n-bit filter (lossy) on " + what + " in memory");
+  }
+}
+// A data transform (H5Pset_data_transform) changes the values natively.
+void refuse_transform(hid_t dxpl, const char* op) {
+  if (dxpl < 0 || dxpl == H5P_DEFAULT) return;
+  if (H5Pget_data_transform(dxpl, nullptr, 0) > 0)
+    unsupported(std::string("a data transform (H5Pset_data_transform) in ") + op + " in memory");
+}
 bool allocated(const Node& d) {
   H5D_alloc_time_t when = H5D_ALLOC_TIME_LATE;
   if (H5Pget_alloc_time(d.dcpl.get(), &when) >= 0 && when == H5D_ALLOC_TIME_EARLY) return true;
@@ -51,6 +70,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     if (rank > 0) check(H5Sget_simple_extent_dims(space, d->dims.data(), d->maxdims.data()), "H5Sget_simple_extent_dims");
     if (rank > kMaxDims) unsupported(what + " of rank " + std::to_string(rank) + " (at most 10)");
     d->dcpl = Hid(check(H5Pcopy(dcpl == H5P_DEFAULT ? H5P_DATASET_CREATE_DEFAULT : dcpl), "H5Pcopy"));
+    refuse_lossy_filters(d->dcpl.get(), what);
     d->file_only = dmode == Mode::file;
     d->held = !d->file_only && o.file->settings.dataset_transfer(name ? d->path : "") != Transfer::deep;
     if (name) {
@@ -94,6 +114,7 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spac
   return guarded<herr_t>("H5Dread", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
+      if (in_memory(o)) refuse_transform(dxpl, "H5Dread");
       if (in_memory(o) && is_vlen(o.node->type.get())) {
         read_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       } else if (in_memory(o)) {
@@ -112,6 +133,7 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spa
   return guarded<herr_t>("H5Dwrite", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
+      if (in_memory(o)) refuse_transform(dxpl, "H5Dwrite");
       if (in_memory(o) && is_vlen(o.node->type.get()))
         write_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       else if (in_memory(o))

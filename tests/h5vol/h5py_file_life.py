@@ -10,7 +10,8 @@ Cases:
               space status and storage size as natively; a compound written from a
               subset of its fields keeps the others (they were zeroed)
   errors      after HDF5 refuses native-only calls (references, H5Lget_info1),
-              later errors still carry their description
+              later errors still carry their description; a lossy filter is refused
+              with an error naming it (it was ignored: other values than natively)
   refexit     reference calls (H5Rcreate, H5DSattach_scale) on a file left open at
               exit: HDF5 closes it from its atexit handler (this crashed there)
   fork        a forked child uses h5py through the connector and exits through
@@ -108,6 +109,11 @@ def errors(path):
             raise AssertionError("opening a missing object succeeded")
         except KeyError as e:
             assert "missing" in str(e), str(e)
+        try:
+            f.create_dataset("so", data=np.arange(10.0), scaleoffset=2)
+            raise AssertionError("the scale-offset filter was accepted in memory")
+        except ValueError as e:
+            assert "scale-offset" in str(e), str(e)
     print("errors: ok")
 
 
