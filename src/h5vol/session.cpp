@@ -54,6 +54,27 @@ void quiet_bcast(MPI_Comm comm, void* data, int count, MPI_Datatype type) {
   quiet_wait(req);
 }
 
+// Which ranks of MPI_COMM_WORLD make up `comm`: its size and a hash of their list.
+std::string comm_signature(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return {};
+  MPI_Group group, world;
+  MPI_Comm_group(comm, &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int size = 0;
+  MPI_Group_size(group, &size);
+  std::vector<int> ranks(static_cast<std::size_t>(size)), in_world(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  MPI_Group_translate_ranks(group, size, ranks.data(), world, in_world.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (int r : in_world) {
+    h ^= static_cast<std::uint64_t>(static_cast<unsigned>(r));
+    h *= 1099511628211ull;
+  }
+  return "|" + std::to_string(size) + "|" + std::to_string(h);
+}
+
 std::uint64_t broadcast(MPI_Comm comm, std::uint64_t v) {
   if (comm != MPI_COMM_NULL) quiet_bcast(comm, &v, 1, MPI_UINT64_T);
   return v;
@@ -126,6 +147,7 @@ void Session::shutdown() {
   client_.reset();
   config_.reset();
   last_version_.clear();
+  own_version_.clear();
   opened_.clear();
   open_.clear();
   defined_.clear();
@@ -168,7 +190,7 @@ std::shared_ptr<FileState> Session::open_file(const std::string& name) {
 }
 
 bool Session::exists(const std::string& name) {
-  if (open_file(name) || last_version_.count(name)) return true;
+  if (open_file(name) || own_version_.count(name)) return true;
   try {
     client().get_meta_latest("h5:" + name, 0);
     return true;
@@ -248,12 +270,27 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
     if (f->rank == 0 && removing_.valid()) removing_.get();
     if (f->comm != MPI_COMM_NULL) quiet_barrier(f->comm);
   }
-  auto& last = last_version_[name];
-  if (last == 0) {
-    // A producer run that follows another one under the same name goes on
-    // after its versions: rank 0 asks, off this call's path (see resolve).
+  f->numbering = name + comm_signature(f->comm);
+  const auto last = last_version_[f->numbering];
+  // This process numbered the name's last version itself, on these ranks.
+  const bool known = last != 0 && own_version_[name] == last;
+  if (known && f->comm == MPI_COMM_NULL) {
+    f->version = last + 1;
+    last_version_[f->numbering] = own_version_[name] = f->version;
+  } else {
+    // Rank 0 of the communicator decides, and resolve (at the first
+    // H5Dcreate, or H5Fclose) broadcasts: from what it knows, or for a name
+    // new to it (or written elsewhere since) from the name's last version on
+    // the servers, asked off this call's path (a producer run that follows
+    // another one goes on after its versions). Only rank 0's knowledge
+    // counts, so ranks that created the name on other communicators never
+    // skip a broadcast the others wait for.
     f->version_known = false;
-    if (f->rank == 0)
+    if (f->rank == 0 && known) {
+      std::promise<std::uint64_t> ready;
+      ready.set_value(last);
+      f->version_lookup = ready.get_future();
+    } else if (f->rank == 0) {
       f->version_lookup = lookups_->run<std::uint64_t>([c = client(), key = f->meta_key()]() mutable -> std::uint64_t {
         try {
           return c.get_meta_latest(key, 0).version;
@@ -262,9 +299,7 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
           return 0;
         }
       });
-  } else {
-    // All ranks have created the same names in the same order: they agree without a broadcast.
-    f->version = ++last;
+    }
   }
   f->root = std::make_shared<Node>();
   f->root->path.assign(1, '/');  // not = "/": GCC 12 flags that assign (-Wrestrict, a false positive)
@@ -293,7 +328,8 @@ void Session::resolve(FileState& file) {
     fail("looking up the last version of file \"" + file.name + "\" failed" + (error.empty() ? " on rank 0" : ": " + error));
   file.version = version;
   file.version_known = true;
-  last_version_[file.name] = version;
+  last_version_[file.numbering] = version;
+  own_version_[file.name] = std::max(own_version_[file.name], version);
 }
 
 std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
@@ -310,7 +346,7 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
   f->fileno = next_fileno_++;
   auto& last = opened_[name];
-  const auto own = last_version_.count(name) ? last_version_[name] : 0;
+  const auto own = own_version_.count(name) ? own_version_[name] : 0;
   const auto& s = f->settings;
   Metadata meta{0, {}};
   if (f->rank == 0) {
@@ -372,7 +408,7 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
   if (f->rank == 0) {
     try {
       meta = client().get_meta_latest(f->meta_key(), 0);
-      to = std::max(meta.version, last_version_.count(name) ? last_version_[name] : 0) + 1;
+      to = std::max(meta.version, own_version_.count(name) ? own_version_[name] : 0) + 1;
       // Every dataset of the new version starts with the old one's content
       // (no bytes copied); one never written there has nothing to share.
       std::uint64_t next_id = 1;
@@ -401,7 +437,7 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
   if (meta.version == 0) fail(error.empty() ? "opening file \"" + name + "\" read-write failed on rank 0" : error);
   f->version = to;
   f->derived_from = meta.version;
-  last_version_[name] = to;
+  own_version_[name] = to;
   f->root = deserialize(meta.data, f->next_id);
   f->index(f->root);
   std::vector<std::shared_ptr<Node>> stack{f->root};

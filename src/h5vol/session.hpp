@@ -46,6 +46,7 @@ struct FileState {
   pid_t pid = 0;  // the process that opened it (a forked child never publishes its parent's files)
   // A read-write open: the version this one was derived from (0: none).
   std::uint64_t derived_from = 0;
+  std::string numbering;  // the name and its communicator's ranks (Session::last_version_)
   bool published = false;  // a producer publishes its version once
   // A producer's new file name: rank 0 looks up the name's last version in
   // the background (H5Fcreate does not wait); the first collective call that
@@ -125,7 +126,10 @@ class Session {
   std::unique_ptr<Server> server_;  // embedded, in a producer's rank 0
   std::future<void> removing_;      // keep_files: the removal of older files, off the producer's path
   std::set<std::string> removed_;   // keep_files: names whose variables were (being) removed
-  std::unordered_map<std::string, std::uint64_t> last_version_;  // per file name: the last version this process wrote
+  // Per file name and communicator (FileState::numbering): the last version
+  // this process created there (see Session::create: rank 0's decides).
+  std::unordered_map<std::string, std::uint64_t> last_version_;
+  std::unordered_map<std::string, std::uint64_t> own_version_;  // per file name: the last version this process wrote
   std::unordered_map<std::string, std::uint64_t> opened_;        // per file name: the last version this process opened
   std::unordered_map<std::string, std::weak_ptr<FileState>> open_;  // files open in this process
   pid_t pid_ = 0;  // the process whose connection client_ is (a forked child reconnects)

@@ -19,6 +19,8 @@
 #                       removed file are retired, the writer garbles their buffers then
 #   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
+#   split               same-name creates on split communicators (split_writer.c): no hang, each
+#                       rank reads back the version it wrote last
 #   h5py_suite MIN MOD...  h5py's own test modules natively and in memory mode (tests/conformance/hdf5.sh):
 #                       no crash or hang, and at least MIN of the native passes pass in memory
 #   h5py_life CASE      tests/h5vol/h5py_file_life.py CASE: a file's life in one h5py process
@@ -147,6 +149,11 @@ case "$case" in
     "$COVE_PYTHON" "$here/h5py_strings.py" write py.h5 > pywriter.log 2>&1 || { cat pywriter.log; exit 1; }
     "$COVE_PYTHON" "$here/h5py_strings.py" read py.h5 > pyreader.log 2>&1 || { cat pyreader.log; exit 1; }
     cat pyreader.log ;;
+  split)  # ranks {0,1} then {1,2} create the same name: they agree on versions without hanging
+    timeout -k 5 90 "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-split-writer" split.h5 > split.log 2>&1 ||
+      { echo "FAIL: exit status $? (124: hung)"; cat split.log; exit 1; }
+    cat split.log
+    [ "$(grep -c 'split: rank . ok' split.log)" -eq 3 ] || { echo "FAIL: not every rank finished"; exit 1; } ;;
   h5py_suite)  # the fast subset of make conformance's h5py part
     min=$1
     shift
