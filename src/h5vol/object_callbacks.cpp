@@ -43,8 +43,16 @@ namespace {
 // A deep copy of `n` for `to` (H5Ocopy): groups with their links (a hard
 // link to an object copied already stays one object), attributes, committed
 // types, and datasets as new Cove variables with the source's data.
-std::shared_ptr<Node> clone(FileState& from, const std::shared_ptr<Node>& n, FileState& to,
-                            std::map<const Node*, std::shared_ptr<Node>>& done) {
+// `flags`: H5Pset_copy_object's (shallow hierarchy, without attributes,
+// expand soft links); `depth`: 0 for the object copied itself.
+std::shared_ptr<Node> clone(FileState& from, std::shared_ptr<Node> n, FileState& to,
+                            std::map<const Node*, std::shared_ptr<Node>>& done, unsigned flags, int depth) {
+  if (n->kind == Node::Kind::soft && (flags & H5O_COPY_EXPAND_SOFT_LINK_FLAG)) {
+    // The object it names is copied in its place (a dangling one stays a soft link).
+    auto parent_path = n->path.substr(0, n->path.rfind('/'));
+    auto target = lookup(from, lookup(from, from.root, parent_path.empty() ? "/" : parent_path), n->target);
+    if (target) n = target;
+  }
   if (auto it = done.find(n.get()); it != done.end()) return it->second;
   auto c = std::make_shared<Node>();
   done[n.get()] = c;
@@ -53,7 +61,7 @@ std::shared_ptr<Node> clone(FileState& from, const std::shared_ptr<Node>& n, Fil
   c->target = n->target;
   if (n->type.get() >= 0) c->type = Hid(check(H5Tcopy(n->type.get()), "H5Tcopy"));
   if (n->dcpl.get() >= 0) c->dcpl = Hid(check(H5Pcopy(n->dcpl.get()), "H5Pcopy"));
-  for (const auto& a : n->attributes) {
+  for (const auto& a : (flags & H5O_COPY_WITHOUT_ATTR_FLAG) ? std::vector<std::shared_ptr<Attribute>>{} : n->attributes) {
     auto b = std::make_shared<Attribute>();
     b->name = a->name;
     b->type = Hid(check(H5Tcopy(a->type.get()), "H5Tcopy"));
@@ -80,8 +88,10 @@ std::shared_ptr<Node> clone(FileState& from, const std::shared_ptr<Node>& n, Fil
       }
     }
   }
+  // A shallow copy takes the group's members, not theirs.
+  if ((flags & H5O_COPY_SHALLOW_HIERARCHY_FLAG) && depth >= 1) return c;
   for (const auto& leaf : n->link_order) {
-    auto child = clone(from, n->links.at(leaf), to, done);
+    auto child = clone(from, n->links.at(leaf), to, done, flags, depth + 1);
     c->links[leaf] = child;
     c->link_order.push_back(leaf);
     c->link_corder[leaf] = c->next_link_corder++;
@@ -106,8 +116,10 @@ herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc, const char* 
     if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
     auto [parent, leaf] = parent_for_link(*d.file, resolve(d, dst_loc), dst_name, intermediate != 0);
     Session::get().resolve(*d.file);
+    unsigned flags = 0;
+    if (ocpypl >= 0 && ocpypl != H5P_DEFAULT) check(H5Pget_copy_object(ocpypl, &flags), "H5Pget_copy_object");
     std::map<const Node*, std::shared_ptr<Node>> done;
-    auto c = clone(*s.file, n, *d.file, done);
+    auto c = clone(*s.file, n, *d.file, done, flags, 0);
     add_link(*d.file, parent, leaf, c);
     return herr_t{0};
   });
