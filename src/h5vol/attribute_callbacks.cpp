@@ -1,5 +1,6 @@
 // The VOL callbacks of attributes.
 #include "h5vol/vol.hpp"
+#include "h5vol/vlen.hpp"
 
 #include <cove/error.hpp>
 
@@ -20,8 +21,10 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     auto owner = resolve(o, loc);
     if (owner->find_attribute(name)) fail("attribute \"" + std::string(name) + "\" of " + owner->path + " already exists");
     const bool strings = is_variable_string(type);
-    if (!strings && H5Tdetect_class(type, H5T_VLEN) > 0)
-      unsupported("a variable-length attribute (\"" + std::string(name) + "\") other than of strings");
+    if (!strings && H5Tget_class(type) == H5T_VLEN)
+      check_vlen_type(type, "attribute \"" + std::string(name) + "\"");  // a sequence of a fixed-size type
+    else if (!strings && H5Tdetect_class(type, H5T_VLEN) > 0)
+      unsupported("a variable-length attribute (\"" + std::string(name) + "\") other than of strings or sequences");
     auto a = std::make_shared<Attribute>();
     a->name = name;
     a->type = Hid(check(H5Tcopy(type), "H5Tcopy"));

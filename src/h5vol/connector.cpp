@@ -122,8 +122,22 @@ herr_t get_conn_cls(void* obj, H5VL_get_conn_lvl_t lvl, const H5VL_class_t** cls
   *cls = &connector_class();
   return 0;
 }
-herr_t get_cap_flags(const void*, uint64_t* flags) {
+// What the connector does, honestly, per mode: files all in mode file pass
+// every call to the native connector, so they have its capabilities; in
+// memory (and mode both, whose readers read memory) what the tree and the
+// store implement (the class's own cap_flags).
+herr_t get_cap_flags(const void* info, uint64_t* flags) {
   *flags = connector_class().cap_flags;
+  try {
+    auto& session = Session::get();
+    session.configure(info ? static_cast<const Info*>(info)->config : std::string());
+    const auto& config = session.config();
+    bool all_file = config.defaults.mode == Mode::file;
+    for (const auto& rule : config.files) all_file = all_file && rule.settings.mode == Mode::file;
+    if (all_file) return H5VLintrospect_get_cap_flags(nullptr, H5VL_NATIVE, flags);
+  } catch (const std::exception&) {
+    // A bad configuration fails H5Fcreate / H5Fopen with its message; the flags stay the memory ones.
+  }
   return 0;
 }
 herr_t opt_query(void* obj, H5VL_subclass_t cls, int op, uint64_t* flags) {
@@ -155,6 +169,7 @@ herr_t token_from_str(void*, H5I_type_t, const char* str, H5O_token_t* token) {
 
 herr_t initialize(hid_t) {
   register_error_class();
+  keep_hdf5_messages_alive();
   return 0;
 }
 herr_t terminate() {
@@ -170,9 +185,12 @@ H5VL_class_t make_class() {
   c.value = kConnectorValue;
   c.name = kConnectorName;
   c.conn_version = 1;
+  // In memory (get_cap_flags reports the native connector's for mode file).
   c.cap_flags = H5VL_CAP_FLAG_ATTR_BASIC | H5VL_CAP_FLAG_DATASET_BASIC | H5VL_CAP_FLAG_FILE_BASIC |
                 H5VL_CAP_FLAG_GROUP_BASIC | H5VL_CAP_FLAG_LINK_BASIC | H5VL_CAP_FLAG_OBJECT_BASIC |
-                H5VL_CAP_FLAG_ITERATE | H5VL_CAP_FLAG_BY_IDX;
+                H5VL_CAP_FLAG_ITERATE | H5VL_CAP_FLAG_BY_IDX | H5VL_CAP_FLAG_CREATION_ORDER | H5VL_CAP_FLAG_HARD_LINKS |
+                H5VL_CAP_FLAG_GET_PLIST | H5VL_CAP_FLAG_FLUSH_REFRESH | H5VL_CAP_FLAG_FILL_VALUES |
+                H5VL_CAP_FLAG_STORAGE_SIZE;
   c.initialize = initialize;
   c.terminate = terminate;
   c.info_cls = {sizeof(Info), info_copy, info_cmp, info_free, info_to_str, info_from_str};

@@ -1,22 +1,50 @@
 // The VOL callbacks of datasets: create, open, read and write (transfer.hpp), queries.
 #include "h5vol/vol.hpp"
+#include "h5vol/vlen.hpp"
 
 #include <cove/error.hpp>
 
 #include <cstring>
+#include <tuple>
 
 namespace cove::h5vol {
 
 // ---- datasets ----
+namespace {
+// Lossy filters change the values natively; in memory the data are stored
+// raw, so they are refused rather than giving other values (lossless ones
+// are kept in the creation list: the values are the same).
+void refuse_lossy_filters(hid_t dcpl, const std::string& what) {
+  const int n = H5Pget_nfilters(dcpl);
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    std::size_t nelmts = 0;
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &nelmts, nullptr, 0, nullptr, &config);
+    if (id == H5Z_FILTER_SCALEOFFSET) unsupported("the scale-offset filter (lossy) on " + what + " in memory");
+    if (id == H5Z_FILTER_NBIT) unsupported("the n-bit filter (lossy) on " + what + " in memory");
+  }
+}
+// A data transform (H5Pset_data_transform) changes the values natively.
+void refuse_transform(hid_t dxpl, const char* op) {
+  if (dxpl < 0 || dxpl == H5P_DEFAULT) return;
+  if (H5Pget_data_transform(dxpl, nullptr, 0) > 0)
+    unsupported(std::string("a data transform (H5Pset_data_transform) in ") + op + " in memory");
+}
+bool allocated(const Node& d) {
+  H5D_alloc_time_t when = H5D_ALLOC_TIME_LATE;
+  if (H5Pget_alloc_time(d.dcpl.get(), &when) >= 0 && when == H5D_ALLOC_TIME_EARLY) return true;
+  return d.written;
+}
+}  // namespace
 void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t lcpl, hid_t type, hid_t space,
                      hid_t dcpl, hid_t dapl, hid_t dxpl, void** req) {
-  return guarded<void*>("H5Dcreate", nullptr, [&]() -> void* {
+  return guarded<void*>(name ? "H5Dcreate" : "H5Dcreate_anon", nullptr, [&]() -> void* {
     auto& o = as(obj);
     // Mode both: a dataset rule may keep this one out of the file or out of memory.
     std::string path;
     Mode dmode = Mode::both;
-    if (in_memory(o) && o.under) {
-      auto [p, l] = parent_for_create(o, loc, name);
+    if (in_memory(o) && o.under && name) {
+      auto [p, l] = parent_for_create(o, loc, name, lcpl);
       path = join_path(p->path, l);
       dmode = o.file->settings.dataset_mode(path);
     }
@@ -25,26 +53,43 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
       under = native(H5VLdataset_create(o.under, loc, nvol(o), name, lcpl, type, space, dcpl, dapl, dxpl, req), "H5Dcreate");
     if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
-    auto [parent, leaf] = parent_for_create(o, loc, name);
+    std::shared_ptr<Node> parent;
+    std::string leaf;
+    if (name) std::tie(parent, leaf) = parent_for_create(o, loc, name, lcpl);
     auto d = std::make_shared<Node>();
     d->kind = Node::Kind::dataset;
-    d->path = join_path(parent->path, leaf);
     d->id = o.file->next_id++;
+    if (parent) d->path = join_path(parent->path, leaf);
     d->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
     const auto cls = H5Sget_simple_extent_type(space);
-    if (cls == H5S_NULL) unsupported("a dataset with a null dataspace (" + d->path + ")");
+    const std::string what = name ? d->path : "an anonymous dataset";
+    d->null_space = cls == H5S_NULL;
     const int rank = check(H5Sget_simple_extent_ndims(space), "H5Sget_simple_extent_ndims");
     d->dims.resize(static_cast<std::size_t>(rank));
     d->maxdims.resize(static_cast<std::size_t>(rank));
     if (rank > 0) check(H5Sget_simple_extent_dims(space, d->dims.data(), d->maxdims.data()), "H5Sget_simple_extent_dims");
-    if (rank > kMaxDims) unsupported("a dataset of rank " + std::to_string(rank) + " (at most 10)");
+    if (rank > kMaxDims) unsupported(what + " of rank " + std::to_string(rank) + " (at most 10)");
     d->dcpl = Hid(check(H5Pcopy(dcpl == H5P_DEFAULT ? H5P_DATASET_CREATE_DEFAULT : dcpl), "H5Pcopy"));
+    refuse_lossy_filters(d->dcpl.get(), what);
     d->file_only = dmode == Mode::file;
-    d->held = !d->file_only && o.file->settings.dataset_transfer(d->path) != Transfer::deep;
-    if (!d->file_only) define_dataset(*o.file, *d);
+    d->held = !d->file_only && o.file->settings.dataset_transfer(name ? d->path : "") != Transfer::deep;
+    if (name) {
+      d->var = d->path;
+    } else {
+      // An anonymous dataset's variable is its own per version: the version first (collective).
+      Session::get().resolve(*o.file);
+      d->var = "#anon/v" + std::to_string(o.file->version) + "/" + std::to_string(d->id);
+    }
+    if (is_vlen(d->type.get())) {
+      check_vlen_type(d->type.get(), what);  // kept in the tree, no Cove variable
+    } else if (!d->file_only) {
+      define_dataset(*o.file, *d);
+    }
     Session::get().resolve(*o.file);  // collective, like H5Dcreate; after the define, which overlapped the lookup
-    parent->links[leaf] = d;
-    o.file->index(d);
+    if (parent)
+      add_link(*o.file, parent, leaf, d);
+    else
+      o.file->index(d);
     return child(o, Object::Kind::dataset, d, under);
   });
 }
@@ -69,7 +114,10 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spac
   return guarded<herr_t>("H5Dread", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
-      if (in_memory(o)) {
+      if (in_memory(o)) refuse_transform(dxpl, "H5Dread");
+      if (in_memory(o) && is_vlen(o.node->type.get())) {
+        read_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      } else if (in_memory(o)) {
         read_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       } else {
         void* under = o.under;
@@ -85,7 +133,11 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spa
   return guarded<herr_t>("H5Dwrite", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
-      if (in_memory(o)) write_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      if (in_memory(o)) refuse_transform(dxpl, "H5Dwrite");
+      if (in_memory(o) && is_vlen(o.node->type.get()))
+        write_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+      else if (in_memory(o))
+        write_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       if (o.under) {
         void* under = o.under;
         native(H5VLdataset_write(1, &under, nvol(o), &mem_type[i], &mem_space[i], &file_space[i], dxpl, &buf[i], req),
@@ -110,12 +162,14 @@ herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* a, hid_t dxpl, void** req
         a->args.get_space.space_id = d.make_space();
         break;
       case H5VL_DATASET_GET_SPACE_STATUS:
-        *a->args.get_space_status.status = H5D_SPACE_STATUS_ALLOCATED;
+        // "Allocated" in memory: some H5Dwrite put data into this version
+        // (or the creation list allocates early), as natively for the default late allocation.
+        *a->args.get_space_status.status = allocated(d) ? H5D_SPACE_STATUS_ALLOCATED : H5D_SPACE_STATUS_NOT_ALLOCATED;
         break;
       case H5VL_DATASET_GET_STORAGE_SIZE: {
         hsize_t n = 1;
         for (auto x : d.dims) n *= x;
-        *a->args.get_storage_size.storage_size = n * H5Tget_size(d.type.get());
+        *a->args.get_storage_size.storage_size = allocated(d) ? n * H5Tget_size(d.type.get()) : 0;
         break;
       }
       case H5VL_DATASET_GET_TYPE:

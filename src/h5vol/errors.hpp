@@ -23,6 +23,14 @@ T check(T value, const char* message) {
 }
 
 void register_error_class();
+// HDF5 1.14's refusals of native-only calls (H5Rcreate and others) push an
+// error whose minor code is the major message H5E_VOL; clearing that entry
+// (at the next API call) drops a reference to H5E_VOL as if the entry held
+// one, so after a few refusals the message is freed, every later clear of
+// the stack fails and errors lose their entries (h5py: "Failed to extract
+// top-level error description"). The connector keeps H5E_VOL referenced
+// (topped up when it runs low), so the stack survives any number of refusals.
+void keep_hdf5_messages_alive();
 void unregister_error_class();
 // Pushes "cove: <op>: <message>" on HDF5's default error stack.
 void push_error(const char* op, const std::string& message);

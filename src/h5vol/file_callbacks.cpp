@@ -10,9 +10,17 @@ namespace cove::h5vol {
 // ---- files ----
 void* file_create(const char* name, unsigned flags, hid_t fcpl, hid_t fapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Fcreate", nullptr, [&]() -> void* {
+    keep_hdf5_messages_alive();
     configure_from(fapl);
     auto& session = Session::get();
     const auto mode = session.config().settings_for(name).mode;
+    if (mode == Mode::memory) {
+      // As natively: a file open in this process cannot be created again,
+      // and H5F_ACC_EXCL refuses a name that exists.
+      if (session.open_file(name)) fail("file \"" + std::string(name) + "\" is already open in this process");
+      if ((flags & H5F_ACC_EXCL) && session.exists(name))
+        fail("file \"" + std::string(name) + "\" exists (H5F_ACC_EXCL; errno = 17, error message = 'File exists')");
+    }
     void* under = nullptr;
     if (mode != Mode::memory) {
       Hid nfapl = native_fapl(fapl);
@@ -20,14 +28,17 @@ void* file_create(const char* name, unsigned flags, hid_t fcpl, hid_t fapl, hid_
     }
     auto f = mode == Mode::file ? session.native(name, fapl, true) : session.create(name, fapl);
     if (under) f->under_vol = H5VL_NATIVE;
+    if (f->memory)  // the root group's creation list is the file's (link creation order and the like)
+      f->root->dcpl = Hid(check(H5Pcopy(fcpl == H5P_DEFAULT ? H5P_FILE_CREATE_DEFAULT : fcpl), "H5Pcopy"));
     auto* o = new_object(Object::Kind::file, f, f->memory ? f->root : nullptr);
     o->under = under;
-    f->file_object = o;
+    o->handle = true;
     return o;
   });
 }
 void* file_open(const char* name, unsigned flags, hid_t fapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Fopen", nullptr, [&]() -> void* {
+    keep_hdf5_messages_alive();
     configure_from(fapl);
     auto& session = Session::get();
     std::shared_ptr<FileState> f;
@@ -38,12 +49,11 @@ void* file_open(const char* name, unsigned flags, hid_t fapl, hid_t dxpl, void**
       f = session.native(name, fapl, (flags & H5F_ACC_RDWR) != 0);
       f->under_vol = H5VL_NATIVE;
     } else {
-      if (flags & H5F_ACC_RDWR) unsupported("opening a file read-write (\"" + std::string(name) + "\"); readers open read-only");
-      f = session.open(name, fapl);
+      f = (flags & H5F_ACC_RDWR) ? session.open_rw(name, fapl) : session.open(name, fapl);
     }
     auto* o = new_object(Object::Kind::file, f, f->memory ? f->root : nullptr);
     o->under = under;
-    f->file_object = o;
+    o->handle = true;
     return o;
   });
 }
@@ -62,7 +72,9 @@ herr_t file_get(void* obj, H5VL_file_get_args_t* a, hid_t dxpl, void** req) {
         a->args.get_fapl.fapl_id = check(H5Pcopy(f.fapl.get()), "H5Pcopy");
         break;
       case H5VL_FILE_GET_FCPL:
-        a->args.get_fcpl.fcpl_id = check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate");
+        a->args.get_fcpl.fcpl_id = f.root && f.root->dcpl.get() >= 0 && H5Pisa_class(f.root->dcpl.get(), H5P_FILE_CREATE) > 0
+                                       ? check(H5Pcopy(f.root->dcpl.get()), "H5Pcopy")
+                                       : check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate");
         break;
       case H5VL_FILE_GET_FILENO:
         *a->args.get_fileno.fileno = f.fileno;
@@ -94,7 +106,14 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* a, hid_t dxpl, void**
         b.args.is_equal.obj2 = as(a->args.is_equal.obj2).under;
         return H5VLfile_specific(o.under, nvol(o), &b, dxpl, req);
       }
-      if (a->op_type == H5VL_FILE_REOPEN) unsupported("H5Freopen");
+      if (a->op_type == H5VL_FILE_REOPEN) {
+        // A new handle of the same file: the native connector's, wrapped.
+        if (native(H5VLfile_specific(o.under, nvol(o), a, dxpl, req), "H5Freopen") < 0) return herr_t{-1};
+        auto* r = new_object(Object::Kind::file, o.file, nullptr);
+        r->under = *a->args.reopen.file;
+        *a->args.reopen.file = r;
+        return herr_t{0};
+      }
       return H5VLfile_specific(o.under, nvol(o), a, dxpl, req);
     }
     switch (a->op_type) {
@@ -121,8 +140,16 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* a, hid_t dxpl, void**
       case H5VL_FILE_IS_EQUAL:
         *a->args.is_equal.same_file = as(obj).file == as(a->args.is_equal.obj2).file;
         return herr_t{0};
-      case H5VL_FILE_REOPEN:
-        unsupported("H5Freopen");
+      case H5VL_FILE_REOPEN: {
+        // Another handle of the same open file (as natively, it shares the file).
+        auto& o = as(obj);
+        if (o.under) unsupported("H5Freopen of a file in mode both");
+        auto* r = new_object(Object::Kind::file, o.file, o.file->root);
+        r->handle = true;
+        ++o.file->handles;
+        *a->args.reopen.file = r;
+        return herr_t{0};
+      }
       case H5VL_FILE_DELETE: {
         configure_from(a->args.del.fapl_id);
         if (Session::get().config().settings_for(a->args.del.filename).mode != Mode::file)
@@ -149,12 +176,11 @@ herr_t file_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req)
 herr_t file_close(void* obj, hid_t dxpl, void** req) {
   auto* o = static_cast<Object*>(obj);
   const herr_t r = guarded<herr_t>("H5Fclose", -1, [&] {
+    if (o->alias) return herr_t{0};  // H5Iget_file_id's identifier: the file stays open
     // The file on disk is complete before the version is published.
     if (o->under) native(H5VLfile_close(o->under, nvol(*o), dxpl, req), "H5Fclose");
-    if (o->file->file_object == o) {
-      o->file->file_object = nullptr;
-      Session::get().close(*o->file);
-    }
+    // The last handle of the file publishes its version (a producer's).
+    if (o->handle && --o->file->handles <= 0) Session::get().close(*o->file);
     return herr_t{0};
   });
   delete o;

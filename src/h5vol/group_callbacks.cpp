@@ -1,6 +1,8 @@
 // The VOL callbacks of groups.
 #include "h5vol/vol.hpp"
 
+#include <H5VLnative.h>
+
 #include <cove/error.hpp>
 
 #include <cstring>
@@ -10,18 +12,21 @@ namespace cove::h5vol {
 // ---- groups ----
 void* group_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t lcpl, hid_t gcpl, hid_t gapl,
                    hid_t dxpl, void** req) {
-  return guarded<void*>("H5Gcreate", nullptr, [&]() -> void* {
+  return guarded<void*>(name ? "H5Gcreate" : "H5Gcreate_anon", nullptr, [&]() -> void* {
     auto& o = as(obj);
     void* under = nullptr;
     if (o.under) under = native(H5VLgroup_create(o.under, loc, nvol(o), name, lcpl, gcpl, gapl, dxpl, req), "H5Gcreate");
     if (!in_memory(o)) return child(o, Object::Kind::group, nullptr, under);
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
-    auto [parent, leaf] = parent_for_create(o, loc, name);
     auto g = std::make_shared<Node>();
-    g->path = join_path(parent->path, leaf);
     g->id = o.file->next_id++;
-    parent->links[leaf] = g;
-    o.file->index(g);
+    g->dcpl = Hid(check(H5Pcopy(gcpl == H5P_DEFAULT ? H5P_GROUP_CREATE_DEFAULT : gcpl), "H5Pcopy"));
+    if (name) {
+      auto [parent, leaf] = parent_for_create(o, loc, name, lcpl);
+      add_link(*o.file, parent, leaf, g);
+    } else {
+      o.file->index(g);  // anonymous until H5Olink
+    }
     return child(o, Object::Kind::group, g, under);
   });
 }
@@ -43,7 +48,9 @@ herr_t group_get(void* obj, H5VL_group_get_args_t* a, hid_t dxpl, void** req) {
     auto& o = as(obj);
     if (!in_memory(o)) return H5VLgroup_get(o.under, nvol(o), a, dxpl, req);
     if (a->op_type == H5VL_GROUP_GET_GCPL) {
-      a->args.get_gcpl.gcpl_id = check(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate");
+      // The creation list it was made with (link creation order and the like).
+      a->args.get_gcpl.gcpl_id = o.node->dcpl.get() >= 0 ? check(H5Pcopy(o.node->dcpl.get()), "H5Pcopy")
+                                                         : check(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate");
       return herr_t{0};
     }
     auto g = resolve(o, &a->args.get_info.loc_params);
@@ -51,7 +58,7 @@ herr_t group_get(void* obj, H5VL_group_get_args_t* a, hid_t dxpl, void** req) {
     auto* info = a->args.get_info.ginfo;
     info->storage_type = H5G_STORAGE_TYPE_COMPACT;
     info->nlinks = g->links.size();
-    info->max_corder = 0;
+    info->max_corder = g->next_link_corder;
     info->mounted = false;
     return herr_t{0};
   });
@@ -68,6 +75,32 @@ herr_t group_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req
   return guarded<herr_t>("H5G optional", -1, [&]() -> herr_t {
     auto& o = as(obj);
     if (!in_memory(o)) return H5VLgroup_optional(o.under, nvol(o), a, dxpl, req);
+    if (a->op_type == H5VL_NATIVE_GROUP_GET_OBJINFO) {
+      // H5Gget_objinfo (h5py compares objects by its file and object numbers).
+      auto& g = static_cast<H5VL_native_group_optional_args_t*>(a->args)->get_objinfo;
+      std::shared_ptr<Node> n;
+      if (!g.follow_link && g.loc_params.type == H5VL_OBJECT_BY_NAME) {  // the link itself
+        const std::string name = g.loc_params.loc_data.loc_by_name.name;
+        const auto slash = name.rfind('/');
+        auto parent = lookup(*o.file, o.node, slash == std::string::npos ? "." : (slash == 0 ? "/" : name.substr(0, slash)));
+        const auto leaf = slash == std::string::npos ? name : name.substr(slash + 1);
+        if (parent && parent->links.count(leaf)) n = parent->links.at(leaf);
+      }
+      if (!n) n = resolve(o, &g.loc_params);
+      if (g.statbuf) {
+        auto& st = *g.statbuf;
+        std::memset(&st, 0, sizeof st);
+        st.fileno[0] = o.file->fileno;
+        st.objno[0] = static_cast<unsigned long>(n->id);
+        st.nlink = 1;
+        st.type = n->kind == Node::Kind::group      ? H5G_GROUP
+                  : n->kind == Node::Kind::dataset  ? H5G_DATASET
+                  : n->kind == Node::Kind::datatype ? H5G_TYPE
+                                                    : H5G_LINK;
+        if (n->kind == Node::Kind::soft) st.linklen = n->target.size() + 1;
+      }
+      return herr_t{0};
+    }
     unsupported("the native group operation " + std::to_string(a->op_type) + " (H5G*)");
   });
 }

@@ -4,63 +4,188 @@
 #include <cove/error.hpp>
 
 #include <cstring>
+#include <set>
+#include <tuple>
 
 namespace cove::h5vol {
 
 // ---- links ----
+namespace {
+// The group holding link `name` (relative to o) and the link's last component; parent null when missing.
+std::pair<std::shared_ptr<Node>, std::string> split_link(const Object& o, std::string name) {
+  while (name.size() > 1 && name.back() == '/') name.pop_back();
+  const auto slash = name.rfind('/');
+  const std::string parent_path = slash == std::string::npos ? "." : (slash == 0 ? "/" : name.substr(0, slash));
+  auto parent = lookup(*o.file, o.node, parent_path);
+  if (parent && parent->kind != Node::Kind::group) parent = nullptr;
+  return {parent, slash == std::string::npos ? name : name.substr(slash + 1)};
+}
+// The link a location names itself (a soft link is not followed), with its group.
+struct Link {
+  std::shared_ptr<Node> parent;
+  std::string leaf;
+  std::shared_ptr<Node> node;
+};
+Link the_link(const Object& o, const H5VL_loc_params_t* loc) {
+  Link l;
+  if (loc->type == H5VL_OBJECT_BY_NAME) {
+    std::tie(l.parent, l.leaf) = split_link(o, loc->loc_data.loc_by_name.name);
+    if (l.parent && l.parent->links.count(l.leaf)) l.node = l.parent->links.at(l.leaf);
+  } else if (loc->type == H5VL_OBJECT_BY_IDX) {
+    const auto& by = loc->loc_data.loc_by_idx;
+    l.parent = lookup(*o.file, o.node, by.name ? by.name : ".");
+    if (l.parent) std::tie(l.leaf, l.node) = link_by_index(*l.parent, by.idx_type, by.order, by.n);
+  } else {
+    l.node = resolve(o, loc);
+  }
+  if (!l.node) fail("no link \"" + l.leaf + "\" in file \"" + o.file->name + "\"");
+  return l;
+}
+}  // namespace
+
 herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_t* loc, hid_t lcpl, hid_t lapl,
                    hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Lcreate", -1, [&]() -> herr_t {
     auto& o = as(obj);
-    if (!in_memory(o)) {
+    if (o.under) {  // mode file, and the file half of mode both
       H5VL_link_create_args_t b = *a;
       if (b.op_type == H5VL_LINK_CREATE_HARD && b.args.hard.curr_obj)
         b.args.hard.curr_obj = as(b.args.hard.curr_obj).under;
-      return H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req);
+      if (!in_memory(o)) return H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req);
+      if (a->op_type != H5VL_LINK_CREATE_HARD || !a->args.hard.curr_obj || as(a->args.hard.curr_obj).under)
+        native(H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req), "H5Lcreate");
     }
-    unsupported(a->op_type == H5VL_LINK_CREATE_HARD   ? "H5Lcreate_hard"
-                : a->op_type == H5VL_LINK_CREATE_SOFT ? "H5Lcreate_soft"
-                                                      : "H5Lcreate_external / user-defined links");
+    if (a->op_type == H5VL_LINK_CREATE_SOFT) {
+      if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+      if (loc->type != H5VL_OBJECT_BY_NAME) fail("a new link needs a name");
+      unsigned intermediate = 0;
+      if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
+      auto [parent, leaf] = parent_for_link(*o.file, o.node, loc->loc_data.loc_by_name.name, intermediate != 0);
+      auto soft = std::make_shared<Node>();
+      soft->kind = Node::Kind::soft;
+      soft->target = a->args.soft.target ? a->args.soft.target : "";
+      soft->id = o.file->next_id++;
+      add_link(*o.file, parent, leaf, soft);
+      return herr_t{0};
+    }
+    if (a->op_type != H5VL_LINK_CREATE_HARD) unsupported("H5Lcreate_external / user-defined links in memory");
+    // H5Olink (an anonymous object gets its name) and H5Lcreate_hard.
+    if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+    if (loc->type != H5VL_OBJECT_BY_NAME) fail("a new link needs a name");
+    const Object& from = a->args.hard.curr_obj ? as(a->args.hard.curr_obj) : o;
+    if (!in_memory(from) || from.file != o.file)
+      unsupported("a hard link to an object of another file (\"" + std::string(loc->loc_data.loc_by_name.name) + "\")");
+    auto target = resolve(from, &a->args.hard.curr_loc_params);
+    unsigned intermediate = 0;
+    if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
+    auto [parent, leaf] = parent_for_link(*o.file, o.node, loc->loc_data.loc_by_name.name, intermediate != 0);
+    add_link(*o.file, parent, leaf, target);
+    return herr_t{0};
   });
 }
-herr_t link_copy(void*, const H5VL_loc_params_t*, void*, const H5VL_loc_params_t*, hid_t, hid_t, hid_t, void**) {
-  return guarded<herr_t>("H5Lcopy", -1, []() -> herr_t { unsupported("H5Lcopy"); });
+namespace {
+// H5Lmove and H5Lcopy: the link `loc1` (under src) becomes, or is also, `loc2` (under dst).
+herr_t relink(bool move, void* src, const H5VL_loc_params_t* loc1, void* dst, const H5VL_loc_params_t* loc2, hid_t lcpl,
+              hid_t lapl, hid_t dxpl, void** req) {
+  auto& s = as(src);
+  auto& d = as(dst ? dst : src);
+  if (s.under) {  // mode file, and the file half of mode both
+    void* under_dst = dst ? d.under : nullptr;
+    const herr_t r = move ? H5VLlink_move(s.under, loc1, under_dst, loc2, nvol(s), lcpl, lapl, dxpl, req)
+                          : H5VLlink_copy(s.under, loc1, under_dst, loc2, nvol(s), lcpl, lapl, dxpl, req);
+    if (!in_memory(s)) return r;
+    native(r, move ? "H5Lmove" : "H5Lcopy");
+  }
+  if (!s.file->writer) fail("file \"" + s.file->name + "\" was opened for reading");
+  if (!in_memory(d) || d.file != s.file) unsupported(std::string(move ? "H5Lmove" : "H5Lcopy") + " between files");
+  if (loc1->type != H5VL_OBJECT_BY_NAME || loc2->type != H5VL_OBJECT_BY_NAME) fail("the links must be given by name");
+  auto [from, leaf] = split_link(s, loc1->loc_data.loc_by_name.name);
+  if (!from || !from->links.count(leaf)) fail("no link \"" + std::string(loc1->loc_data.loc_by_name.name) + "\" to " + (move ? "move" : "copy"));
+  auto node = from->links.at(leaf);
+  unsigned intermediate = 0;
+  if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
+  auto [to, leaf2] = parent_for_link(*s.file, d.node, loc2->loc_data.loc_by_name.name, intermediate != 0);
+  if (node->kind == Node::Kind::group && contains(*node, *to))
+    fail("moving or copying " + node->path + " into itself");
+  if (!move && node->kind == Node::Kind::soft) {  // a copy of a soft link is a soft link of its own
+    auto soft = std::make_shared<Node>();
+    soft->kind = Node::Kind::soft;
+    soft->target = node->target;
+    soft->id = s.file->next_id++;
+    node = soft;
+  }
+  if (move) {
+    from->remove_link(leaf);
+    if (node->path == join_path(from->path, leaf)) node->path.clear();  // it takes the new name as its path
+  }
+  add_link(*s.file, to, leaf2, node);
+  return herr_t{0};
 }
-herr_t link_move(void*, const H5VL_loc_params_t*, void*, const H5VL_loc_params_t*, hid_t, hid_t, hid_t, void**) {
-  return guarded<herr_t>("H5Lmove", -1, []() -> herr_t { unsupported("H5Lmove"); });
+}  // namespace
+herr_t link_copy(void* src, const H5VL_loc_params_t* loc1, void* dst, const H5VL_loc_params_t* loc2, hid_t lcpl,
+                 hid_t lapl, hid_t dxpl, void** req) {
+  return guarded<herr_t>("H5Lcopy", -1, [&] { return relink(false, src, loc1, dst, loc2, lcpl, lapl, dxpl, req); });
+}
+herr_t link_move(void* src, const H5VL_loc_params_t* loc1, void* dst, const H5VL_loc_params_t* loc2, hid_t lcpl,
+                 hid_t lapl, hid_t dxpl, void** req) {
+  return guarded<herr_t>("H5Lmove", -1, [&] { return relink(true, src, loc1, dst, loc2, lcpl, lapl, dxpl, req); });
 }
 herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Lget", -1, [&] {
     auto& o = as(obj);
     if (!in_memory(o)) return H5VLlink_get(o.under, loc, nvol(o), a, dxpl, req);
     if (a->op_type == H5VL_LINK_GET_INFO) {
-      link_info(*resolve(o, loc), a->args.get_info.linfo);
+      auto link = the_link(o, loc);
+      link_info(*link.node, a->args.get_info.linfo);
+      if (link.parent) {  // the link's own creation order, from its group
+        a->args.get_info.linfo->corder_valid = true;
+        a->args.get_info.linfo->corder = link.parent->link_corder.count(link.leaf) ? link.parent->link_corder.at(link.leaf) : 0;
+      }
     } else if (a->op_type == H5VL_LINK_GET_NAME) {
       if (loc->type != H5VL_OBJECT_BY_IDX) unsupported("H5Lget_name other than by index");
       const auto& by = loc->loc_data.loc_by_idx;
       auto group = lookup(*o.file, o.node, by.name ? by.name : ".");
       if (!group) fail("no group \"" + std::string(by.name ? by.name : ".") + "\"");
-      const auto name = link_by_index(*group, by.order, by.n).first;
+      const auto name = link_by_index(*group, by.idx_type, by.order, by.n).first;
       copy_name(name, a->args.get_name.name, a->args.get_name.name_size, a->args.get_name.name_len);
+    } else if (a->op_type == H5VL_LINK_GET_VAL) {
+      auto link = the_link(o, loc);
+      if (link.node->kind != Node::Kind::soft) fail("H5Lget_val: " + link.leaf + " is not a soft link");
+      const auto& t = link.node->target;
+      auto* out = static_cast<char*>(a->args.get_val.buf);
+      if (out && a->args.get_val.buf_size > 0) {
+        const auto n = std::min(a->args.get_val.buf_size - 1, t.size());
+        std::memcpy(out, t.data(), n);
+        out[n] = '\0';
+      }
     } else {
-      unsupported("H5Lget_val (there are no soft links)");
+      unsupported("this H5Lget query");
     }
     return herr_t{0};
   });
 }
 namespace {
+// H5Lvisit enters each group once (hard links may make cycles).
 herr_t iterate_links(const Object& o, const std::shared_ptr<Node>& group, const std::string& prefix,
-                     H5VL_link_iterate_args_t& it, hid_t id) {
-  std::vector<std::pair<std::string, std::shared_ptr<Node>>> list(group->links.begin(), group->links.end());
+                     H5VL_link_iterate_args_t& it, hid_t id, std::set<const Node*>& entered) {
+  entered.insert(group.get());
+  std::vector<std::pair<std::string, std::shared_ptr<Node>>> list;
+  if (it.idx_type == H5_INDEX_CRT_ORDER) {
+    for (const auto& leaf : group->link_order) list.emplace_back(leaf, group->links.at(leaf));
+  } else {
+    list.assign(group->links.begin(), group->links.end());
+  }
   if (it.order == H5_ITER_DEC) std::reverse(list.begin(), list.end());
   hsize_t i = (prefix.empty() && it.idx_p) ? *it.idx_p : 0;
   for (; i < list.size(); ++i) {
     H5L_info2_t info;
     link_info(*list[i].second, &info);
+    info.corder_valid = true;
+    info.corder = group->link_corder.count(list[i].first) ? group->link_corder.at(list[i].first) : 0;
     const std::string name = prefix + list[i].first;
     herr_t ret = it.op(id, name.c_str(), &info, it.op_data);
-    if (ret == 0 && it.recursive && list[i].second->kind == Node::Kind::group)
-      ret = iterate_links(o, list[i].second, name + "/", it, id);
+    if (ret == 0 && it.recursive && list[i].second->kind == Node::Kind::group)  // soft links are not followed
+      if (!entered.count(list[i].second.get())) ret = iterate_links(o, list[i].second, name + "/", it, id, entered);
     if (ret != 0) {
       if (prefix.empty() && it.idx_p) *it.idx_p = i + 1;
       return ret;
@@ -77,21 +202,39 @@ herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific
     switch (a->op_type) {
       case H5VL_LINK_EXISTS: {
         if (loc->type != H5VL_OBJECT_BY_NAME) unsupported("H5Lexists other than by name");
-        *a->args.exists.exists = lookup(*o.file, o.node, loc->loc_data.loc_by_name.name) != nullptr;
+        // The link itself (a dangling soft link exists), its path followed.
+        auto [parent, leaf] = split_link(o, loc->loc_data.loc_by_name.name);
+        *a->args.exists.exists = leaf.empty() || leaf == "." || leaf == "/" || (parent && parent->links.count(leaf) != 0);
         return herr_t{0};
       }
       case H5VL_LINK_ITER: {
         auto& it = a->args.iterate;
         auto group = resolve(o, loc);
         if (group->kind != Node::Kind::group) fail(group->path + " is not a group");
-        if (it.idx_type != H5_INDEX_NAME) unsupported("link iteration by creation order");
         const hid_t id = register_id(o, group);
-        const herr_t ret = iterate_links(o, group, "", it, id);
+        std::set<const Node*> entered;
+        const herr_t ret = iterate_links(o, group, "", it, id, entered);
         H5Idec_ref(id);
         return ret;
       }
-      case H5VL_LINK_DELETE:
-        unsupported("H5Ldelete");
+      case H5VL_LINK_DELETE: {
+        if (o.under) native(H5VLlink_specific(o.under, loc, nvol(o), a, dxpl, req), "H5Ldelete");
+        if (!o.file->writer) fail("H5Ldelete in file \"" + o.file->name + "\" opened for reading");
+        std::shared_ptr<Node> parent;
+        std::string leaf;
+        if (loc->type == H5VL_OBJECT_BY_NAME) {
+          std::tie(parent, leaf) = split_link(o, loc->loc_data.loc_by_name.name);
+        } else if (loc->type == H5VL_OBJECT_BY_IDX) {
+          const auto& by = loc->loc_data.loc_by_idx;
+          parent = lookup(*o.file, o.node, by.name ? by.name : ".");
+          if (parent) leaf = link_by_index(*parent, by.idx_type, by.order, by.n).first;
+        } else {
+          fail("H5Ldelete needs a link name or index");
+        }
+        if (!parent || !parent->links.count(leaf)) fail("no link \"" + leaf + "\" to delete in file \"" + o.file->name + "\"");
+        parent->remove_link(leaf);
+        return herr_t{0};
+      }
     }
     unsupported("this link operation");
   });

@@ -1,10 +1,13 @@
 // The VOL callbacks of objects in general (open, get, specific, close) and of
-// committed datatypes (unsupported in memory).
+// committed datatypes (nodes of the tree in memory).
 #include "h5vol/vol.hpp"
 
 #include <cove/error.hpp>
 
+#include "h5vol/vlen.hpp"
+
 #include <cstring>
+#include <map>
 
 namespace cove::h5vol {
 
@@ -12,7 +15,7 @@ namespace cove::h5vol {
 herr_t object_close(void* obj, hid_t dxpl, void** req) {
   auto* o = static_cast<Object*>(obj);
   herr_t r = 0;
-  if (o->under) {
+  if (o->under && !o->alias) {
     switch (o->kind) {
       case Object::Kind::group: r = H5VLgroup_close(o->under, nvol(*o), dxpl, req); break;
       case Object::Kind::dataset: r = H5VLdataset_close(o->under, nvol(*o), dxpl, req); break;
@@ -32,23 +35,103 @@ void* object_open(void* obj, const H5VL_loc_params_t* loc, H5I_type_t* type, hid
       return child(o, kind_of(*type), nullptr, under);
     }
     auto n = resolve(o, loc);
-    *type = n->kind == Node::Kind::group ? H5I_GROUP : H5I_DATASET;
-    return new_object(n->kind == Node::Kind::group ? Object::Kind::group : Object::Kind::dataset, o.file, n);
+    *type = id_type(*n);
+    return new_object(object_kind(*n), o.file, n);
   });
 }
-herr_t object_copy(void*, const H5VL_loc_params_t*, const char*, void*, const H5VL_loc_params_t*, const char*, hid_t,
-                   hid_t, hid_t, void**) {
-  return guarded<herr_t>("H5Ocopy", -1, []() -> herr_t { unsupported("H5Ocopy"); });
+namespace {
+// A deep copy of `n` for `to` (H5Ocopy): groups with their links (a hard
+// link to an object copied already stays one object), attributes, committed
+// types, and datasets as new Cove variables with the source's data.
+// `flags`: H5Pset_copy_object's (shallow hierarchy, without attributes,
+// expand soft links); `depth`: 0 for the object copied itself.
+std::shared_ptr<Node> clone(FileState& from, std::shared_ptr<Node> n, FileState& to,
+                            std::map<const Node*, std::shared_ptr<Node>>& done, unsigned flags, int depth) {
+  if (n->kind == Node::Kind::soft && (flags & H5O_COPY_EXPAND_SOFT_LINK_FLAG)) {
+    // The object it names is copied in its place (a dangling one stays a soft link).
+    auto parent_path = n->path.substr(0, n->path.rfind('/'));
+    auto target = lookup(from, lookup(from, from.root, parent_path.empty() ? "/" : parent_path), n->target);
+    if (target) n = target;
+  }
+  if (auto it = done.find(n.get()); it != done.end()) return it->second;
+  auto c = std::make_shared<Node>();
+  done[n.get()] = c;
+  c->kind = n->kind;
+  c->id = to.next_id++;
+  c->target = n->target;
+  if (n->type.get() >= 0) c->type = Hid(check(H5Tcopy(n->type.get()), "H5Tcopy"));
+  if (n->dcpl.get() >= 0) c->dcpl = Hid(check(H5Pcopy(n->dcpl.get()), "H5Pcopy"));
+  for (const auto& a : (flags & H5O_COPY_WITHOUT_ATTR_FLAG) ? std::vector<std::shared_ptr<Attribute>>{} : n->attributes) {
+    auto b = std::make_shared<Attribute>();
+    b->name = a->name;
+    b->type = Hid(check(H5Tcopy(a->type.get()), "H5Tcopy"));
+    b->space = Hid(check(H5Scopy(a->space.get()), "H5Scopy"));
+    b->data = a->data;
+    b->corder = c->next_corder++;
+    c->attributes.push_back(std::move(b));
+  }
+  if (n->kind == Node::Kind::dataset) {
+    c->dims = n->dims;
+    c->maxdims = n->maxdims;
+    c->null_space = n->null_space;
+    c->vlen = n->vlen;
+    c->written = n->written && !n->vlen.empty();
+    c->var = "#copy/v" + std::to_string(to.version) + "/" + std::to_string(c->id);
+    if (!is_vlen(c->type.get()) && !n->file_only) {
+      define_dataset(to, *c);
+      if (n->written && !c->null_space) {  // the source's data, read and written whole
+        hsize_t count = 1;
+        for (auto x : n->dims) count *= x;
+        std::vector<std::byte> buf(static_cast<std::size_t>(count) * H5Tget_size(n->type.get()));
+        read_dataset(from, *n, n->type.get(), H5S_ALL, H5S_ALL, buf.data());
+        write_dataset(to, *c, n->type.get(), H5S_ALL, H5S_ALL, buf.data());
+      }
+    }
+  }
+  // A shallow copy takes the group's members, not theirs.
+  if ((flags & H5O_COPY_SHALLOW_HIERARCHY_FLAG) && depth >= 1) return c;
+  for (const auto& leaf : n->link_order) {
+    auto child = clone(from, n->links.at(leaf), to, done, flags, depth + 1);
+    c->links[leaf] = child;
+    c->link_order.push_back(leaf);
+    c->link_corder[leaf] = c->next_link_corder++;
+  }
+  return c;
+}
+}  // namespace
+herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc, const char* src_name, void* dst_obj,
+                   const H5VL_loc_params_t* dst_loc, const char* dst_name, hid_t ocpypl, hid_t lcpl, hid_t dxpl,
+                   void** req) {
+  return guarded<herr_t>("H5Ocopy", -1, [&]() -> herr_t {
+    auto& s = as(src_obj);
+    auto& d = as(dst_obj);
+    if (!in_memory(s) && !in_memory(d))
+      return H5VLobject_copy(s.under, src_loc, src_name, d.under, dst_loc, dst_name, nvol(s), ocpypl, lcpl, dxpl, req);
+    if (!in_memory(s) || !in_memory(d)) unsupported("H5Ocopy between a file in memory and one on disk");
+    if (d.under) unsupported("H5Ocopy in mode both");
+    if (!d.file->writer) fail("file \"" + d.file->name + "\" was opened for reading");
+    auto n = lookup(*s.file, resolve(s, src_loc), src_name);
+    if (!n) fail("no object \"" + std::string(src_name) + "\" to copy in file \"" + s.file->name + "\"");
+    unsigned intermediate = 0;
+    if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
+    auto [parent, leaf] = parent_for_link(*d.file, resolve(d, dst_loc), dst_name, intermediate != 0);
+    Session::get().resolve(*d.file);
+    unsigned flags = 0;
+    if (ocpypl >= 0 && ocpypl != H5P_DEFAULT) check(H5Pget_copy_object(ocpypl, &flags), "H5Pget_copy_object");
+    std::map<const Node*, std::shared_ptr<Node>> done;
+    auto c = clone(*s.file, n, *d.file, done, flags, 0);
+    add_link(*d.file, parent, leaf, c);
+    return herr_t{0};
+  });
 }
 herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Oget", -1, [&] {
     auto& o = as(obj);
     if (a->op_type == H5VL_OBJECT_GET_FILE) {
-      // The open file's own Object, so that HDF5 finds its identifier.
-      if (o.file->file_object) {
-        *a->args.get_file.file = o.file->file_object;
-        return herr_t{0};
-      }
+      // A new alias of the file for HDF5 to register (H5Iget_file_id, and
+      // inside H5Rcreate and H5DS*): never the handle's own Object (two
+      // identifiers of one Object were both closed at exit, freeing it twice),
+      // and closing it closes nothing underneath (the native file is the handle's).
       void* under = nullptr;
       if (o.under) {
         native(H5VLobject_get(o.under, loc, nvol(o), a, dxpl, req), "H5Iget_file_id");
@@ -56,7 +139,7 @@ herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_
       }
       auto* f = new_object(Object::Kind::file, o.file, in_memory(o) ? o.file->root : nullptr);
       f->under = under;
-      o.file->file_object = f;
+      f->alias = true;
       *a->args.get_file.file = f;
       return herr_t{0};
     }
@@ -124,29 +207,71 @@ herr_t object_optional(void* obj, const H5VL_loc_params_t* loc, H5VL_optional_ar
 // ---- committed datatypes ----
 void* datatype_commit(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t type, hid_t lcpl, hid_t tcpl,
                       hid_t tapl, hid_t dxpl, void** req) {
-  return guarded<void*>("H5Tcommit", nullptr, [&]() -> void* {
+  return guarded<void*>(name ? "H5Tcommit" : "H5Tcommit_anon", nullptr, [&]() -> void* {
     auto& o = as(obj);
-    if (in_memory(o)) unsupported("committed (named) datatypes in memory");
-    void* under = native(H5VLdatatype_commit(o.under, loc, nvol(o), name, type, lcpl, tcpl, tapl, dxpl, req), "H5Tcommit");
-    return child(o, Object::Kind::datatype, nullptr, under);
+    void* under = nullptr;
+    if (o.under) under = native(H5VLdatatype_commit(o.under, loc, nvol(o), name, type, lcpl, tcpl, tapl, dxpl, req), "H5Tcommit");
+    if (!in_memory(o)) return child(o, Object::Kind::datatype, nullptr, under);
+    if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+    // In memory: a node of the tree holding the type (published with the version).
+    auto t = std::make_shared<Node>();
+    t->kind = Node::Kind::datatype;
+    t->id = o.file->next_id++;
+    t->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
+    if (name) {
+      auto [parent, leaf] = parent_for_create(o, loc, name, lcpl);
+      add_link(*o.file, parent, leaf, t);
+    } else {
+      o.file->index(t);
+    }
+    return child(o, Object::Kind::datatype, t, under);
   });
 }
 void* datatype_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t tapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Topen", nullptr, [&]() -> void* {
     auto& o = as(obj);
-    if (in_memory(o)) unsupported("committed (named) datatypes in memory");
-    void* under = native(H5VLdatatype_open(o.under, loc, nvol(o), name, tapl, dxpl, req), "H5Topen");
-    return child(o, Object::Kind::datatype, nullptr, under);
+    void* under = nullptr;
+    if (o.under) under = native(H5VLdatatype_open(o.under, loc, nvol(o), name, tapl, dxpl, req), "H5Topen");
+    if (!in_memory(o)) return child(o, Object::Kind::datatype, nullptr, under);
+    auto t = lookup(*o.file, resolve(o, loc), name);
+    if (!t || t->kind != Node::Kind::datatype)
+      fail("no committed datatype \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
+    return child(o, Object::Kind::datatype, t, under);
   });
 }
 herr_t datatype_get(void* obj, H5VL_datatype_get_args_t* a, hid_t dxpl, void** req) {
-  return H5VLdatatype_get(as(obj).under, nvol(as(obj)), a, dxpl, req);
+  return guarded<herr_t>("H5Tget", -1, [&] {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLdatatype_get(o.under, nvol(o), a, dxpl, req);
+    switch (a->op_type) {
+      case H5VL_DATATYPE_GET_BINARY_SIZE:  // H5Topen rebuilds the type from its encoding
+        check(H5Tencode(o.node->type.get(), nullptr, a->args.get_binary_size.size), "H5Tencode");
+        break;
+      case H5VL_DATATYPE_GET_BINARY: {
+        std::size_t n = a->args.get_binary.buf_size;
+        check(H5Tencode(o.node->type.get(), a->args.get_binary.buf, &n), "H5Tencode");
+        break;
+      }
+      case H5VL_DATATYPE_GET_TCPL:
+        a->args.get_tcpl.tcpl_id = check(H5Pcreate(H5P_DATATYPE_CREATE), "H5Pcreate");
+        break;
+    }
+    return herr_t{0};
+  });
 }
 herr_t datatype_specific(void* obj, H5VL_datatype_specific_args_t* a, hid_t dxpl, void** req) {
-  return H5VLdatatype_specific(as(obj).under, nvol(as(obj)), a, dxpl, req);
+  return guarded<herr_t>("H5T specific", -1, [&] {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLdatatype_specific(o.under, nvol(o), a, dxpl, req);
+    return herr_t{0};  // flush, refresh: nothing to do in memory
+  });
 }
 herr_t datatype_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {
-  return H5VLdatatype_optional(as(obj).under, nvol(as(obj)), a, dxpl, req);
+  return guarded<herr_t>("H5T optional", -1, [&]() -> herr_t {
+    auto& o = as(obj);
+    if (!in_memory(o)) return H5VLdatatype_optional(o.under, nvol(o), a, dxpl, req);
+    unsupported("the native datatype operation " + std::to_string(a->op_type));
+  });
 }
 
 }  // namespace cove::h5vol

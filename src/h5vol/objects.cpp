@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <iterator>
+#include <set>
 
 namespace cove::h5vol {
 
@@ -15,7 +16,10 @@ Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shar
   return o;
 }
 
-std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path) {
+namespace {
+// Follows soft links (relative to the group holding them), at most 16 deep as natively.
+std::shared_ptr<Node> walk(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path, int depth) {
+  if (depth > 16) return nullptr;
   auto node = (!path.empty() && path[0] == '/') ? file.root : from;
   std::size_t pos = 0;
   while (node && pos <= path.size()) {
@@ -25,22 +29,32 @@ std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>&
     if (part.empty() || part == ".") continue;
     if (node->kind != Node::Kind::group) return nullptr;
     auto it = node->links.find(part);
-    node = it == node->links.end() ? nullptr : it->second;
+    if (it == node->links.end()) return nullptr;
+    auto next = it->second;
+    if (next->kind == Node::Kind::soft) next = walk(file, node, next->target, depth + 1);
+    node = next;
   }
   return node;
 }
+}  // namespace
 
-std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H5_iter_order_t order, hsize_t n) {
+std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path) {
+  return walk(file, from, path, 0);
+}
+
+std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H5_index_t index, H5_iter_order_t order,
+                                                            hsize_t n) {
   if (group.kind != Node::Kind::group) fail(group.path + " is not a group");
   if (n >= group.links.size())
     fail("index " + std::to_string(n) + " is past the " + std::to_string(group.links.size()) + " links of " + group.path);
-  auto it = group.links.begin();
-  if (order == H5_ITER_DEC) {
-    it = group.links.end();
-    std::advance(it, -static_cast<std::ptrdiff_t>(n) - 1);
-  } else {
-    std::advance(it, static_cast<std::ptrdiff_t>(n));
+  const auto size = group.links.size();
+  const auto at = order == H5_ITER_DEC ? size - 1 - n : n;
+  if (index == H5_INDEX_CRT_ORDER) {
+    const auto& leaf = group.link_order[at];
+    return {leaf, group.links.at(leaf)};
   }
+  auto it = group.links.begin();
+  std::advance(it, static_cast<std::ptrdiff_t>(at));
   return *it;
 }
 
@@ -59,8 +73,10 @@ std::shared_ptr<Node> resolve(const Object& obj, const H5VL_loc_params_t* loc) {
       const std::string name = by.name ? by.name : ".";
       auto group = lookup(*obj.file, obj.node, name);
       if (!group) fail("no group \"" + name + "\" in file \"" + obj.file->name + "\"");
-      if (by.idx_type != H5_INDEX_NAME) fail("only the name index is supported (no creation order index)");
-      return link_by_index(*group, by.order, by.n).second;
+      auto n = link_by_index(*group, by.idx_type, by.order, by.n).second;
+      if (n->kind == Node::Kind::soft) n = lookup(*obj.file, group, n->target);
+      if (!n) fail("the link at index " + std::to_string(by.n) + " of " + group->path + " dangles");
+      return n;
     }
     case H5VL_OBJECT_BY_TOKEN: {
       auto n = obj.file->find_id(id_of(*loc->loc_data.loc_by_token.token));
@@ -71,21 +87,79 @@ std::shared_ptr<Node> resolve(const Object& obj, const H5VL_loc_params_t* loc) {
   fail("unknown location type");
 }
 
-std::pair<std::shared_ptr<Node>, std::string> parent_for_create(const Object& obj, const H5VL_loc_params_t* loc,
-                                                                const std::string& name) {
-  auto base = resolve(obj, loc);
+std::pair<std::shared_ptr<Node>, std::string> parent_for_link(FileState& file, const std::shared_ptr<Node>& base,
+                                                              const std::string& name, bool intermediate) {
   std::string path = name;
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   const auto slash = path.rfind('/');
   const std::string parent_path = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string leaf = slash == std::string::npos ? path : path.substr(slash + 1);
-  auto parent = lookup(*obj.file, base, parent_path);
-  if (!parent) fail("the parent group of \"" + name + "\" does not exist (intermediate groups are not created)");
+  auto parent = lookup(file, base, parent_path);
+  if (!parent && intermediate) {
+    // Walk down, creating each missing group.
+    auto node = (!parent_path.empty() && parent_path[0] == '/') ? file.root : base;
+    std::size_t pos = 0;
+    while (node && pos <= parent_path.size()) {
+      const auto end = parent_path.find('/', pos);
+      const auto part = parent_path.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      pos = end == std::string::npos ? parent_path.size() + 1 : end + 1;
+      if (part.empty() || part == ".") continue;
+      if (node->kind != Node::Kind::group) fail(node->path + " is not a group (creating \"" + name + "\")");
+      auto it = node->links.find(part);
+      if (it != node->links.end()) {
+        node = it->second;
+        continue;
+      }
+      auto g = std::make_shared<Node>();
+      g->id = file.next_id++;
+      add_link(file, node, part, g);
+      node = g;
+    }
+    parent = node;
+  }
+  if (!parent) fail("the parent group of \"" + name + "\" does not exist (and the link creation list does not ask for intermediate groups)");
   if (parent->kind != Node::Kind::group) fail(parent->path + " is not a group");
   if (leaf.empty() || leaf == ".") fail("\"" + name + "\" is not a valid link name");
   // Not `"literal" + std::string&&`: GCC 12 warns on its inlined insert (-Wrestrict, a false positive).
   if (parent->links.count(leaf)) fail(std::string("\"").append(join_path(parent->path, leaf)).append("\" already exists"));
   return {parent, leaf};
+}
+
+std::pair<std::shared_ptr<Node>, std::string> parent_for_create(const Object& obj, const H5VL_loc_params_t* loc,
+                                                                const std::string& name, hid_t lcpl) {
+  unsigned intermediate = 0;
+  if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
+  return parent_for_link(*obj.file, resolve(obj, loc), name, intermediate != 0);
+}
+
+namespace {
+void repath(Node& node, const std::string& path, int depth = 0) {
+  node.path = path;
+  if (depth > 256) return;
+  for (auto& [leaf, child] : node.links)
+    if (child->path.empty() || child->path.rfind(path, 0) != 0) repath(*child, join_path(path, leaf), depth + 1);
+}
+bool contains(const Node& outer, const Node& inner, std::set<const Node*>& seen) {
+  if (&outer == &inner) return true;
+  if (!seen.insert(&outer).second) return false;
+  for (const auto& [leaf, child] : outer.links)
+    if (contains(*child, inner, seen)) return true;
+  return false;
+}
+}  // namespace
+
+void add_link(FileState& file, const std::shared_ptr<Node>& parent, const std::string& leaf, const std::shared_ptr<Node>& node) {
+  if (parent->path.empty()) fail("linking \"" + leaf + "\" into an anonymous group (link the group first)");
+  parent->links[leaf] = node;
+  parent->link_order.push_back(leaf);
+  parent->link_corder[leaf] = parent->next_link_corder++;
+  if (node->path.empty()) repath(*node, join_path(parent->path, leaf));
+  file.index(node);
+}
+
+bool contains(const Node& outer, const Node& inner) {
+  std::set<const Node*> seen;
+  return contains(outer, inner, seen);
 }
 
 void token_of(const Node& node, H5O_token_t* token) {

@@ -17,6 +17,8 @@ struct Object {
   std::shared_ptr<Node> node;       // the object itself, or an attribute's owner
   std::shared_ptr<Attribute> attr;  // attributes
   void* under = nullptr;            // modes file and both: the native connector's object
+  bool handle = false;              // files: a handle of H5Fcreate / H5Fopen / H5Freopen (FileState::handles)
+  bool alias = false;               // files: an identifier HDF5 made for the file (H5Iget_file_id); owns nothing
 };
 
 Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shared_ptr<Node> node);
@@ -25,11 +27,22 @@ Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shar
 std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path);
 // The object a location names; throws Failure naming it when it does not exist.
 std::shared_ptr<Node> resolve(const Object& obj, const H5VL_loc_params_t* loc);
-// The n-th link of `group` in the given order (by name).
-std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H5_iter_order_t order, hsize_t n);
-// Makes the parent group of `path` ready for a new link; returns it and the link's name.
+// The n-th link of `group` by name or creation order, increasing or decreasing.
+std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H5_index_t index, H5_iter_order_t order,
+                                                            hsize_t n);
+// Makes the parent group of `path` (relative to `base`) ready for a new
+// link; returns it and the link's name. With `intermediate` (the link
+// creation list's H5Pset_create_intermediate_group) missing groups on the
+// way are created, as natively; else a missing one is an error naming it.
+std::pair<std::shared_ptr<Node>, std::string> parent_for_link(FileState& file, const std::shared_ptr<Node>& base,
+                                                              const std::string& name, bool intermediate);
 std::pair<std::shared_ptr<Node>, std::string> parent_for_create(const Object& obj, const H5VL_loc_params_t* loc,
-                                                                const std::string& name);
+                                                                const std::string& name, hid_t lcpl);
+// Links `node` as `leaf` of `parent`. An anonymous node takes the path (and
+// its descendants theirs under it); a node linked already keeps its first path.
+void add_link(FileState& file, const std::shared_ptr<Node>& parent, const std::string& leaf, const std::shared_ptr<Node>& node);
+// True when `inner` is `outer` or lies under it.
+bool contains(const Node& outer, const Node& inner);
 void token_of(const Node& node, H5O_token_t* token);
 std::uint64_t id_of(const H5O_token_t& token);
 

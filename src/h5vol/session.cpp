@@ -54,9 +54,41 @@ void quiet_bcast(MPI_Comm comm, void* data, int count, MPI_Datatype type) {
   quiet_wait(req);
 }
 
+// Which ranks of MPI_COMM_WORLD make up `comm`: its size and a hash of their list.
+std::string comm_signature(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return {};
+  MPI_Group group, world;
+  MPI_Comm_group(comm, &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int size = 0;
+  MPI_Group_size(group, &size);
+  std::vector<int> ranks(static_cast<std::size_t>(size)), in_world(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  MPI_Group_translate_ranks(group, size, ranks.data(), world, in_world.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (int r : in_world) {
+    h ^= static_cast<std::uint64_t>(static_cast<unsigned>(r));
+    h *= 1099511628211ull;
+  }
+  return "|" + std::to_string(size) + "|" + std::to_string(h);
+}
+
 std::uint64_t broadcast(MPI_Comm comm, std::uint64_t v) {
   if (comm != MPI_COMM_NULL) quiet_bcast(comm, &v, 1, MPI_UINT64_T);
   return v;
+}
+
+// Rank 0 chose the version; the others get its metadata from it.
+void broadcast_meta(MPI_Comm comm, Metadata& meta) {
+  if (comm == MPI_COMM_NULL) return;
+  PhaseTimer bcast("H5Fopen bcast");
+  std::uint64_t head[2] = {meta.version, meta.data.size()};
+  quiet_bcast(comm, head, 2, MPI_UINT64_T);
+  meta.version = head[0];
+  meta.data.resize(head[1]);
+  if (head[1] > 0) quiet_bcast(comm, meta.data.data(), static_cast<int>(head[1]), MPI_BYTE);
 }
 
 }  // namespace
@@ -68,6 +100,7 @@ FileState::~FileState() {
 }
 
 void FileState::index(const std::shared_ptr<Node>& node) {
+  if (by_id.count(node->id) && by_id[node->id].lock() == node) return;  // hard links may make cycles
   by_id[node->id] = node;
   for (auto& [link, child] : node->links) index(child);
 }
@@ -92,8 +125,9 @@ void Session::configure(const std::string& config_path) {
 
 void Session::shutdown() {
   if (removing_.valid()) removing_.wait();
-  removals_.stop();
-  lookups_.stop();
+  forget_parent();
+  removals_->stop();
+  lookups_->stop();
   print_timing();
   retire_all();
   if (server_) {
@@ -113,7 +147,57 @@ void Session::shutdown() {
   client_.reset();
   config_.reset();
   last_version_.clear();
+  own_version_.clear();
+  opened_.clear();
+  open_.clear();
   defined_.clear();
+}
+
+void Session::forget_parent() {
+  if (pid_ == 0 || pid_ == ::getpid()) return;
+  // A forked child: the connection, the embedded server and the worker
+  // threads are its parent's. Using or closing them here would talk on the
+  // parent's socket (the child hung there); they are let go without a word,
+  // and the child connects anew when it needs to.
+  (void)client_.release();
+  (void)server_.release();
+  (void)lookups_.release();
+  (void)removals_.release();
+  lookups_ = std::make_unique<Worker>();
+  removals_ = std::make_unique<Worker>();
+  removing_ = std::future<void>();
+  held_.clear();  // the parent's pieces: the parent retires them
+  open_.clear();
+  pid_ = 0;
+}
+
+void Session::register_open(const std::shared_ptr<FileState>& f) {
+  f->pid = ::getpid();
+  f->handles = 1;
+  open_[f->name] = f;
+}
+
+std::shared_ptr<FileState> Session::open_file(const std::string& name) {
+  forget_parent();
+  auto it = open_.find(name);
+  if (it == open_.end()) return nullptr;
+  auto f = it->second.lock();
+  if (!f || f->pid != ::getpid()) {
+    open_.erase(it);
+    return nullptr;
+  }
+  return f;
+}
+
+bool Session::exists(const std::string& name) {
+  if (open_file(name) || own_version_.count(name)) return true;
+  try {
+    client().get_meta_latest("h5:" + name, 0);
+    return true;
+  } catch (const Error& e) {
+    if (e.code() == Code::NotFound) return false;
+    throw;
+  }
 }
 
 const Config& Session::config() {
@@ -122,7 +206,9 @@ const Config& Session::config() {
 }
 
 Client& Session::client() {
+  forget_parent();
   if (client_) return *client_;
+  pid_ = ::getpid();
   const auto& embedded = config().embedded;
   if (embedded.path.empty()) {
     client_ = std::make_unique<Client>(Client::connect(config().connect));
@@ -184,13 +270,28 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
     if (f->rank == 0 && removing_.valid()) removing_.get();
     if (f->comm != MPI_COMM_NULL) quiet_barrier(f->comm);
   }
-  auto& last = last_version_[name];
-  if (last == 0) {
-    // A producer run that follows another one under the same name goes on
-    // after its versions: rank 0 asks, off this call's path (see resolve).
+  f->numbering = name + comm_signature(f->comm);
+  const auto last = last_version_[f->numbering];
+  // This process numbered the name's last version itself, on these ranks.
+  const bool known = last != 0 && own_version_[name] == last;
+  if (known && f->comm == MPI_COMM_NULL) {
+    f->version = last + 1;
+    last_version_[f->numbering] = own_version_[name] = f->version;
+  } else {
+    // Rank 0 of the communicator decides, and resolve (at the first
+    // H5Dcreate, or H5Fclose) broadcasts: from what it knows, or for a name
+    // new to it (or written elsewhere since) from the name's last version on
+    // the servers, asked off this call's path (a producer run that follows
+    // another one goes on after its versions). Only rank 0's knowledge
+    // counts, so ranks that created the name on other communicators never
+    // skip a broadcast the others wait for.
     f->version_known = false;
-    if (f->rank == 0)
-      f->version_lookup = lookups_.run<std::uint64_t>([c = client(), key = f->meta_key()]() mutable -> std::uint64_t {
+    if (f->rank == 0 && known) {
+      std::promise<std::uint64_t> ready;
+      ready.set_value(last);
+      f->version_lookup = ready.get_future();
+    } else if (f->rank == 0) {
+      f->version_lookup = lookups_->run<std::uint64_t>([c = client(), key = f->meta_key()]() mutable -> std::uint64_t {
         try {
           return c.get_meta_latest(key, 0).version;
         } catch (const Error& e) {
@@ -198,15 +299,14 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
           return 0;
         }
       });
-  } else {
-    // All ranks have created the same names in the same order: they agree without a broadcast.
-    f->version = ++last;
+    }
   }
   f->root = std::make_shared<Node>();
   f->root->path.assign(1, '/');  // not = "/": GCC 12 flags that assign (-Wrestrict, a false positive)
   f->root->id = f->next_id++;
   f->index(f->root);
   client();  // connect now, collectively, rather than inside the first H5Dwrite
+  register_open(f);
   return f;
 }
 
@@ -228,11 +328,16 @@ void Session::resolve(FileState& file) {
     fail("looking up the last version of file \"" + file.name + "\" failed" + (error.empty() ? " on rank 0" : ": " + error));
   file.version = version;
   file.version_known = true;
-  last_version_[file.name] = version;
+  last_version_[file.numbering] = version;
+  own_version_[file.name] = std::max(own_version_[file.name], version);
 }
 
 std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   PhaseTimer timer("H5Fopen");
+  if (auto f = open_file(name)) {  // open in this process already: the same file, as natively
+    ++f->handles;
+    return f;
+  }
   auto f = std::make_shared<FileState>();
   f->name = name;
   f->settings = config().settings_for(name);
@@ -240,44 +345,115 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
   f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
   f->fileno = next_fileno_++;
-  auto& last = last_version_[name];
+  auto& last = opened_[name];
+  const auto own = own_version_.count(name) ? own_version_[name] : 0;
   const auto& s = f->settings;
   Metadata meta{0, {}};
   if (f->rank == 0) {
     PhaseTimer wait("H5Fopen get_meta");
     try {
-      switch (s.policy) {
-        case Policy::next:
-          meta = client().get_meta_next(f->meta_key(), last, s.open_timeout_ms);
-          break;
-        case Policy::latest:
-          meta = client().get_meta_latest(f->meta_key(), s.open_timeout_ms);
-          if (meta.version <= last) meta = client().get_meta_next(f->meta_key(), last, s.open_timeout_ms);
-          break;
-        case Policy::every:
-          meta = client().get_meta(f->meta_key(), (last / s.every + 1) * s.every, s.open_timeout_ms);
-          break;
+      if (own > 0) {
+        // A file this process wrote: its own last version, at once (never
+        // one after it, which only another producer could write).
+        meta = client().get_meta(f->meta_key(), own, s.open_timeout_ms);
+      } else {
+        switch (s.policy) {
+          case Policy::next:
+            meta = client().get_meta_next(f->meta_key(), last, s.open_timeout_ms);
+            break;
+          case Policy::latest:
+            // The newest there is: at once when one exists (waits only for the first).
+            meta = client().get_meta_latest(f->meta_key(), s.open_timeout_ms);
+            break;
+          case Policy::every:
+            meta = client().get_meta(f->meta_key(), (last / s.every + 1) * s.every, s.open_timeout_ms);
+            break;
+        }
       }
     } catch (const Error& e) {
       if (e.code() != Code::Timeout && e.code() != Code::NotFound) throw;
     }
   }
-  // Rank 0 chose the version; the others get its metadata from it.
-  if (f->comm != MPI_COMM_NULL) {
-    PhaseTimer bcast("H5Fopen bcast");
-    std::uint64_t head[2] = {meta.version, meta.data.size()};
-    quiet_bcast(f->comm, head, 2, MPI_UINT64_T);
-    meta.version = head[0];
-    meta.data.resize(head[1]);
-    if (head[1] > 0) quiet_bcast(f->comm, meta.data.data(), static_cast<int>(head[1]), MPI_BYTE);
-  }
+  broadcast_meta(f->comm, meta);
   if (meta.version == 0)
     fail("no version of file \"" + name + "\" after " + std::to_string(last) + " appeared within " +
-         std::to_string(s.open_timeout_ms) + " ms (has a producer created it through the Cove connector?)");
+         std::to_string(s.open_timeout_ms) + " ms (has a producer created it through the Cove connector?; errno = 2, error message = 'No such file or directory')");
   f->version = meta.version;
-  last = meta.version;
+  if (own == 0) last = meta.version;
   f->root = deserialize(meta.data, f->next_id);
   f->index(f->root);
+  register_open(f);
+  return f;
+}
+
+std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl) {
+  PhaseTimer timer("H5Fopen read-write");
+  if (auto f = open_file(name)) {
+    if (!f->writer) fail("file \"" + name + "\" is already open read-only in this process (as natively, it cannot be opened read-write too)");
+    ++f->handles;
+    return f;
+  }
+  auto f = std::make_shared<FileState>();
+  f->name = name;
+  f->writer = true;
+  f->settings = config().settings_for(name);
+  f->comm = comm_of(fapl);
+  if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
+  f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
+  f->fileno = next_fileno_++;
+  start_embedded(f->comm, f->rank);
+  Metadata meta{0, {}};
+  std::uint64_t to = 0;
+  std::string error;
+  if (f->rank == 0) {
+    try {
+      meta = client().get_meta_latest(f->meta_key(), 0);
+      to = std::max(meta.version, own_version_.count(name) ? own_version_[name] : 0) + 1;
+      // Every dataset of the new version starts with the old one's content
+      // (no bytes copied); one never written there has nothing to share.
+      std::uint64_t next_id = 1;
+      auto tree = deserialize(meta.data, next_id);
+      std::vector<std::shared_ptr<Node>> stack{tree};
+      std::set<const Node*> seen;
+      while (!stack.empty()) {
+        auto n = stack.back();
+        stack.pop_back();
+        if (!seen.insert(n.get()).second) continue;
+        for (auto& [leaf, child] : n->links) stack.push_back(child);
+        if (n->kind != Node::Kind::dataset || n->file_only) continue;
+        try {
+          client().derive(f->variable(*n), meta.version, to);
+        } catch (const Error& e) {
+          if (e.code() != Code::NotFound) throw;
+        }
+      }
+    } catch (const Error& e) {
+      error = e.code() == Code::NotFound ? "no file \"" + name + "\" to open read-write (no producer has written it; errno = 2, error message = 'No such file or directory')" : e.what();
+    }
+  }
+  if (!error.empty()) meta.version = 0;
+  broadcast_meta(f->comm, meta);
+  to = broadcast(f->comm, to);
+  if (meta.version == 0) fail(error.empty() ? "opening file \"" + name + "\" read-write failed on rank 0" : error);
+  f->version = to;
+  f->derived_from = meta.version;
+  own_version_[name] = to;
+  f->root = deserialize(meta.data, f->next_id);
+  f->index(f->root);
+  std::vector<std::shared_ptr<Node>> stack{f->root};
+  std::set<const Node*> seen;
+  while (!stack.empty()) {
+    auto n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n.get()).second) continue;
+    for (auto& [leaf, child] : n->links) stack.push_back(child);
+    if (n->kind != Node::Kind::dataset || n->file_only) continue;
+    // Defined by the version's producer: no define again, but sealed at close.
+    f->defined.insert(f->variable(*n));
+    defined_.insert(f->variable(*n));
+  }
+  client();
+  register_open(f);
   return f;
 }
 
@@ -293,7 +469,9 @@ std::shared_ptr<FileState> Session::native(const std::string& name, hid_t fapl, 
 }
 
 void Session::close(FileState& file) {
+  if (auto it = open_.find(file.name); it != open_.end() && it->second.lock().get() == &file) open_.erase(it);
   if (!file.writer || !file.memory || file.published) return;
+  if (file.pid != ::getpid()) return;  // a forked child: its parent publishes
   file.published = true;
   PhaseTimer timer("H5Fclose");
   resolve(file);
@@ -301,6 +479,11 @@ void Session::close(FileState& file) {
   if (file.comm != MPI_COMM_NULL) {
     PhaseTimer barrier("H5Fclose barrier");
     quiet_barrier(file.comm);
+  }
+  if (file.rank == 0) {
+    // Sealed: a read of it never waits; cells nobody wrote read as the dataset's fill value.
+    PhaseTimer seal("H5Fclose seal");
+    for (const auto& var : file.defined) client().seal(var, file.version);
   }
   if (file.rank == 0) {
     PhaseTimer put("H5Fclose put_meta");
@@ -333,7 +516,7 @@ void Session::close(FileState& file) {
   }
   if (old.empty() || file.rank != 0) return;
   if (removing_.valid()) removing_.get();  // at most one removal in flight
-  removing_ = removals_.run<void>([c = client(), old = std::move(old)]() mutable {
+  removing_ = removals_->run<void>([c = client(), old = std::move(old)]() mutable {
     for (const auto& var : old) {
       try {
         c.undefine(var);
@@ -346,7 +529,7 @@ void Session::close(FileState& file) {
 }
 
 Held& Session::hold(const FileState& file, const Node& dataset) {
-  auto& h = held_[{file.name, dataset.path}];
+  auto& h = held_[{file.name, dataset.var}];
   if (h.version != 0 && h.version < file.version) retire(h);
   if (h.version == 0) {
     h.var = file.variable(dataset);

@@ -7,6 +7,7 @@
 #include <cove/client.hpp>
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <deque>
@@ -39,8 +40,13 @@ struct FileState {
   hid_t under_vol = H5I_INVALID_HID;
   // Modes memory and both (a consumer of a `both` file reads from memory).
   bool memory = true;
-  // The Object of the open file handle (H5Iget_file_id finds its identifier by it).
-  void* file_object = nullptr;
+  // Open file handles (H5Fcreate, H5Fopen and H5Freopen of this file in this
+  // process share this state): the version is published when the last closes.
+  int handles = 0;
+  pid_t pid = 0;  // the process that opened it (a forked child never publishes its parent's files)
+  // A read-write open: the version this one was derived from (0: none).
+  std::uint64_t derived_from = 0;
+  std::string numbering;  // the name and its communicator's ranks (Session::last_version_)
   bool published = false;  // a producer publishes its version once
   // A producer's new file name: rank 0 looks up the name's last version in
   // the background (H5Fcreate does not wait); the first collective call that
@@ -51,9 +57,9 @@ struct FileState {
 
   ~FileState();
   std::string meta_key() const { return "h5:" + name; }
-  std::string variable(const Node& dataset) const { return "h5:" + name + ":" + dataset.path; }
+  std::string variable(const Node& dataset) const { return "h5:" + name + ":" + dataset.var; }
   // Metadata whose newest version is the newest retired version of a held dataset.
-  std::string retired_key(const Node& dataset) const { return "h5-retired:" + name + ":" + dataset.path; }
+  std::string retired_key(const Node& dataset) const { return "h5-retired:" + name + ":" + dataset.var; }
   void index(const std::shared_ptr<Node>& node);
   std::shared_ptr<Node> find_id(std::uint64_t id) const;
 };
@@ -83,8 +89,18 @@ class Session {
 
   // H5Fcreate: a new version of `name` for this producer.
   std::shared_ptr<FileState> create(const std::string& name, hid_t fapl);
-  // H5Fopen: waits for a version as the file's policy says.
+  // H5Fopen read-only: a file this process has open already (shared), the
+  // last version this process wrote of the name, or else waits for a
+  // version as the file's policy says.
   std::shared_ptr<FileState> open(const std::string& name, hid_t fapl);
+  // H5Fopen read-write: the file if this process has it open for writing,
+  // else a new version derived from the newest one (every dataset starts
+  // with its content), published sealed at close.
+  std::shared_ptr<FileState> open_rw(const std::string& name, hid_t fapl);
+  // The state of `name` if this process has it open (else null).
+  std::shared_ptr<FileState> open_file(const std::string& name);
+  // Whether a version of `name` exists (this process wrote one, or the servers hold one).
+  bool exists(const std::string& name);
   // Mode file (and the native half of both): the state of a file that
   // lives in the native connector only.
   std::shared_ptr<FileState> native(const std::string& name, hid_t fapl, bool writer);
@@ -110,14 +126,23 @@ class Session {
   std::unique_ptr<Server> server_;  // embedded, in a producer's rank 0
   std::future<void> removing_;      // keep_files: the removal of older files, off the producer's path
   std::set<std::string> removed_;   // keep_files: names whose variables were (being) removed
-  std::unordered_map<std::string, std::uint64_t> last_version_;  // per file name, this process
+  // Per file name and communicator (FileState::numbering): the last version
+  // this process created there (see Session::create: rank 0's decides).
+  std::unordered_map<std::string, std::uint64_t> last_version_;
+  std::unordered_map<std::string, std::uint64_t> own_version_;  // per file name: the last version this process wrote
+  std::unordered_map<std::string, std::uint64_t> opened_;        // per file name: the last version this process opened
+  std::unordered_map<std::string, std::weak_ptr<FileState>> open_;  // files open in this process
+  pid_t pid_ = 0;  // the process whose connection client_ is (a forked child reconnects)
+  void forget_parent();
+  void register_open(const std::shared_ptr<FileState>& f);
   // Per rule: the files this producer published, oldest first, with their variables (keep_files).
   std::unordered_map<std::string, std::deque<std::pair<std::string, std::set<std::string>>>> published_;
   unsigned long next_fileno_ = 1;
   std::map<std::pair<std::string, std::string>, Held> held_;  // (file name, dataset path)
   std::set<std::string> defined_;
-  Worker lookups_;   // new file names' version lookups, off H5Fcreate's path
-  Worker removals_;  // keep_files removals (removing_), off H5Fclose's path
+  // On the heap: a forked child leaks its parent's (their threads are not in the child).
+  std::unique_ptr<Worker> lookups_ = std::make_unique<Worker>();   // new file names' version lookups, off H5Fcreate's path
+  std::unique_ptr<Worker> removals_ = std::make_unique<Worker>();  // keep_files removals (removing_), off H5Fclose's path
   void retire(Held& h);
 };
 

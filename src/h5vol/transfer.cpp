@@ -2,6 +2,7 @@
 
 #include "h5vol/errors.hpp"
 #include "h5vol/timing.hpp"
+#include "h5vol/vlen.hpp"
 
 #include <cove/error.hpp>
 
@@ -24,11 +25,14 @@ void reject_variable_length(hid_t type, const char* what) {
     fail(std::string(what) + ": reference types are not supported by the Cove connector");
 }
 
-// Converts n elements in `buf` (sized for the larger of the two types) from `src` to `dst`.
-void convert(hid_t src, hid_t dst, std::size_t n, std::vector<std::byte>& buf) {
+// Converts n elements in `buf` (sized for the larger of the two types) from
+// `src` to `dst`; `background`, when given, holds the n elements' present
+// values in `dst` (a compound written from a subset of its fields keeps the others).
+void convert(hid_t src, hid_t dst, std::size_t n, std::vector<std::byte>& buf, std::vector<std::byte>* background = nullptr) {
   if (n == 0 || H5Tequal(src, dst) > 0) return;
   std::vector<std::byte> bkg;
   if (needs_background(src) || needs_background(dst)) bkg.assign(n * std::max(H5Tget_size(src), H5Tget_size(dst)), std::byte{0});
+  if (background && !bkg.empty()) std::memcpy(bkg.data(), background->data(), std::min(bkg.size(), background->size()));
   if (H5Tconvert(src, dst, n, buf.data(), bkg.empty() ? nullptr : bkg.data(), H5P_DEFAULT) < 0)
     fail("HDF5 cannot convert between the dataset's type and the memory type");
 }
@@ -279,6 +283,14 @@ DType dtype_of(hid_t type) {
   return DType::opaque(size);
 }
 
+std::vector<std::byte> fill_value(const Node& dataset) {
+  std::vector<std::byte> fill(H5Tget_size(dataset.type.get()), std::byte{0});
+  H5D_fill_value_t status = H5D_FILL_VALUE_UNDEFINED;
+  if (H5Pfill_value_defined(dataset.dcpl.get(), &status) >= 0 && status != H5D_FILL_VALUE_UNDEFINED)
+    check(H5Pget_fill_value(dataset.dcpl.get(), dataset.type.get(), fill.data()), "H5Pget_fill_value");
+  return fill;
+}
+
 void define_dataset(FileState& file, const Node& dataset) {
   reject_variable_length(dataset.type.get(), dataset.path.c_str());
   const auto var = file.variable(dataset);
@@ -286,7 +298,12 @@ void define_dataset(FileState& file, const Node& dataset) {
   auto& defined = Session::get().defined();
   if (!defined.count(var)) {
     PhaseTimer timer("define");
-    Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())));
+    VariableOptions options;
+    // Elements above 1 MiB go without one (it travels in the define
+    // request): their unwritten cells fail to read, naming them.
+    if (H5Tget_size(dataset.type.get()) <= (std::size_t{1} << 20)) options.fill = fill_value(dataset);
+    Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())),
+                                   {}, options);
     defined.insert(var);
   }
   file.defined.insert(var);
@@ -313,12 +330,33 @@ Selection select(const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t fil
   return {std::move(fspace), mspace, n, std::move(blocks)};
 }
 
-void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
+void write_dataset(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                    const void* buf) {
   PhaseTimer timer("H5Dwrite");
-  if (!file.writer) fail("file \"" + file.name + "\" was opened for reading (the Cove connector's files are written through H5Fcreate)");
+  if (!file.writer) fail("file \"" + file.name + "\" was opened read-only");
   auto [fspace, mspace, n, blocks] = select(dataset, mem_type, mem_space, file_space);
   if (n == 0 || dataset.file_only) return;
+  // A compound written from a subset of its fields: the other fields keep
+  // their present values (read first, as HDF5 does for a file), not zeros.
+  std::vector<std::byte> background;
+  const hid_t ftype0 = dataset.type.get();
+  if (H5Tget_class(mem_type) == H5T_COMPOUND && H5Tget_class(ftype0) == H5T_COMPOUND && H5Tequal(mem_type, ftype0) <= 0 &&
+      H5Tget_nmembers(mem_type) < H5Tget_nmembers(ftype0)) {
+    background.resize(n * H5Tget_size(ftype0));
+    const hsize_t count = n;
+    Hid seq(check(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"));
+    read_dataset(file, dataset, ftype0, seq.get(), fspace.get(), background.data());
+  }
+  dataset.written = true;
+  // For this writer's own reads before the close (cells outside read as the fill value).
+  if (!dataset.written_overflow) {
+    if (dataset.written_boxes.size() + blocks.boxes.size() > 4096) {
+      dataset.written_overflow = true;
+      dataset.written_boxes.clear();
+    } else {
+      dataset.written_boxes.insert(dataset.written_boxes.end(), blocks.boxes.begin(), blocks.boxes.end());
+    }
+  }
   if (!file.version_known) fail("file \"" + file.name + "\": H5Dwrite before the version is known (the dataset was not created collectively)");
   define_dataset(file, dataset);
   const hid_t ftype = dataset.type.get();
@@ -330,7 +368,7 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
   }
   std::vector<std::byte> g(n * std::max(msize, fsize));
   gather(mem_type, mspace, buf, n * msize, g.data());
-  convert(mem_type, ftype, n, g);
+  convert(mem_type, ftype, n, g, background.empty() ? nullptr : &background);
   // Shallow needs the elements in the file's type and order: they are made
   // here, so they are held as a local copy (the program's buffer is free at once).
   const Transfer made = transfer == Transfer::shallow ? Transfer::local : transfer;
@@ -360,6 +398,75 @@ void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t m
   send(file, dataset, made, pieces, g.data(), at);
 }
 
+namespace {
+// Copies the elements of `sub` (inside `outer`) from `src` (sub's elements
+// in C order) to their places in `dst` (outer's elements in C order).
+void copy_into(const std::byte* src, const Box& sub, std::byte* dst, const Box& outer, std::size_t esize) {
+  const int r = sub.ndim;
+  const auto row = static_cast<std::size_t>(sub.count(r - 1)) * esize;
+  std::vector<Index> at(sub.lo.begin(), sub.lo.begin() + r);
+  while (true) {
+    std::size_t off = 0;
+    for (int d = 0; d < r; ++d) off = off * static_cast<std::size_t>(outer.count(d)) + static_cast<std::size_t>(at[d] - outer.lo[d]);
+    std::memcpy(dst + off * esize, src, row);
+    src += row;
+    int d = r - 2;
+    for (; d >= 0; --d) {
+      if (++at[d] < sub.hi[d]) break;
+      at[d] = sub.lo[d];
+    }
+    if (d < 0) return;
+  }
+}
+
+// Whether this process alone writes the file (its own writes are all it can know of).
+bool alone(const FileState& file) {
+  int size = 1;
+  if (file.comm != MPI_COMM_NULL) MPI_Comm_size(file.comm, &size);
+  return size == 1;
+}
+
+// One box of the file version into `dst`. A writer reading its own open
+// version (one process) never waits: what it wrote, over the version it was
+// derived from or the fill value; everyone else reads as the store says
+// (a sealed version never waits either).
+void get_box(FileState& file, const Node& dataset, const Box& box, std::byte* dst, std::size_t bytes) {
+  auto& client = Session::get().client();
+  const auto var = file.variable(dataset);
+  if (!(file.writer && !file.published && alone(file) && !dataset.written_overflow)) {
+    client.get(var, file.version, box, dst, bytes, file.settings.read_timeout_ms);
+    return;
+  }
+  try {
+    client.get(var, file.version, box, dst, bytes, 0);
+    return;
+  } catch (const Error& e) {
+    if (e.code() != Code::NotFound) throw;
+  }
+  bool based = false;
+  if (file.derived_from != 0) {
+    try {
+      client.get(var, file.derived_from, box, dst, bytes, 0);
+      based = true;
+    } catch (const Error& e) {
+      if (e.code() != Code::NotFound) throw;
+    }
+  }
+  const auto fill = fill_value(dataset);
+  const auto esize = fill.size();
+  if (!based)
+    for (std::size_t at = 0; at + esize <= bytes; at += esize) std::memcpy(dst + at, fill.data(), esize);
+  std::vector<std::byte> piece;
+  for (const auto& w : dataset.written_boxes) {
+    if (w.ndim != box.ndim || !w.intersects(box)) continue;
+    const Box part = w.intersection(box);
+    piece.resize(static_cast<std::size_t>(part.volume()) * esize);
+    client.get(var, file.version, part, piece.data(), piece.size(), 0);
+    copy_into(piece.data(), part, dst, box, esize);
+  }
+}
+}  // namespace
+
 void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                   void* buf) {
   PhaseTimer timer("H5Dread");
@@ -373,9 +480,6 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   H5T_cdata_t* cdata = nullptr;
   if (H5Tequal(mem_type, ftype) <= 0 && H5Tfind(ftype, mem_type, &cdata) == nullptr)
     fail("HDF5 has no conversion from dataset " + dataset.path + "'s type to the memory type");
-  auto& client = Session::get().client();
-  const auto var = file.variable(dataset);
-  const auto timeout = file.settings.read_timeout_ms;
   if (auto why = retired(file, dataset); !why.empty()) fail(why);
   auto failed = [&](const Error& e) {
     auto why = retired(file, dataset);
@@ -385,7 +489,7 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   };
   if (direct(mem_type, mspace, ftype, blocks)) {
     try {
-      client.get(var, file.version, blocks.boxes[0], buf, n * fsize, timeout);
+      get_box(file, dataset, blocks.boxes[0], static_cast<std::byte*>(buf), n * fsize);
     } catch (const Error& e) {
       failed(e);
     }
@@ -395,16 +499,16 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   try {
     if (blocks.points) {
       for (std::size_t i = 0; i < n; ++i)
-        client.get(var, file.version, blocks.boxes[i], g.data() + i * fsize, fsize, timeout);
+        get_box(file, dataset, blocks.boxes[i], g.data() + i * fsize, fsize);
     } else if (blocks.boxes.size() == 1) {
-      client.get(var, file.version, blocks.boxes[0], g.data(), n * fsize, timeout);
+      get_box(file, dataset, blocks.boxes[0], g.data(), n * fsize);
     } else {
       const Box bb = bounding(blocks.boxes);
       std::vector<std::byte> scratch(static_cast<std::size_t>(bb.volume()) * fsize);
       std::vector<std::byte> piece;
       for (const auto& b : blocks.boxes) {
         piece.resize(static_cast<std::size_t>(b.volume()) * fsize);
-        client.get(var, file.version, b, piece.data(), piece.size(), timeout);
+        get_box(file, dataset, b, piece.data(), piece.size());
         Hid one = local_selection(bb, {b});
         scatter(ftype, one.get(), piece.data(), piece.size(), scratch.data());
       }
@@ -448,6 +552,11 @@ std::vector<std::string> decode_strings(const std::vector<std::byte>& data, std:
 }
 
 void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
+  if (H5Tget_class(attr.type.get()) == H5T_VLEN) {
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    attr.data = encode_sequences(mem_type, attr.type.get(), buf, n);
+    return;
+  }
   if (is_variable_string(attr.type.get())) {
     if (!is_variable_string(mem_type))
       fail("attribute " + attr.name + " holds variable-length strings: write it from a variable-length string type "
@@ -467,6 +576,12 @@ void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
 }
 
 void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
+  if (H5Tget_class(attr.type.get()) == H5T_VLEN) {
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    if (attr.data.empty() && n > 0) fail("attribute " + attr.name + " has not been written");
+    decode_sequences(attr.data, attr.type.get(), mem_type, buf, n);
+    return;
+  }
   if (is_variable_string(attr.type.get())) {
     if (!is_variable_string(mem_type))
       fail("attribute " + attr.name + " holds variable-length strings: read it into a variable-length string type "

@@ -7,11 +7,15 @@ namespace cove::h5vol {
 // The Cove element type a dataset of HDF5 type `type` is stored as.
 DType dtype_of(hid_t type);
 // Defines the dataset's Cove variable (idempotent).
+// Its fill value (the creation list's, or zeros) is the variable's: the
+// cells of a sealed version that no H5Dwrite covered read as it.
 void define_dataset(FileState& file, const Node& dataset);
+// One element of the dataset's fill value in its type (zeros when undefined).
+std::vector<std::byte> fill_value(const Node& dataset);
 
 // H5Dwrite: the selected elements, converted to the dataset's type, become
 // puts of version file.version, one per block of the file selection.
-void write_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
+void write_dataset(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                    const void* buf);
 // H5Dread: gets of exactly the blocks of the file selection, converted to
 // `mem_type` by HDF5 and scattered into `buf` by the memory selection.

@@ -3,11 +3,13 @@
 #include "h5vol/errors.hpp"
 
 #include <cstring>
+#include <unordered_map>
+#include <cstdio>
 
 namespace cove::h5vol {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x43483531;  // "CH51"
+constexpr std::uint32_t kMagic = 0x43483532;  // "CH52"
 
 class Writer {
  public:
@@ -31,7 +33,15 @@ class Writer {
     check(H5Sencode2(s, b.data(), &n, H5P_DEFAULT), "H5Sencode2");
     bytes(b.data(), n);
   }
+  void plist(hid_t p) {
+    std::size_t len = 0;
+    check(H5Pencode2(p, nullptr, &len, H5P_DEFAULT), "H5Pencode2");
+    std::vector<std::byte> b(len);
+    check(H5Pencode2(p, b.data(), &len, H5P_DEFAULT), "H5Pencode2");
+    bytes(b.data(), len);
+  }
   std::vector<std::byte> out;
+  std::unordered_map<const Node*, std::uint64_t> seen;  // nodes written, in order
 
  private:
   // resize + memcpy, not insert: GCC 12 flags insert's move of the (empty)
@@ -72,6 +82,7 @@ class Reader {
     auto v = bytes();
     return Hid(check(H5Sdecode(v.data()), "H5Sdecode of a stored dataspace"));
   }
+  std::vector<std::shared_ptr<Node>> nodes;  // read so far, in order (kSeen refers to them)
 
  private:
   void raw(void* p, std::size_t n) {
@@ -79,18 +90,38 @@ class Reader {
     std::memcpy(p, b_.data() + pos_, n);
     pos_ += n;
   }
+
+ private:
   const std::vector<std::byte>& b_;
   std::size_t pos_ = 0;
 };
 
+// A node met again (a second hard link to it, maybe a cycle) is written as a
+// reference to its first appearance, so that it stays one object.
+constexpr std::uint64_t kSeen = 0xff;
+
 void write_node(Writer& w, const Node& n) {
+  if (auto it = w.seen.find(&n); it != w.seen.end()) {
+    w.u64(kSeen);
+    w.u64(it->second);
+    return;
+  }
+  w.seen.emplace(&n, w.seen.size());
   w.u64(static_cast<std::uint64_t>(n.kind));
+  if (n.kind == Node::Kind::soft) {
+    w.str(n.target);
+    return;
+  }
   w.u64(n.attributes.size());
   for (const auto& a : n.attributes) {
     w.str(a->name);
     w.type(a->type.get());
     w.space(a->space.get());
     w.bytes(a->data.data(), a->data.size());
+  }
+  if (n.kind == Node::Kind::datatype) {
+    w.type(n.type.get());
+    return;
   }
   if (n.kind == Node::Kind::dataset) {
     w.type(n.type.get());
@@ -99,29 +130,42 @@ void write_node(Writer& w, const Node& n) {
       w.u64(n.dims[d]);
       w.u64(n.maxdims[d]);
     }
-    std::size_t len = 0;
-    check(H5Pencode2(n.dcpl.get(), nullptr, &len, H5P_DEFAULT), "H5Pencode2");
-    std::vector<std::byte> b(len);
-    check(H5Pencode2(n.dcpl.get(), b.data(), &len, H5P_DEFAULT), "H5Pencode2");
-    w.bytes(b.data(), len);
-    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u));
+    w.plist(n.dcpl.get());
+    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u) | (n.written ? 4u : 0u) | (n.null_space ? 8u : 0u));
+    w.str(n.var);
+    w.u64(n.vlen.size());
+    for (const auto& e : n.vlen) w.bytes(e.data(), e.size());
     return;
   }
+  w.u64(n.dcpl.get() >= 0 ? 1 : 0);
+  if (n.dcpl.get() >= 0) w.plist(n.dcpl.get());
   w.u64(n.links.size());
-  for (const auto& [name, child] : n.links) {
+  w.u64(static_cast<std::uint64_t>(n.next_link_corder));
+  for (const auto& name : n.link_order) {  // in creation order
     w.str(name);
-    write_node(w, *child);
+    w.u64(static_cast<std::uint64_t>(n.link_corder.at(name)));
+    write_node(w, *n.links.at(name));
   }
 }
 
 std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_t& next_id, int depth) {
   if (depth > 256) fail("file metadata nests groups too deep");
+  const auto kind = r.u64();
+  if (kind == kSeen) {
+    const auto at = r.u64();
+    if (at >= r.nodes.size()) fail("file metadata refers to an object it has not described");
+    return r.nodes[static_cast<std::size_t>(at)];
+  }
   auto n = std::make_shared<Node>();
+  r.nodes.push_back(n);
   n->path = path;
   n->id = next_id++;
-  const auto kind = r.u64();
-  if (kind > 1) fail("file metadata has an unknown object kind");
+  if (kind > 3) fail("file metadata has an unknown object kind");
   n->kind = static_cast<Node::Kind>(kind);
+  if (n->kind == Node::Kind::soft) {
+    n->target = r.str();
+    return n;
+  }
   const auto nattr = r.u64();
   for (std::uint64_t i = 0; i < nattr; ++i) {
     auto a = std::make_shared<Attribute>();
@@ -132,6 +176,10 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     a->data = std::move(data);
     a->corder = n->next_corder++;
     n->attributes.push_back(std::move(a));
+  }
+  if (n->kind == Node::Kind::datatype) {
+    n->type = r.type();
+    return n;
   }
   if (n->kind == Node::Kind::dataset) {
     n->type = r.type();
@@ -146,11 +194,25 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     const auto flags = r.u64();
     n->file_only = (flags & 1u) != 0;
     n->held = (flags & 2u) != 0;
+    n->written = (flags & 4u) != 0;
+    n->null_space = (flags & 8u) != 0;
+    n->var = r.str();
+    const auto nvlen = r.u64();
+    if (nvlen > (1u << 28)) fail("file metadata has too many variable-length elements");
+    n->vlen.reserve(static_cast<std::size_t>(nvlen));
+    for (std::uint64_t i = 0; i < nvlen; ++i) n->vlen.push_back(r.bytes());
     return n;
   }
+  if (r.u64() != 0) {
+    auto plist = r.bytes();
+    n->dcpl = Hid(check(H5Pdecode(plist.data()), "H5Pdecode of a group creation list"));
+  }
   const auto nlinks = r.u64();
+  n->next_link_corder = static_cast<std::int64_t>(r.u64());
   for (std::uint64_t i = 0; i < nlinks; ++i) {
     auto name = r.str();
+    n->link_corder[name] = static_cast<std::int64_t>(r.u64());
+    n->link_order.push_back(name);
     n->links[name] = read_node(r, join_path(path, name), next_id, depth + 1);
   }
   return n;
@@ -168,7 +230,18 @@ Attribute* Node::find_attribute(const std::string& name) const {
   return nullptr;
 }
 
+void Node::remove_link(const std::string& leaf) {
+  links.erase(leaf);
+  link_corder.erase(leaf);
+  for (auto it = link_order.begin(); it != link_order.end(); ++it)
+    if (*it == leaf) {
+      link_order.erase(it);
+      break;
+    }
+}
+
 hid_t Node::make_space() const {
+  if (null_space) return check(H5Screate(H5S_NULL), "H5Screate");
   if (dims.empty()) return check(H5Screate(H5S_SCALAR), "H5Screate");
   return check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), "H5Screate_simple");
 }

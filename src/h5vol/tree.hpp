@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cove/box.hpp>
+
 #include <hdf5.h>
 
 #include <cstddef>
@@ -52,25 +54,47 @@ struct Attribute {
 };
 
 struct Node {
-  enum class Kind : std::uint8_t { group, dataset };
+  // soft: a soft link (H5Lcreate_soft) to `target`; datatype: a committed datatype (`type`)
+  enum class Kind : std::uint8_t { group, dataset, soft, datatype };
   Kind kind = Kind::group;
-  std::string path;  // "/" or "/a/b"
+  std::string path;  // "/" or "/a/b"; "" while anonymous (H5Dcreate_anon, H5Gcreate_anon, not linked yet)
+  // Datasets: the Cove variable's name within the file ("h5:<file>:<var>"):
+  // the path it was created at, or "#anon/v<version>/<id>" for an anonymous
+  // one; it stays when the dataset is linked, moved or linked again.
+  std::string var;
+  std::string target;  // soft links: the path they name (followed by lookup, never stored resolved)
   std::uint64_t id = 0;
   std::map<std::string, std::shared_ptr<Node>> links;  // groups
+  std::vector<std::string> link_order;                  // the link names in creation order
+  std::map<std::string, std::int64_t> link_corder;      // each link's creation order (never reused)
+  std::int64_t next_link_corder = 0;
   std::vector<std::shared_ptr<Attribute>> attributes;  // in creation order
   std::int64_t next_corder = 0;
   // datasets
   Hid type;
   std::vector<hsize_t> dims;
   std::vector<hsize_t> maxdims;
-  Hid dcpl;
+  Hid dcpl;  // datasets: the creation list; groups: theirs (the root: the file's creation list)
   bool file_only = false;  // mode both, dataset rule file: in the file, not staged
+  bool null_space = false;  // an H5S_NULL dataspace: no elements at all
+  // A variable-length dataset's elements (vlen.hpp), by linear index: a
+  // string's bytes, or a sequence's elements in the base type; empty: unwritten.
+  std::vector<std::vector<std::byte>> vlen;
   // Transfer shallow or local: the producer holds the bytes, and a version
   // goes (is retired) when the dataset is written in a later one.
   bool held = false;
+  // Some H5Dwrite put data into this version (H5Dget_space_status, storage size).
+  bool written = false;
+  // A writer's own puts into the open version, for its reads before the
+  // version is sealed: cells outside them read as the fill value (one process only).
+  // Not kept across processes; `written_overflow` when there were too many to keep.
+  std::vector<Box> written_boxes;
+  bool written_overflow = false;
 
   Attribute* find_attribute(const std::string& name) const;
-  hid_t make_space() const;  // a new simple (or scalar) dataspace of dims / maxdims
+  // Removes the link `leaf` of this group (H5Ldelete, H5Lmove).
+  void remove_link(const std::string& leaf);
+  hid_t make_space() const;  // a new simple (scalar, null) dataspace of dims / maxdims
 };
 
 // Bytes the metadata of a file version travels as (put_meta).

@@ -51,9 +51,9 @@ void copy_name(const std::string& name, char* buf, std::size_t size, std::size_t
 }
 
 hid_t register_id(const Object& from, const std::shared_ptr<Node>& node) {
-  auto* o = new_object(node->kind == Node::Kind::group ? Object::Kind::group : Object::Kind::dataset, from.file, node);
+  auto* o = new_object(object_kind(*node), from.file, node);
   registering_own() = true;
-  const hid_t id = H5VLwrap_register(o, node->kind == Node::Kind::group ? H5I_GROUP : H5I_DATASET);
+  const hid_t id = H5VLwrap_register(o, id_type(*node));
   registering_own() = false;
   if (id < 0) {
     delete o;
@@ -69,8 +69,13 @@ bool& registering_own() {
 
 void link_info(const Node& n, H5L_info2_t* info) {
   std::memset(info, 0, sizeof *info);
-  info->type = H5L_TYPE_HARD;
   info->cset = H5T_CSET_ASCII;
+  if (n.kind == Node::Kind::soft) {
+    info->type = H5L_TYPE_SOFT;
+    info->u.val_size = n.target.size() + 1;
+    return;
+  }
+  info->type = H5L_TYPE_HARD;
   token_of(n, &info->u.token);
 }
 

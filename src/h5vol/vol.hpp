@@ -28,7 +28,16 @@ struct Info {
 inline Object& as(void* p) { return *static_cast<Object*>(p); }
 inline bool in_memory(const Object& o) { return o.node != nullptr; }
 inline hid_t nvol(const Object& o) { return o.file->under_vol; }
-inline H5O_type_t object_type(const Node& n) { return n.kind == Node::Kind::group ? H5O_TYPE_GROUP : H5O_TYPE_DATASET; }
+inline H5O_type_t object_type(const Node& n) {
+  return n.kind == Node::Kind::group ? H5O_TYPE_GROUP : n.kind == Node::Kind::datatype ? H5O_TYPE_NAMED_DATATYPE : H5O_TYPE_DATASET;
+}
+inline H5I_type_t id_type(const Node& n) {
+  return n.kind == Node::Kind::group ? H5I_GROUP : n.kind == Node::Kind::datatype ? H5I_DATATYPE : H5I_DATASET;
+}
+inline Object::Kind object_kind(const Node& n) {
+  return n.kind == Node::Kind::group ? Object::Kind::group
+         : n.kind == Node::Kind::datatype ? Object::Kind::datatype : Object::Kind::dataset;
+}
 
 // The native connector's result, or a Failure (its own error entry is on the stack).
 void* native(void* p, const char* what);
@@ -92,8 +101,10 @@ herr_t attr_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req)
 // links (link_callbacks.cpp)
 herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_t* loc, hid_t lcpl, hid_t lapl,
                  hid_t dxpl, void** req);
-herr_t link_copy(void*, const H5VL_loc_params_t*, void*, const H5VL_loc_params_t*, hid_t, hid_t, hid_t, void**);
-herr_t link_move(void*, const H5VL_loc_params_t*, void*, const H5VL_loc_params_t*, hid_t, hid_t, hid_t, void**);
+herr_t link_copy(void* src, const H5VL_loc_params_t* loc1, void* dst, const H5VL_loc_params_t* loc2, hid_t lcpl,
+                 hid_t lapl, hid_t dxpl, void** req);
+herr_t link_move(void* src, const H5VL_loc_params_t* loc1, void* dst, const H5VL_loc_params_t* loc2, hid_t lcpl,
+                 hid_t lapl, hid_t dxpl, void** req);
 herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a, hid_t dxpl, void** req);
 herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific_args_t* a, hid_t dxpl, void** req);
 herr_t link_optional(void* obj, const H5VL_loc_params_t* loc, H5VL_optional_args_t* a, hid_t dxpl, void** req);
@@ -101,8 +112,9 @@ herr_t link_optional(void* obj, const H5VL_loc_params_t* loc, H5VL_optional_args
 // objects (object_close closes every kind) and committed datatypes (object_callbacks.cpp)
 herr_t object_close(void* obj, hid_t dxpl, void** req);
 void* object_open(void* obj, const H5VL_loc_params_t* loc, H5I_type_t* type, hid_t dxpl, void** req);
-herr_t object_copy(void*, const H5VL_loc_params_t*, const char*, void*, const H5VL_loc_params_t*, const char*, hid_t,
-                 hid_t, hid_t, void**);
+herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc, const char* src_name, void* dst_obj,
+                   const H5VL_loc_params_t* dst_loc, const char* dst_name, hid_t ocpypl, hid_t lcpl, hid_t dxpl,
+                   void** req);
 herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_t* a, hid_t dxpl, void** req);
 herr_t object_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_object_specific_args_t* a, hid_t dxpl,
                      void** req);

@@ -19,6 +19,12 @@
 #                       removed file are retired, the writer garbles their buffers then
 #   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
+#   split               same-name creates on split communicators (split_writer.c): no hang, each
+#                       rank reads back the version it wrote last
+#   h5py_suite MIN MOD...  h5py's own test modules natively and in memory mode (tests/conformance/hdf5.sh):
+#                       no crash or hang, and at least MIN of the native passes pass in memory
+#   h5py_life CASE      tests/h5vol/h5py_file_life.py CASE: a file's life in one h5py process
+#                       (anonymous, reopen, fill, errors, refexit, fork); must exit 0 and print "CASE: ok"
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
 # programs), COVE_H5VOL_DIR (the plugin's folder), COVE_H5DUMP (h5dump of
 # the HDF5 build the connector uses).
@@ -143,6 +149,26 @@ case "$case" in
     "$COVE_PYTHON" "$here/h5py_strings.py" write py.h5 > pywriter.log 2>&1 || { cat pywriter.log; exit 1; }
     "$COVE_PYTHON" "$here/h5py_strings.py" read py.h5 > pyreader.log 2>&1 || { cat pyreader.log; exit 1; }
     cat pyreader.log ;;
+  split)  # ranks {0,1} then {1,2} create the same name: they agree on versions without hanging
+    timeout -k 5 90 "${mpi[@]}" -n 3 "$COVE_TEST_BIN/cove-h5vol-split-writer" split.h5 > split.log 2>&1 ||
+      { echo "FAIL: exit status $? (124: hung)"; cat split.log; exit 1; }
+    cat split.log
+    [ "$(grep -c 'split: rank . ok' split.log)" -eq 3 ] || { echo "FAIL: not every rank finished"; exit 1; } ;;
+  h5py_suite)  # the fast subset of make conformance's h5py part
+    min=$1
+    shift
+    H5PY_OUT=$dir/out H5PY_MODULE_TIMEOUT=120 bash "$here/../conformance/hdf5.sh" "$COVE_BUILD" "$dir/rows" "$@" > suite.log 2>&1 ||
+      { cat suite.log; exit 1; }
+    cat "$dir/rows"
+    passed=$(awk -F'\t' '$2 == "memory mode, passes of native'"'"'s" {print $3}' "$dir/rows")
+    grep -q $'memory mode, crashes and hangs\t0\t' "$dir/rows" || { echo "FAIL: a module crashed or hung"; cat suite.log; exit 1; }
+    [ "${passed:-0}" -ge "$min" ] || { echo "FAIL: $passed of native's passes in memory mode, fewer than $min"; exit 1; } ;;
+  h5py_life)  # one h5py process creates, reopens, forks...: no hang (ctest's timeout), no crash at exit
+    timeout -k 5 120 "$COVE_PYTHON" "$here/h5py_file_life.py" "$1" "$dir/life.h5" > life.log 2>&1 ||
+      { echo "FAIL: exit status $?"; cat life.log; exit 1; }
+    cat life.log
+    grep -qx "$1: ok" life.log || { echo "FAIL: no '$1: ok'"; exit 1; }
+    if grep -qiE "segmentation|core dumped|terminate called|Failed to extract" life.log; then exit 1; fi ;;
   embedded)  # one MPMD job, no cove-server: the producer's rank 0 serves
     "$server" stop "$dir/server"
     cat >> "$dir/cove.toml" <<TOML

@@ -5,9 +5,9 @@
  *   writer FILE STEPS [FIRST_STEP] */
 #include "common.h"
 
-static herr_t find_soft_link_entry(unsigned n, const H5E_error2_t* e, void* data) {
+static herr_t find_external_link_entry(unsigned n, const H5E_error2_t* e, void* data) {
   (void)n;
-  if (e->desc && strstr(e->desc, "H5Lcreate_soft")) *(char*)data = 1;
+  if (e->desc && strstr(e->desc, "H5Lcreate_external")) *(char*)data = 1;
   return 0;
 }
 
@@ -126,20 +126,32 @@ static void write_step(const char* path, int step, int rank, int size) {
   H5Tclose(rt);
   H5Sclose(scalar);
 
-  /* A soft link: the native connector (mode file) makes it; in memory it
-   * must fail with an error entry that names the operation. */
+  /* A soft link, in every mode: it names its target and leads to it. */
+  CHECK(H5Lcreate_soft("/fields/d1", file, "alias", H5P_DEFAULT, H5P_DEFAULT) >= 0, "H5Lcreate_soft");
+  H5L_info2_t linfo;
+  CHECK(H5Lget_info2(file, "alias", &linfo, H5P_DEFAULT) >= 0 && linfo.type == H5L_TYPE_SOFT, "H5Lget_info2 alias: not soft");
+  char target[32] = "";
+  CHECK(H5Lget_val(file, "alias", target, sizeof target, H5P_DEFAULT) >= 0 && strcmp(target, "/fields/d1") == 0,
+        "H5Lget_val alias: '%s'", target);
+  hid_t through = H5Oopen(file, "alias", H5P_DEFAULT);
+  CHECK(through >= 0 && H5Iget_type(through) == H5I_DATASET, "H5Oopen through the soft link");
+  H5Oclose(through);
+  CHECK(H5Ldelete(file, "alias", H5P_DEFAULT) >= 0, "H5Ldelete alias");
+  CHECK(H5Lexists(file, "alias", H5P_DEFAULT) == 0, "alias still exists after H5Ldelete");
+
+  /* An external link in memory must fail with an error entry that names
+   * the operation (modes file and both leave it to the native connector). */
   H5E_auto2_t func;
   void* data;
   H5Eget_auto2(H5E_DEFAULT, &func, &data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  if (H5Lcreate_soft("/fields/d1", file, "alias", H5P_DEFAULT, H5P_DEFAULT) < 0) {
+  const char* mode = getenv("H5VOL_MODE");
+  if (!mode || strcmp(mode, "memory") == 0) {
+    CHECK(H5Lcreate_external("other.h5", "/x", file, "ext", H5P_DEFAULT, H5P_DEFAULT) < 0,
+          "H5Lcreate_external succeeded in memory mode");
     char found = 0;
-    CHECK(H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_soft_link_entry, &found) >= 0 && found,
-          "the failed H5Lcreate_soft left no error entry naming it");
-  } else {
-    const char* mode = getenv("H5VOL_MODE");
-    CHECK(mode && strcmp(mode, "memory") != 0, "H5Lcreate_soft succeeded in memory mode");
-    CHECK(H5Ldelete(file, "alias", H5P_DEFAULT) >= 0, "H5Ldelete alias");
+    CHECK(H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_external_link_entry, &found) >= 0 && found,
+          "the failed H5Lcreate_external left no error entry naming it");
   }
   H5Eset_auto2(H5E_DEFAULT, func, data);
   CHECK(H5Fclose(file) >= 0, "H5Fclose");

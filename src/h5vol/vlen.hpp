@@ -1,0 +1,27 @@
+#pragma once
+// Datasets of variable-length types (strings, sequences of a fixed-size
+// base type) in memory: their elements live in the file's tree (the
+// metadata a version publishes), not in Cove variables, whose elements have
+// one size. Written by one process (a file of several ranks refuses them).
+#include "h5vol/session.hpp"
+
+namespace cove::h5vol {
+
+// A variable-length string or sequence type (at the top level).
+bool is_vlen(hid_t type);
+// Whether the connector keeps datasets of this type (throws Failure naming
+// `what` for nested variable-length or reference members it does not).
+void check_vlen_type(hid_t type, const std::string& what);
+// H5Dwrite / H5Dread of such a dataset, by the file and memory selections;
+// the memory type must be variable-length too (HDF5 converts between fixed-
+// and variable-length in neither direction). Unwritten elements read empty.
+void write_vlen(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* buf);
+void read_vlen(const FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, void* buf);
+
+// Variable-length sequence attributes: n elements of `mem_type` (hvl_t) as
+// stored bytes (per element its length, 8 bytes, then its elements in the
+// file's base type), and back into HDF5-allocated hvl_t (the caller frees them).
+std::vector<std::byte> encode_sequences(hid_t mem_type, hid_t file_type, const void* buf, std::size_t n);
+void decode_sequences(const std::vector<std::byte>& data, hid_t file_type, hid_t mem_type, void* buf, std::size_t n);
+
+}  // namespace cove::h5vol
