@@ -253,14 +253,7 @@ void Session::start_embedded(MPI_Comm comm, int rank) {
 
 std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) {
   PhaseTimer timer("H5Fcreate");
-  auto f = std::make_shared<FileState>();
-  f->name = name;
-  f->writer = true;
-  f->settings = config().settings_for(name);
-  f->comm = comm_of(fapl);
-  if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
-  f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
-  f->fileno = next_fileno_++;
+  auto f = new_state(name, fapl, true, true);
   start_embedded(f->comm, f->rank);
   if (removed_.erase(name) != 0) {
     // keep_files removed this name's variables on rank 0's removal thread:
@@ -338,13 +331,7 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
     ++f->handles;
     return f;
   }
-  auto f = std::make_shared<FileState>();
-  f->name = name;
-  f->settings = config().settings_for(name);
-  f->comm = comm_of(fapl);
-  if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
-  f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
-  f->fileno = next_fileno_++;
+  auto f = new_state(name, fapl, false, true);
   auto& last = opened_[name];
   const auto own = own_version_.count(name) ? own_version_[name] : 0;
   const auto& s = f->settings;
@@ -393,14 +380,7 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
     ++f->handles;
     return f;
   }
-  auto f = std::make_shared<FileState>();
-  f->name = name;
-  f->writer = true;
-  f->settings = config().settings_for(name);
-  f->comm = comm_of(fapl);
-  if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
-  f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
-  f->fileno = next_fileno_++;
+  auto f = new_state(name, fapl, true, true);
   start_embedded(f->comm, f->rank);
   Metadata meta{0, {}};
   std::uint64_t to = 0;
@@ -458,11 +438,19 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
 }
 
 std::shared_ptr<FileState> Session::native(const std::string& name, hid_t fapl, bool writer) {
+  return new_state(name, fapl, writer, false);
+}
+
+std::shared_ptr<FileState> Session::new_state(const std::string& name, hid_t fapl, bool writer, bool in_memory) {
   auto f = std::make_shared<FileState>();
   f->name = name;
   f->writer = writer;
-  f->memory = false;
+  f->memory = in_memory;
   f->settings = config().settings_for(name);
+  if (in_memory) {
+    f->comm = comm_of(fapl);
+    if (f->comm != MPI_COMM_NULL) MPI_Comm_rank(f->comm, &f->rank);
+  }
   f->fapl = Hid(check(H5Pcopy(fapl), "H5Pcopy of the file access list"));
   f->fileno = next_fileno_++;
   return f;

@@ -104,6 +104,10 @@ class Session {
   // Mode file (and the native half of both): the state of a file that
   // lives in the native connector only.
   std::shared_ptr<FileState> native(const std::string& name, hid_t fapl, bool writer);
+  // A file's state: its settings, a copy of the access list, a file number,
+  // and for a file held in memory the access list's communicator and this
+  // rank in it.
+  std::shared_ptr<FileState> new_state(const std::string& name, hid_t fapl, bool writer, bool in_memory);
   // H5Fclose: the producer publishes its version.
   void close(FileState& file);
   // Collective over the file's ranks: makes file.version known (see FileState::version_lookup).
