@@ -396,8 +396,8 @@ int checked_access(const Access& a) {
   // here) the real library's wait reports the get's.
   if (a.nonblocking != 0) {
     if (a.req != nullptr) {
-      *a.req = f->next_request++;
-      f->requests[*a.req] = a.put ? NC_NOERR : status;
+      *a.req = 2 * f->next_request++ + (a.put ? 0 : 1);
+      f->requests[*a.req] = {a.put ? NC_NOERR : status, a.put};
     }
     return a.put ? status : NC_NOERR;
   }

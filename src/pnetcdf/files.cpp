@@ -478,26 +478,40 @@ COVE_PNETCDF_API int ncmpi_set_fill(int ncid, int fillmode, int* old_modep) {
   return NC_NOERR;
 }
 
+}  // extern "C"
+
+namespace cove::pnetcdf {
+
 // Nonblocking calls on coupled files complete when they are posted; wait
 // hands back their statuses and, as PnetCDF's does, returns the first
-// request's error (a get's NC_ERANGE), in the order they were posted.
-COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses) {
-  COUPLED(ncmpi_wait_all, ncid, num, reqs, statuses)
-  if (f->real_too) return NC_NOERR;
+// request's error (a get's NC_ERANGE), in the order they were posted. The
+// mode checks are PnetCDF's (ncmpio_wait): data mode, then wait_all in
+// collective mode and wait in independent mode.
+static int wait_requests(File& f, int num, int* reqs, int* statuses, bool independent) {
+  if (f.define_mode) return NC_EINDEFINE;
+  if (independent && !f.independent) return NC_ENOTINDEP;
+  if (!independent && f.independent) return NC_EINDEP;
+  if (num == 0) return NC_NOERR;
   int first = NC_NOERR;
   if (num == NC_REQ_ALL || num == NC_GET_REQ_ALL || num == NC_PUT_REQ_ALL) {
-    for (const auto& [id, status] : f->requests)
-      if (first == NC_NOERR) first = status;
-    f->requests.clear();
+    for (auto it = f.requests.begin(); it != f.requests.end();) {
+      const bool take = num == NC_REQ_ALL || (num == NC_PUT_REQ_ALL) == it->second.put;
+      if (!take) {
+        ++it;
+        continue;
+      }
+      if (first == NC_NOERR) first = it->second.status;
+      it = f.requests.erase(it);
+    }
     return first;
   }
   if (num < 0) return NC_EINVAL;
   for (int i = 0; i < num; ++i) {
     int status = NC_NOERR;
     if (reqs[i] != NC_REQ_NULL) {
-      auto it = f->requests.find(reqs[i]);
-      status = it == f->requests.end() ? NC_EINVAL_REQUEST : it->second;
-      if (it != f->requests.end()) f->requests.erase(it);
+      auto it = f.requests.find(reqs[i]);
+      status = it == f.requests.end() ? NC_EINVAL_REQUEST : it->second.status;
+      if (it != f.requests.end()) f.requests.erase(it);
       reqs[i] = NC_REQ_NULL;
     }
     if (statuses != nullptr) statuses[i] = status;
@@ -506,12 +520,64 @@ COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses)
   return first;
 }
 
-COVE_PNETCDF_API int ncmpi_wait(int ncid, int num, int* reqs, int* statuses) {
-  return ncmpi_wait_all(ncid, num, reqs, statuses);
+}  // namespace cove::pnetcdf
+
+extern "C" {
+
+COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses) {
+  COUPLED(ncmpi_wait_all, ncid, num, reqs, statuses)
+  if (f->real_too) return NC_NOERR;
+  return wait_requests(*f, num, reqs, statuses, false);
 }
 
+COVE_PNETCDF_API int ncmpi_wait(int ncid, int num, int* reqs, int* statuses) {
+  COUPLED(ncmpi_wait, ncid, num, reqs, statuses)
+  if (f->real_too) return NC_NOERR;
+  return wait_requests(*f, num, reqs, statuses, true);
+}
+
+// A get on a coupled file has completed when it was posted, and cancelling
+// it only forgets it (the buffer already holds the data, where PnetCDF would
+// leave it untouched). A put is in the store already and cannot be taken
+// back: cancelling one is refused, naming the request, and the request stays
+// pending for a wait.
 COVE_PNETCDF_API int ncmpi_cancel(int ncid, int num, int* reqs, int* statuses) {
-  return ncmpi_wait_all(ncid, num, reqs, statuses);
+  COUPLED(ncmpi_cancel, ncid, num, reqs, statuses)
+  if (f->real_too) return NC_NOERR;
+  if (num == 0) return NC_NOERR;
+  if (num < NC_PUT_REQ_ALL) return NC_EINVAL;
+  auto refuse = [&](int id) {
+    return report(NC_ENOTSUPPORT, fmt::format("ncmpi_cancel: the put request {} on the coupled file {} was stored "
+                                              "when it was posted and cannot be cancelled",
+                                              id, f->path));
+  };
+  if (num < 0) {
+    for (const auto& [id, r] : f->requests) {
+      if (r.put && num != NC_GET_REQ_ALL) return refuse(id);
+    }
+    for (auto it = f->requests.begin(); it != f->requests.end();) {
+      it = num == NC_PUT_REQ_ALL && !it->second.put ? std::next(it) : f->requests.erase(it);
+    }
+    return NC_NOERR;
+  }
+  for (int i = 0; i < num; ++i) {
+    auto it = f->requests.find(reqs[i]);
+    if (it != f->requests.end() && it->second.put) return refuse(reqs[i]);
+  }
+  int first = NC_NOERR;
+  for (int i = 0; i < num; ++i) {
+    if (statuses != nullptr) statuses[i] = NC_NOERR;
+    if (reqs[i] == NC_REQ_NULL) continue;
+    auto it = f->requests.find(reqs[i]);
+    if (it != f->requests.end()) {
+      f->requests.erase(it);
+      reqs[i] = NC_REQ_NULL;
+      continue;
+    }
+    if (statuses != nullptr) statuses[i] = NC_EINVAL_REQUEST;
+    if (first == NC_NOERR) first = NC_EINVAL_REQUEST;
+  }
+  return first;
 }
 
 COVE_PNETCDF_API int ncmpi_inq_nreqs(int ncid, int* nreqs) {

@@ -70,7 +70,13 @@ struct File {
   void* shared_comm = nullptr;
   std::uint64_t version = 0;
   Schema schema;
-  std::map<int, int> requests;  // nonblocking request id -> its status
+  // Nonblocking requests, completed when posted and kept until waited for
+  // or cancelled. Their ids are PnetCDF's: even for puts, odd for gets.
+  struct Request {
+    int status = NC_NOERR;
+    bool put = false;
+  };
+  std::map<int, Request> requests;
   int next_request = 0;
   std::vector<ShallowPiece> shallow;  // this version's, while it is open
   std::vector<bool> defined;          // per variable: defined in Cove by this process
@@ -93,6 +99,12 @@ int from_exception(const char* call, const File& f);
 
 // A coupled file's call goes to Cove; in `both` mode the real library runs
 // it first (NC_ERANGE still wrote the rest, so Cove goes on too).
+// An entry point that answers from another one for coupled files: an
+// uncoupled file's call still goes to the real library's own `fn`, never to
+// another entry point (ncmpi_wait is not ncmpi_wait_all).
+#define REAL_IF_UNCOUPLED(fn, ...) \
+  if (find_file(ncid) == nullptr) return real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);
+
 #define COUPLED(fn, ...)                                                 \
   File* f = find_file(ncid);                                             \
   if (f == nullptr) return real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);   \

@@ -177,10 +177,22 @@ COVE_PNETCDF_API int ncmpi_inq(int ncid, int* ndimsp, int* nvarsp, int* nattsp, 
   return NC_NOERR;
 }
 
-COVE_PNETCDF_API int ncmpi_inq_ndims(int ncid, int* ndimsp) { return ncmpi_inq(ncid, ndimsp, nullptr, nullptr, nullptr); }
-COVE_PNETCDF_API int ncmpi_inq_nvars(int ncid, int* nvarsp) { return ncmpi_inq(ncid, nullptr, nvarsp, nullptr, nullptr); }
-COVE_PNETCDF_API int ncmpi_inq_natts(int ncid, int* nattsp) { return ncmpi_inq(ncid, nullptr, nullptr, nattsp, nullptr); }
-COVE_PNETCDF_API int ncmpi_inq_unlimdim(int ncid, int* unlimdimp) { return ncmpi_inq(ncid, nullptr, nullptr, nullptr, unlimdimp); }
+COVE_PNETCDF_API int ncmpi_inq_ndims(int ncid, int* ndimsp) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_ndims, ncid, ndimsp)
+  return ncmpi_inq(ncid, ndimsp, nullptr, nullptr, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_nvars(int ncid, int* nvarsp) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_nvars, ncid, nvarsp)
+  return ncmpi_inq(ncid, nullptr, nvarsp, nullptr, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_natts(int ncid, int* nattsp) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_natts, ncid, nattsp)
+  return ncmpi_inq(ncid, nullptr, nullptr, nattsp, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_unlimdim(int ncid, int* unlimdimp) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_unlimdim, ncid, unlimdimp)
+  return ncmpi_inq(ncid, nullptr, nullptr, nullptr, unlimdimp);
+}
 
 COVE_PNETCDF_API int ncmpi_inq_format(int ncid, int* formatp) {
   COUPLED(ncmpi_inq_format, ncid, formatp)
@@ -215,8 +227,14 @@ COVE_PNETCDF_API int ncmpi_inq_dim(int ncid, int dimid, char* name, MPI_Offset* 
   return NC_NOERR;
 }
 
-COVE_PNETCDF_API int ncmpi_inq_dimname(int ncid, int dimid, char* name) { return ncmpi_inq_dim(ncid, dimid, name, nullptr); }
-COVE_PNETCDF_API int ncmpi_inq_dimlen(int ncid, int dimid, MPI_Offset* lenp) { return ncmpi_inq_dim(ncid, dimid, nullptr, lenp); }
+COVE_PNETCDF_API int ncmpi_inq_dimname(int ncid, int dimid, char* name) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_dimname, ncid, dimid, name)
+  return ncmpi_inq_dim(ncid, dimid, name, nullptr);
+}
+COVE_PNETCDF_API int ncmpi_inq_dimlen(int ncid, int dimid, MPI_Offset* lenp) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_dimlen, ncid, dimid, lenp)
+  return ncmpi_inq_dim(ncid, dimid, nullptr, lenp);
+}
 
 COVE_PNETCDF_API int ncmpi_inq_varid(int ncid, const char* name, int* varidp) {
   COUPLED(ncmpi_inq_varid, ncid, name, varidp)
@@ -240,18 +258,23 @@ COVE_PNETCDF_API int ncmpi_inq_var(int ncid, int varid, char* name, nc_type* xty
 }
 
 COVE_PNETCDF_API int ncmpi_inq_varname(int ncid, int varid, char* name) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_varname, ncid, varid, name)
   return ncmpi_inq_var(ncid, varid, name, nullptr, nullptr, nullptr, nullptr);
 }
 COVE_PNETCDF_API int ncmpi_inq_vartype(int ncid, int varid, nc_type* xtypep) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_vartype, ncid, varid, xtypep)
   return ncmpi_inq_var(ncid, varid, nullptr, xtypep, nullptr, nullptr, nullptr);
 }
 COVE_PNETCDF_API int ncmpi_inq_varndims(int ncid, int varid, int* ndimsp) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_varndims, ncid, varid, ndimsp)
   return ncmpi_inq_var(ncid, varid, nullptr, nullptr, ndimsp, nullptr, nullptr);
 }
 COVE_PNETCDF_API int ncmpi_inq_vardimid(int ncid, int varid, int* dimidsp) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_vardimid, ncid, varid, dimidsp)
   return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, dimidsp, nullptr);
 }
 COVE_PNETCDF_API int ncmpi_inq_varnatts(int ncid, int varid, int* nattsp) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_varnatts, ncid, varid, nattsp)
   return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, nullptr, nattsp);
 }
 
@@ -282,9 +305,11 @@ COVE_PNETCDF_API int ncmpi_inq_att(int ncid, int varid, const char* name, nc_typ
 }
 
 COVE_PNETCDF_API int ncmpi_inq_atttype(int ncid, int varid, const char* name, nc_type* xtypep) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_atttype, ncid, varid, name, xtypep)
   return ncmpi_inq_att(ncid, varid, name, xtypep, nullptr);
 }
 COVE_PNETCDF_API int ncmpi_inq_attlen(int ncid, int varid, const char* name, MPI_Offset* lenp) {
+  REAL_IF_UNCOUPLED(ncmpi_inq_attlen, ncid, varid, name, lenp)
   return ncmpi_inq_att(ncid, varid, name, nullptr, lenp);
 }
 

@@ -25,6 +25,9 @@
 #     edges            bad input (types, dimension sizes, coordinates that overflow, paths
 #                      and names with ':'): PnetCDF's codes on real files and through Cove;
 #                      a writer that exits before close, then one that writes half the file
+#     wait_cancel      ncmpi_wait and ncmpi_cancel on an uncoupled file behave as without the
+#                      preload (a cancelled put is not written, each wait's mode rules), the
+#                      same output line for line; then on a coupled file
 # Needs COVE_BIN (cove-server), COVE_PNETCDF_LIB (the library), COVE_TEST_BIN (the programs).
 set -euo pipefail
 dir=$1 case=$2
@@ -218,5 +221,16 @@ case "$case" in
     "${mpi[@]}" "${pre[@]}" -n 1 "$t" crash "$data"
     "${mpi[@]}" "${pre[@]}" -n 1 "$t" cove "$data"
     [ ! -e "$data/edges.nc" ] || { echo "memory mode wrote edges.nc to disk"; exit 1; } ;;
+  wait_cancel)
+    t=$COVE_TEST_BIN/cove-test-pnetcdf-wait_cancel
+    mkdir -p "$dir/real"
+    "${mpi[@]}" -n 2 "$t" file "$dir/real/wait.nc" > "$dir/native.out"
+    printf 'timeout = 5\n[[file]]\nname = "coupled*.nc"\n' > "$COVE_PNETCDF_CONFIG"
+    "${mpi[@]}" "${pre[@]}" -n 2 "$t" file "$data/wait.nc" > "$dir/preloaded.out"
+    diff "$dir/native.out" "$dir/preloaded.out"
+    ncmpidiff "$dir/real/wait.nc" "$data/wait.nc"
+    "${mpi[@]}" "${pre[@]}" -n 2 "$t" coupled "$data/coupled-wait.nc" > "$dir/coupled.out"
+    not_on_disk "$data/coupled-wait.nc"
+    echo "wait_cancel: $(wc -l < "$dir/preloaded.out") lines identical preloaded and native; coupled passed" ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
