@@ -83,7 +83,10 @@ class Call {
   Call(const Access& a, File& f, const Var& v, int varid, nc_type mem)
       : a_(a), f_(f), v_(v), varid_(varid), mem_(mem), ndim_(v.dims.size()) {}
 
-  // The regions of the call, checked against the variable's dimensions as PnetCDF does.
+  // The regions of the call, checked against the variable's dimensions in
+  // PnetCDF 1.12.3's order (check_start_count_stride in its dispatcher):
+  // start's coordinates, then count's edges, then strides; then the checks
+  // PnetCDF's arithmetic would overflow on.
   int regions(std::vector<Region>& out) const {
     auto make = [&](const MPI_Offset* start, const MPI_Offset* count, const MPI_Offset* stride) {
       Region r;
@@ -96,21 +99,34 @@ class Call {
     };
     switch (a_.kind) {
       case '_': out.push_back(make(nullptr, nullptr, nullptr)); break;
-      case '1':
-        if (ndim_ > 0 && a_.start == nullptr) return NC_ENULLSTART;
-        out.push_back(make(a_.start, nullptr, nullptr));
+      case '1': case 'a': case 's': case 'm': {
+        const MPI_Offset* count = a_.kind == '1' ? nullptr : a_.count;
+        const MPI_Offset* stride = a_.kind == 's' || a_.kind == 'm' ? a_.stride : nullptr;
+        // A varm call without imap is a vars call, without stride too a vara call.
+        const bool edges_needed = a_.kind != '1';
+        if (ndim_ > 0) {
+          if (const int rc = check(a_.start, count, stride, edges_needed); rc != NC_NOERR) return rc;
+        }
+        out.push_back(make(ndim_ > 0 ? a_.start : nullptr, ndim_ > 0 ? count : nullptr, ndim_ > 0 ? stride : nullptr));
+        if (a_.kind == '1' && ndim_ > 0) std::fill(out.back().count.begin(), out.back().count.end(), 1);
         break;
-      case 'a': case 's': case 'm':
-        if (ndim_ > 0 && a_.start == nullptr) return NC_ENULLSTART;
-        if (ndim_ > 0 && a_.count == nullptr) return NC_ENULLCOUNT;
-        out.push_back(make(a_.start, a_.count, a_.stride));
-        break;
+      }
       case 'n':
+        if (a_.num == 0) return NC_NOERR;
+        if (ndim_ == 0) {
+          if (a_.num != 1) return NC_EINVAL;
+          out.push_back(make(nullptr, nullptr, nullptr));
+          break;
+        }
         if (a_.num < 0) return NC_EINVAL;
+        if (a_.starts == nullptr) return NC_ENULLSTART;
         for (int i = 0; i < a_.num; ++i) {
-          if (ndim_ > 0 && (a_.starts == nullptr || a_.starts[i] == nullptr)) return NC_ENULLSTART;
-          // A scalar needs no starts: PnetCDF takes NULL there.
-          out.push_back(make(a_.starts ? a_.starts[i] : nullptr, a_.counts ? a_.counts[i] : nullptr, nullptr));
+          if (a_.starts[i] == nullptr) return NC_ENULLSTART;
+          // A NULL count is var1's.
+          const MPI_Offset* count = a_.counts ? a_.counts[i] : nullptr;
+          if (const int rc = check(a_.starts[i], count, nullptr, count != nullptr); rc != NC_NOERR) return rc;
+          out.push_back(make(a_.starts[i], count, nullptr));
+          if (count == nullptr) std::fill(out.back().count.begin(), out.back().count.end(), 1);
         }
         break;
       default: return NC_EINVAL;
@@ -192,6 +208,60 @@ class Call {
   void set_record() { record_ = ndim_ > 0 && v_.dims[0] == f_.schema.unlimdim; }
 
  private:
+  // PnetCDF's check_EINVALCOORDS: with PNETCDF_RELAX_COORD_BOUND (the
+  // default) a start may equal the dimension's length when nothing is
+  // accessed there.
+  int coordinate(MPI_Offset start, MPI_Offset count, MPI_Offset shape) const {
+    if (f_.strict_coords) return start < 0 || start >= shape ? NC_EINVALCOORDS : NC_NOERR;
+    if (start < 0 || start > shape || (start == shape && count > 0)) return NC_EINVALCOORDS;
+    return NC_NOERR;
+  }
+
+  // PnetCDF's check_EEDGE (divided where it multiplies: no wrap-around).
+  static int edge(MPI_Offset start, MPI_Offset count, const MPI_Offset* stride, MPI_Offset shape) {
+    if (count > shape || start + count > shape) return NC_EEDGE;
+    if (stride != nullptr && count > 0 && *stride > 0 && (count - 1) > (shape - 1 - start) / *stride) return NC_EEDGE;
+    return NC_NOERR;
+  }
+
+  // PnetCDF's check_start_count_stride, for a non-scalar variable. A NULL
+  // count is var1's; vara/vars/varm need one (NC_EEDGE).
+  int check(const MPI_Offset* start, const MPI_Offset* count, const MPI_Offset* stride, bool needs_count) const {
+    if (start == nullptr || start[0] < 0) return NC_EINVALCOORDS;
+    std::size_t first = 0;
+    if (record_) {
+      if (!(f_.schema.cmode & NC_64BIT_DATA) && start[0] > MPI_Offset{NC_MAX_UINT}) return NC_EINVALCOORDS;
+      if (!a_.put) {
+        const MPI_Offset len = count == nullptr ? 1 : count[0];
+        if (f_.schema.numrecs == 0 && len > 0) return NC_EINVALCOORDS;
+        if (const int rc = coordinate(start[0], len, f_.schema.numrecs); rc != NC_NOERR) return rc;
+      }
+      first = 1;
+    }
+    for (std::size_t d = first; d < ndim_; ++d) {
+      if (const int rc = coordinate(start[d], count == nullptr ? 1 : count[d], extent(d)); rc != NC_NOERR) return rc;
+    }
+    if (count == nullptr) return needs_count ? NC_EEDGE : NC_NOERR;
+    first = 0;
+    if (record_) {
+      if (count[0] < 0) return NC_ENEGATIVECNT;
+      if (!a_.put) {
+        if (const int rc = edge(start[0], count[0], stride, f_.schema.numrecs); rc != NC_NOERR) return rc;
+      }
+      first = 1;
+    }
+    for (std::size_t d = first; d < ndim_; ++d) {
+      if (count[d] < 0) return NC_ENEGATIVECNT;
+      if (const int rc = edge(start[d], count[d], stride ? stride + d : nullptr, extent(d)); rc != NC_NOERR) return rc;
+    }
+    if (stride != nullptr) {
+      for (std::size_t d = 0; d < ndim_; ++d) {
+        if (stride[d] <= 0) return NC_ESTRIDE;
+      }
+    }
+    return NC_NOERR;
+  }
+
   // CDF-1 and CDF-2 count records in 32 bits.
   MPI_Offset max_records() const {
     return f_.schema.cmode & NC_64BIT_DATA ? std::numeric_limits<MPI_Offset>::max() : MPI_Offset{0xffffffff};
@@ -343,43 +413,71 @@ int derived(const Access& a, const std::string& path) {
 
 namespace {
 
+// PnetCDF's sanity_check: write permission, then (blocking calls) define
+// mode and the collective/independent mode, then the variable id and, for
+// a typed call, NC_ECHAR.
+int sanity(const Access& a, const File& f) {
+  if (a.put && !f.writer) return NC_EPERM;
+  if (a.nonblocking == 0) {
+    if (f.define_mode) return NC_EINDEFINE;
+    if (a.all && f.independent) return NC_EINDEP;
+    if (!a.all && !f.independent) return NC_ENOTINDEP;
+  }
+  if (a.varid == NC_GLOBAL) return NC_EGLOBAL;
+  if (a.varid < 0 || static_cast<std::size_t>(a.varid) >= f.schema.vars.size()) return NC_ENOTVAR;
+  if (a.mem != NC_NAT && (a.mem == NC_CHAR) != (f.schema.vars[static_cast<std::size_t>(a.varid)].type == NC_CHAR)) {
+    return NC_ECHAR;
+  }
+  return NC_NOERR;
+}
+
+// A blocking collective call in PnetCDF's safe mode (PNETCDF_SAFE_MODE=1)
+// fails on every rank when it fails on one: the lowest code wins.
+int agreed(const Access& a, const File& f, int err) {
+  if (!f.safe_mode || !a.all || a.nonblocking != 0) return err;
+  int lowest = err;
+  MPI_Allreduce(&err, &lowest, 1, MPI_INT, MPI_MIN, f.comm);
+  return lowest;
+}
+
 int checked_access(const Access& a) {
   File* f = find_file(a.ncid);
-  if (a.varid < 0 || static_cast<std::size_t>(a.varid) >= f->schema.vars.size()) return NC_ENOTVAR;
+  if (a.nonblocking != 0 && a.req != nullptr) *a.req = NC_REQ_NULL;
+  if (const int rc = sanity(a, *f); rc != NC_NOERR) return agreed(a, *f, rc);
   const Var& v = f->schema.vars[static_cast<std::size_t>(a.varid)];
-  if (f->define_mode) return NC_EINDEFINE;
-  if (a.nonblocking == 0) {
-    if (a.all && f->independent) return NC_EINDEP;
-    if (!a.all && !f->independent) return NC_ENOTINDEP;
-  }
-  if (a.put && !f->writer) return NC_EPERM;
-  // Readers may already be copying the published version: a later put would change it under them.
-  if (a.put && f->published) {
-    return report(NC_EPERM, fmt::format("{}: {} was already published by dtf_transfer; close it and create the next "
-                                        "version to write more", a.name, f->path));
-  }
-  if (v.dims.size() > static_cast<std::size_t>(kMaxDims)) {
-    return report(NC_EMAXDIMS, fmt::format("{}: {} in {} has {} dimensions; Cove couples at most {}", a.name, v.name,
-                                           f->path, v.dims.size(), kMaxDims));
-  }
   nc_type mem = a.mem;
   if (mem == NC_NAT) {
     mem = a.buftype == MPI_DATATYPE_NULL ? v.type : memory_type(a.buftype);
-    if (mem == NC_NAT) return derived(a, f->path);
   }
-  if ((mem == NC_CHAR) != (v.type == NC_CHAR)) return NC_ECHAR;
-  Call call(a, *f, v, a.varid, mem);
+  Call call(a, *f, v, a.varid, mem == NC_NAT ? v.type : mem);
   call.set_record();
   std::vector<Region> regions;
-  if (const int rc = call.regions(regions); rc != NC_NOERR) return rc;
+  if (const int rc = call.regions(regions); rc != NC_NOERR) return agreed(a, *f, rc);
+  // A flexible call of no elements does nothing (its request is NC_REQ_NULL).
+  if (a.mem == NC_NAT && a.buftype != MPI_DATATYPE_NULL && a.bufcount == 0) return agreed(a, *f, NC_NOERR);
+  // Readers may already be copying the published version: a later put would change it under them.
+  if (a.put && f->published) {
+    return agreed(a, *f, report(NC_EPERM, fmt::format("{}: {} was already published by dtf_transfer; close it and "
+                                                      "create the next version to write more",
+                                                      a.name, f->path)));
+  }
+  if (v.dims.size() > static_cast<std::size_t>(kMaxDims)) {
+    return agreed(a, *f, report(NC_EMAXDIMS, fmt::format("{}: {} in {} has {} dimensions; Cove couples at most {}",
+                                                         a.name, v.name, f->path, v.dims.size(), kMaxDims)));
+  }
+  // A derived buftype: the call again with its base type (which agrees in safe mode).
+  if (mem == NC_NAT) return derived(a, f->path);
+  int err = NC_NOERR;
+  if ((mem == NC_CHAR) != (v.type == NC_CHAR)) err = NC_ECHAR;
   // The flexible API says how many elements the buffer holds.
   MPI_Offset limit = a.buf_elements;
   if (limit < 0 && a.mem == NC_NAT && a.buftype != MPI_DATATYPE_NULL) limit = a.bufcount;
-  if (limit >= 0 && a.kind != 'm') {
+  if (err == NC_NOERR && limit >= 0 && a.kind != 'm') {
     std::size_t total = 0;
     for (const auto& r : regions) total += r.elements;
-    if (total > static_cast<std::size_t>(limit)) return NC_EIOMISMATCH;
+    if (total > static_cast<std::size_t>(limit)) err = NC_EIOMISMATCH;
   }
+  if (const int rc = agreed(a, *f, err); rc != NC_NOERR) return rc;
   int status = NC_NOERR;
   char* buf = static_cast<char*>(a.buf);
   for (const auto& r : regions) {

@@ -183,6 +183,31 @@ int on_root(MPI_Comm comm, std::string& text, const std::function<int(std::strin
   return static_cast<int>(head[0]);
 }
 
+// PnetCDF's two environment switches, read when a file is created or
+// opened, as PnetCDF reads them (this build has RELAX_COORD_BOUND on and
+// safe mode off unless set).
+void read_environment(File& f) {
+  const char* safe = std::getenv("PNETCDF_SAFE_MODE");
+  f.safe_mode = safe != nullptr && *safe != '0';
+  const char* relax = std::getenv("PNETCDF_RELAX_COORD_BOUND");
+  f.strict_coords = relax != nullptr && *relax == '0';
+}
+
+// The cmode checks of PnetCDF's ncmpi_create and ncmpio_create, in their
+// order, and the default format for a cmode that names none.
+int check_cmode(int& cmode) {
+  if (cmode & NC_NETCDF4) return NC_ENOTBUILT;  // this PnetCDF is built without NetCDF-4
+  if ((cmode & (NC_64BIT_OFFSET | NC_64BIT_DATA)) == (NC_64BIT_OFFSET | NC_64BIT_DATA)) return NC_EINVAL_CMODE;
+  if (!(cmode & (NC_64BIT_DATA | NC_64BIT_OFFSET | NC_CLASSIC_MODEL))) {
+    int format = NC_FORMAT_CLASSIC;
+    ncmpi_inq_default_format(&format);
+    if (format == NC_FORMAT_CDF5) cmode |= NC_64BIT_DATA;
+    if (format == NC_FORMAT_CDF2) cmode |= NC_64BIT_OFFSET;
+  }
+  if (cmode & (NC_DISKLESS | NC_MMAP)) return NC_EINVAL_CMODE;
+  return NC_NOERR;
+}
+
 int end_define(File& f) {
   if (!f.define_mode) return NC_ENOTINDEFINE;
   f.define_mode = false;
@@ -284,15 +309,17 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   const FileRule* rule = nullptr;
   try {
     const Config* c = config();
-    if (c != nullptr && path != nullptr) rule = rule_for(*c, path, true);
+    if (c != nullptr && path != nullptr && *path != '\0') rule = rule_for(*c, path, true);
   } catch (const std::exception& e) {
     return report(NC_EINVAL, fmt::format("ncmpi_create: bad COVE_PNETCDF_CONFIG: {}", e.what()));
   }
   if (rule == nullptr || rule->mode == Mode::file) return real(comm, path, cmode, info, ncidp);
+  if (const int rc = check_cmode(cmode); rc != NC_NOERR) return rc;
   if (ncidp == nullptr) return NC_EINVAL;
   auto file = std::make_unique<File>();
   file->path = path;
   file->writer = true;
+  read_environment(*file);
   file->real_too = rule->mode == Mode::both;
   file->transfer = rule->transfer;
   file->define_mode = true;
@@ -301,13 +328,16 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   // or than the newest any writer published. Every rank finds the same
   // without a collective: nothing is published before all ranks are in close.
   std::uint64_t version = 0;
+  bool exists = false;
   {
     std::lock_guard lock(state().mu);
     if (auto it = state().created.find(path); it != state().created.end()) version = it->second + 1;
+    exists = version > 0 || state().seen.count(path) > 0;
   }
   if (version == 0) {
     try {
       version = client().get_meta_latest(meta_name(path), 0).version + 1;
+      exists = true;
     } catch (const cove::Error& e) {
       if (e.code() != cove::Code::NotFound) return from_exception("ncmpi_create", *file);
       version = 1;
@@ -315,6 +345,9 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
       return from_exception("ncmpi_create", *file);
     }
   }
+  // NC_NOCLOBBER: a coupled file exists once a version of it was created
+  // here or published by any writer.
+  if ((cmode & NC_NOCLOBBER) && exists) return NC_EEXIST;
   // Only now the real file, which an error above would have left open.
   int ncid = -1;
   if (rule->mode == Mode::both) {
@@ -341,7 +374,7 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   double timeout_s = 0;
   try {
     const Config* c = config();
-    if (c != nullptr && path != nullptr) rule = rule_for(*c, path, false);
+    if (c != nullptr && path != nullptr && *path != '\0') rule = rule_for(*c, path, false);
     if (c != nullptr) timeout_s = c->timeout_s;
   } catch (const std::exception& e) {
     return report(NC_EINVAL, fmt::format("ncmpi_open: bad COVE_PNETCDF_CONFIG: {}", e.what()));
@@ -352,6 +385,7 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   file->path = path;
   file->transfer = rule->transfer;
   file->schema.cmode = omode;
+  read_environment(*file);
   auto* shared = shared_comm(comm);
   file->comm = shared->comm;
   std::string text;

@@ -66,6 +66,8 @@ struct File {
   bool define_mode = false;
   bool published = false;  // the writer has published this version (close, or dtf_transfer)
   bool independent = false;
+  bool safe_mode = false;      // PNETCDF_SAFE_MODE=1: collective calls agree on their error
+  bool strict_coords = false;  // PNETCDF_RELAX_COORD_BOUND=0: a start must be inside its dimension
   MPI_Comm comm = MPI_COMM_NULL;  // ours, shared by the files of one program communicator
   void* shared_comm = nullptr;
   std::uint64_t version = 0;

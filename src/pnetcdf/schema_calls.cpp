@@ -64,39 +64,56 @@ void copy_name(char* out, const std::string& name) {
 
 }  // namespace
 
+// The order of PnetCDF's checks: sanity_check_put, check_EBADTYPE_ECHAR
+// and check_EINVAL in its dispatcher, then ncmpio_put_att (_FillValue,
+// define mode: in data mode only an existing attribute may be rewritten,
+// no larger than it was).
 int put_att(int ncid, int varid, const char* name, nc_type xtype, MPI_Offset len, const void* buf, nc_type mem) {
   File* f = find_file(ncid);
   if (!f->writer) return NC_EPERM;
-  if (!f->define_mode) return NC_ENOTINDEFINE;
   auto* atts = atts_of(*f, varid);
   if (atts == nullptr) return NC_ENOTVAR;
   if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  if (std::strlen(name) > NC_MAX_NAME) return NC_EMAXNAME;
   if (const int rc = check_external(xtype, f->schema.cmode); rc != NC_NOERR) return rc;
-  if (len < 0) return NC_EINVAL;
+  if ((xtype == NC_CHAR) != (mem == NC_CHAR)) return NC_ECHAR;
   if (len > 0 && buf == nullptr) return NC_EINVAL;
-  if (len > max_dim_len(f->schema.cmode)) return NC_EINVAL;
-  Att a{name, xtype, len, std::vector<char>(static_cast<std::size_t>(len) * type_size(xtype))};
+  if (len < 0 || (len > NC_MAX_INT && !(f->schema.cmode & NC_64BIT_DATA))) return NC_EINVAL;
+  if (varid != NC_GLOBAL && std::strcmp(name, "_FillValue") == 0) {
+    if (xtype != f->schema.vars[static_cast<std::size_t>(varid)].type) return NC_EBADTYPE;
+    if (len != 1) return NC_EINVAL;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(len) * type_size(xtype);
+  const int existing = index_of(*atts, name);
+  if (!f->define_mode) {
+    if (existing < 0 || bytes > (*atts)[static_cast<std::size_t>(existing)].data.size()) return NC_ENOTINDEFINE;
+  }
+  if (existing < 0 && atts->size() >= static_cast<std::size_t>(NC_MAX_ATTRS)) return NC_EMAXATTS;
+  Att a{name, xtype, len, std::vector<char>(bytes)};
   int status = NC_NOERR;
   if (len > 0) status = convert(buf, mem, a.data.data(), xtype, static_cast<std::size_t>(len), !(f->schema.cmode & NC_64BIT_DATA));
   if (status != NC_NOERR && status != NC_ERANGE) return status;
-  bool replaced = false;
-  for (auto& old : *atts) {
-    if (old.name == name) {
-      old = a;
-      replaced = true;
-    }
+  if (existing >= 0) {
+    (*atts)[static_cast<std::size_t>(existing)] = std::move(a);
+  } else {
+    atts->push_back(std::move(a));
   }
-  if (!replaced) atts->push_back(std::move(a));
   return status;
 }
 
+// PnetCDF's order: sanity_check_get (variable, name), then ncmpio_get_att
+// (the attribute, an empty one, NC_ECHAR, a NULL buffer).
 int get_att(int ncid, int varid, const char* name, void* buf, nc_type mem) {
   File* f = find_file(ncid);
+  if (atts_of(*f, varid) == nullptr) return NC_ENOTVAR;
+  if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  if (std::strlen(name) > NC_MAX_NAME) return NC_EMAXNAME;
   int status = NC_NOERR;
   const Att* a = find_att(*f, varid, name, &status);
   if (a == nullptr) return status;
-  if (mem == NC_NAT) mem = a->type;
   if (a->len == 0) return NC_NOERR;
+  if (mem == NC_NAT) mem = a->type;
+  if ((a->type == NC_CHAR) != (mem == NC_CHAR)) return NC_ECHAR;
   if (buf == nullptr) return NC_EINVAL;
   return convert(a->data.data(), a->type, buf, mem, static_cast<std::size_t>(a->len), !(f->schema.cmode & NC_64BIT_DATA));
 }
@@ -166,6 +183,22 @@ COVE_PNETCDF_API int ncmpi_get_att_text(int ncid, int varid, const char* name, c
   COUPLED(ncmpi_get_att_text, ncid, varid, name, buf)
   (void)f;
   return get_att(ncid, varid, name, buf, NC_CHAR);
+}
+
+// PnetCDF's order: write permission, define mode, the variable, the name,
+// then the attribute.
+COVE_PNETCDF_API int ncmpi_del_att(int ncid, int varid, const char* name) {
+  COUPLED(ncmpi_del_att, ncid, varid, name)
+  if (!f->writer) return NC_EPERM;
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  auto* atts = atts_of(*f, varid);
+  if (atts == nullptr) return NC_ENOTVAR;
+  if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  if (std::strlen(name) > NC_MAX_NAME) return NC_EMAXNAME;
+  const int id = index_of(*atts, name);
+  if (id < 0) return NC_ENOTATT;
+  atts->erase(atts->begin() + id);
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_inq(int ncid, int* ndimsp, int* nvarsp, int* nattsp, int* xtendimp) {
