@@ -322,12 +322,7 @@ class Call {
     }
   }
 
-  void define(const std::string& var, int ndim) {
-    if (f_.defined.size() < f_.schema.vars.size()) f_.defined.resize(f_.schema.vars.size());
-    if (f_.defined[static_cast<std::size_t>(varid_)]) return;
-    if (f_.writer) client().define(var, dtype_of(v_.type), ndim);
-    f_.defined[static_cast<std::size_t>(varid_)] = true;
-  }
+  void define(const std::string&, int) { define_var(f_, varid_); }
 
   void transfer(const std::string& var, const std::vector<MPI_Offset>& start, const std::vector<MPI_Offset>& count,
                 char* data, std::size_t bytes, bool put) {
@@ -377,6 +372,8 @@ nc_type base_type(MPI_Datatype t) {
   return mixed ? NC_NAT : base;
 }
 
+int checked_access(const Access& a);
+
 // A flexible-API call with a derived buftype: packed into (put) or unpacked
 // from (get) a contiguous buffer of its base type, as the call with that
 // type would move it.
@@ -400,9 +397,9 @@ int derived(const Access& a, const std::string& path) {
   if (a.put) {
     MPI_Pack(a.buf, static_cast<int>(a.bufcount), a.buftype, packed.data(), static_cast<int>(bytes), &position,
              MPI_COMM_SELF);
-    return access(inner);
+    return checked_access(inner);
   }
-  const int status = access(inner);
+  const int status = checked_access(inner);
   if (status != NC_NOERR && status != NC_ERANGE) return status;
   MPI_Unpack(packed.data(), static_cast<int>(bytes), &position, a.buf, static_cast<int>(a.bufcount), a.buftype,
              MPI_COMM_SELF);
@@ -504,10 +501,36 @@ int checked_access(const Access& a) {
 
 }  // namespace
 
+void define_var(File& f, int varid) {
+  if (f.defined.size() < f.schema.vars.size()) f.defined.resize(f.schema.vars.size());
+  if (f.defined[static_cast<std::size_t>(varid)]) return;
+  const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
+  if (f.writer) {
+    VariableOptions options;
+    options.fill = fill_bytes(v, f.schema.unlimdim);
+    client().define(cove_name(f, varid), dtype_of(v.type), std::max<int>(1, static_cast<int>(v.dims.size())), {},
+                    options);
+  }
+  f.defined[static_cast<std::size_t>(varid)] = true;
+}
+
 // Nothing may unwind into the C caller.
 int access(const Access& a) {
   try {
-    return checked_access(a);
+    // Nor does it start before every rank finished what came before: a
+    // rank's put cannot land under another rank's earlier get.
+    const bool collective_put = a.put && a.all && a.nonblocking == 0;
+    if (collective_put) writers_meet(*find_file(a.ncid));
+    const int rc = checked_access(a);
+    // A collective put has, as PnetCDF's collective write, stored every
+    // rank's data when it returns: a get that follows on any rank sees it.
+    // Only the mode errors (the same on every rank) skip the collective,
+    // as in PnetCDF.
+    if (collective_put && rc != NC_EPERM && rc != NC_EINDEFINE && rc != NC_EINDEP &&
+        rc != NC_ENOTINDEP) {
+      writers_meet(*find_file(a.ncid));
+    }
+    return rc;
   } catch (const std::bad_alloc&) {
     return report(NC_ENOMEM, fmt::format("{}: out of memory for the request", a.name));
   } catch (const std::exception& e) {

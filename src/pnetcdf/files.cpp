@@ -151,6 +151,7 @@ void remove_file(int ncid) {
       }
     }
     if (f.shared_comm != nullptr) leave_shared_comm(static_cast<SharedComm*>(f.shared_comm));
+    if (f.info != MPI_INFO_NULL) MPI_Info_free(&f.info);
     s.files.erase(it);
   }
   // release() waits for readers still copying out of the pieces; only then
@@ -284,6 +285,12 @@ int publish(File& f) {
   f.published = true;
   return on_root(f.comm, unused, [&](std::string&) {
     try {
+      // Sealed: the version is complete, its unwritten cells read as the
+      // fill value (or fail, in NC_NOFILL mode), and nothing is put into it later.
+      for (std::size_t v = 0; v < f.schema.vars.size(); ++v) {
+        define_var(f, static_cast<int>(v));
+        client().seal(cove_name(f, static_cast<int>(v)), f.version);
+      }
       const std::string s = f.schema.serialize();
       client().put_meta(meta_name(f.path), f.version, std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()));
       return NC_NOERR;
@@ -291,6 +298,10 @@ int publish(File& f) {
       return from_exception("publishing", f);
     }
   });
+}
+
+void writers_meet(const File& f) {
+  if (f.writer && !f.real_too) MPI_Barrier(f.comm);
 }
 
 int unsupported(int ncid, const char* name) {
@@ -323,6 +334,7 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   file->real_too = rule->mode == Mode::both;
   file->transfer = rule->transfer;
   file->define_mode = true;
+  if (info != MPI_INFO_NULL) MPI_Info_dup(info, &file->info);
   file->schema.cmode = cmode;
   // The next version of the file: one more than this process last created,
   // or than the newest any writer published. Every rank finds the same
@@ -386,8 +398,22 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   file->transfer = rule->transfer;
   file->schema.cmode = omode;
   read_environment(*file);
+  if (info != MPI_INFO_NULL) MPI_Info_dup(info, &file->info);
   auto* shared = shared_comm(comm);
   file->comm = shared->comm;
+  const bool write = (omode & NC_WRITE) != 0;
+  if (write && rule->mode == Mode::both) {
+    return report(NC_ENOTSUPPORT, fmt::format("ncmpi_open: NC_WRITE on {}, coupled in `both` mode, is not supported "
+                                              "(a write would reach Cove but not the file)",
+                                              path));
+  }
+  // A file this process created: its own newest version (reopened after
+  // close). Any other: the next version a writer publishes.
+  std::uint64_t own = 0;
+  {
+    std::lock_guard lock(state().mu);
+    if (auto it = state().created.find(path); it != state().created.end()) own = it->second;
+  }
   std::string text;
   const int status = on_root(file->comm, text, [&](std::string& out) {
     std::uint64_t after = 0;
@@ -396,15 +422,29 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
       after = state().seen[path];
     }
     try {
-      const auto meta = client().get_meta_next(meta_name(path), after, static_cast<std::int64_t>(timeout_s * 1000));
-      out = std::to_string(meta.version) + " " +
+      const auto timeout_ms = static_cast<std::int64_t>(timeout_s * 1000);
+      const auto meta = own > 0 ? client().get_meta(meta_name(path), own, timeout_ms)
+                                : client().get_meta_next(meta_name(path), after, timeout_ms);
+      // NC_WRITE: the next version starts as this one (derive), after the
+      // newest any writer published.
+      std::uint64_t next = 0;
+      if (write) {
+        next = std::max(meta.version, client().get_meta_latest(meta_name(path), 0).version) + 1;
+        File probe;
+        probe.path = path;
+        probe.schema = Schema::parse(std::string(reinterpret_cast<const char*>(meta.data.data()), meta.data.size()));
+        std::vector<std::string> vars;
+        for (std::size_t v = 0; v < probe.schema.vars.size(); ++v) vars.push_back(cove_name(probe, static_cast<int>(v)));
+        if (!vars.empty()) client().derive(vars, meta.version, next);
+      }
+      out = std::to_string(meta.version) + " " + std::to_string(next) + " " +
             std::string(reinterpret_cast<const char*>(meta.data.data()), meta.data.size());
       return NC_NOERR;
     } catch (const cove::Error& e) {
-      if (e.code() == cove::Code::Timeout || e.code() == cove::Code::NotFound) {
+      if (e.code() == cove::Code::Timeout || (e.code() == cove::Code::NotFound && !write)) {
         return report(NC_ENOENT, fmt::format("ncmpi_open: no writer published the coupled file {} (version > {}) "
                                              "within {} s",
-                                             path, after, timeout_s));
+                                             path, own > 0 ? own - 1 : after, timeout_s));
       }
       return from_exception("ncmpi_open", *file);
     } catch (...) {
@@ -413,13 +453,22 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   });
   if (status != NC_NOERR) return status;
   const auto space = text.find(' ');
+  const auto space2 = text.find(' ', space + 1);
   file->version = std::stoull(text.substr(0, space));
+  const std::uint64_t next = std::stoull(text.substr(space + 1, space2 - space - 1));
   try {
-    file->schema = Schema::parse(text.substr(space + 1));
+    file->schema = Schema::parse(text.substr(space2 + 1));
   } catch (const std::exception& e) {
     return report(NC_ENOTNC, fmt::format("ncmpi_open: the schema published for {} is not readable: {}", path, e.what()));
   }
-  {
+  if (write) {
+    // A writer of the derived version, in data mode; close seals and publishes it.
+    file->writer = true;
+    file->version = next;
+    file->defined.assign(file->schema.vars.size(), true);
+    std::lock_guard lock(state().mu);
+    state().created[path] = next;
+  } else {
     std::lock_guard lock(state().mu);
     auto& seen = state().seen[path];
     seen = std::max(seen, file->version);
@@ -474,7 +523,9 @@ COVE_PNETCDF_API int ncmpi_redef(int ncid) {
 
 COVE_PNETCDF_API int ncmpi_sync(int ncid) {
   COUPLED(ncmpi_sync, ncid)
-  return f->define_mode ? NC_EINDEFINE : NC_NOERR;
+  if (f->define_mode) return NC_EINDEFINE;
+  writers_meet(*f);
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_flush(int ncid) {
@@ -502,15 +553,10 @@ COVE_PNETCDF_API int ncmpi_end_indep_data(int ncid) {
   COUPLED(ncmpi_end_indep_data, ncid)
   if (!f->independent) return NC_ENOTINDEP;
   f->independent = false;
+  writers_meet(*f);
   return NC_NOERR;
 }
 
-COVE_PNETCDF_API int ncmpi_set_fill(int ncid, int fillmode, int* old_modep) {
-  COUPLED(ncmpi_set_fill, ncid, fillmode, old_modep)
-  (void)f;
-  if (old_modep != nullptr && !f->real_too) *old_modep = NC_NOFILL;
-  return NC_NOERR;
-}
 
 }  // extern "C"
 
@@ -561,7 +607,9 @@ extern "C" {
 COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses) {
   COUPLED(ncmpi_wait_all, ncid, num, reqs, statuses)
   if (f->real_too) return NC_NOERR;
-  return wait_requests(*f, num, reqs, statuses, false);
+  const int rc = wait_requests(*f, num, reqs, statuses, false);
+  if (rc != NC_EINDEFINE && rc != NC_EINDEP) writers_meet(*f);
+  return rc;
 }
 
 COVE_PNETCDF_API int ncmpi_wait(int ncid, int num, int* reqs, int* statuses) {
@@ -612,6 +660,44 @@ COVE_PNETCDF_API int ncmpi_cancel(int ncid, int num, int* reqs, int* statuses) {
     if (first == NC_NOERR) first = NC_EINVAL_REQUEST;
   }
   return first;
+}
+
+// The hints the program gave, and PnetCDF's own with the values the real
+// library uses when none is given (ncmpio_inq_misc): a new MPI_Info the
+// caller frees.
+COVE_PNETCDF_API int ncmpi_inq_file_info(int ncid, MPI_Info* info_used) {
+  COUPLED(ncmpi_inq_file_info, ncid, info_used)
+  if (f->real_too || info_used == nullptr) return NC_NOERR;
+  if (f->info != MPI_INFO_NULL) {
+    MPI_Info_dup(f->info, info_used);
+  } else {
+    MPI_Info_create(info_used);
+  }
+  const std::pair<const char*, const char*> defaults[] = {
+      {"nc_header_align_size", "512"},    {"nc_var_align_size", "4"},     {"nc_record_align_size", "512"},
+      {"nc_header_read_chunk_size", "262144"}, {"nc_in_place_swap", "auto"}, {"nc_ibuf_size", "16777216"},
+      {"pnetcdf_subfiling", "disable"}};
+  for (const auto& [key, value] : defaults) {
+    int flag = 0;
+    char given[MPI_MAX_INFO_VAL + 1];
+    MPI_Info_get(*info_used, key, MPI_MAX_INFO_VAL, given, &flag);
+    if (!flag) MPI_Info_set(*info_used, key, value);
+  }
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_get_file_info(int ncid, MPI_Info* info_used) {
+  REAL_IF_UNCOUPLED(ncmpi_get_file_info, ncid, info_used)
+  return ncmpi_inq_file_info(ncid, info_used);
+}
+
+// The format's cmode flag, as PnetCDF's ncmpi_inq_version answers.
+COVE_PNETCDF_API int ncmpi_inq_version(int ncid, int* nc_mode) {
+  COUPLED(ncmpi_inq_version, ncid, nc_mode)
+  if (f->real_too || nc_mode == nullptr) return NC_NOERR;
+  const int cmode = f->schema.cmode;
+  *nc_mode = cmode & NC_64BIT_DATA ? NC_64BIT_DATA : cmode & NC_64BIT_OFFSET ? NC_64BIT_OFFSET : NC_CLASSIC_MODEL;
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_inq_nreqs(int ncid, int* nreqs) {

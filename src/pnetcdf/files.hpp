@@ -32,6 +32,7 @@ struct Var {
   nc_type type = NC_NAT;
   std::vector<int> dims;
   std::vector<Att> atts;
+  bool no_fill = true;  // PnetCDF's per-variable fill mode (def_var_fill, set_fill); NC_NOFILL by default
 };
 
 struct Schema {
@@ -41,6 +42,7 @@ struct Schema {
   std::vector<Att> atts;
   int unlimdim = -1;
   MPI_Offset numrecs = 0;
+  int fill_mode = NC_NOFILL;  // set_fill's: what variables defined next get
   // Names the writer job in its Cove variables, so that a reader of version v
   // never gets bytes that another job put under the same version (one that
   // died before close, or wrote the same file name at the same time).
@@ -82,11 +84,22 @@ struct File {
   int next_request = 0;
   std::vector<ShallowPiece> shallow;  // this version's, while it is open
   std::vector<bool> defined;          // per variable: defined in Cove by this process
+  MPI_Info info = MPI_INFO_NULL;      // the hints given at create or open (ours, freed with the file)
 };
+
+// The bytes (external type) unwritten cells of a variable read as once its
+// version is sealed: _FillValue, or the type's default fill; empty in
+// NC_NOFILL mode (reading such a cell is then an error, never made-up bytes).
+std::vector<std::byte> fill_bytes(const Var& v, int unlimdim);
 
 // The coupled file behind `ncid`, or nullptr.
 File* find_file(int ncid);
 File* find_file(const std::string& path);
+// The ranks of a writer wait for each other (MPI_Barrier): what each put
+// before is stored for every rank's gets after. Readers: nothing.
+void writers_meet(const File& f);
+// Defines a variable of the file in Cove (once per process), with its fill value.
+void define_var(File& f, int varid);
 // Writer: makes the data put so far readers' next version (collective over the file's communicator).
 int publish(File& f);
 Client& client();

@@ -62,7 +62,50 @@ void copy_name(char* out, const std::string& name) {
   if (out != nullptr) std::memcpy(out, name.c_str(), name.size() + 1);
 }
 
+template <class T>
+std::vector<std::byte> bytes_of(T value) {
+  std::vector<std::byte> out(sizeof(T));
+  std::memcpy(out.data(), &value, sizeof(T));
+  return out;
+}
+
+// The type's default fill value (netCDF's NC_FILL_*), one element's bytes.
+std::vector<std::byte> default_fill(nc_type t) {
+  switch (t) {
+    case NC_BYTE: return bytes_of<signed char>(NC_FILL_BYTE);
+    case NC_CHAR: return bytes_of<char>(NC_FILL_CHAR);
+    case NC_SHORT: return bytes_of<short>(NC_FILL_SHORT);
+    case NC_INT: return bytes_of<int>(NC_FILL_INT);
+    case NC_FLOAT: return bytes_of<float>(NC_FILL_FLOAT);
+    case NC_DOUBLE: return bytes_of<double>(NC_FILL_DOUBLE);
+    case NC_UBYTE: return bytes_of<unsigned char>(NC_FILL_UBYTE);
+    case NC_USHORT: return bytes_of<unsigned short>(NC_FILL_USHORT);
+    case NC_UINT: return bytes_of<unsigned int>(NC_FILL_UINT);
+    case NC_INT64: return bytes_of<long long>(NC_FILL_INT64);
+    default: return bytes_of<unsigned long long>(NC_FILL_UINT64);
+  }
+}
+
+// The variable's _FillValue, else the type's default.
+std::vector<std::byte> fill_value_of(const Var& v) {
+  for (const auto& a : v.atts) {
+    if (a.name == "_FillValue" && a.type == v.type && a.len == 1) {
+      std::vector<std::byte> out(a.data.size());
+      std::memcpy(out.data(), a.data.data(), a.data.size());
+      return out;
+    }
+  }
+  return default_fill(v.type);
+}
+
 }  // namespace
+
+// PnetCDF fills fixed-size variables in fill mode (at enddef); record
+// variables only where fill_var_rec is called, so theirs stay unfilled.
+std::vector<std::byte> fill_bytes(const Var& v, int unlimdim) {
+  if (v.no_fill || (!v.dims.empty() && v.dims[0] == unlimdim)) return {};
+  return fill_value_of(v);
+}
 
 // The order of PnetCDF's checks: sanity_check_put, check_EBADTYPE_ECHAR
 // and check_EINVAL in its dispatcher, then ncmpio_put_att (_FillValue,
@@ -149,7 +192,7 @@ COVE_PNETCDF_API int ncmpi_def_var(int ncid, const char* name, nc_type xtype, in
   if (ndims < 0) return NC_EINVAL;
   if (ndims > NC_MAX_VAR_DIMS) return NC_EMAXDIMS;
   if (ndims > 0 && dimidsp == nullptr) return NC_EINVAL;
-  Var v{name, xtype, {}, {}};
+  Var v{name, xtype, {}, {}, f->schema.fill_mode == NC_NOFILL};
   for (int i = 0; i < ndims; ++i) {
     if (dimidsp[i] < 0 || static_cast<std::size_t>(dimidsp[i]) >= f->schema.dims.size()) return NC_EBADDIM;
     if (i > 0 && dimidsp[i] == f->schema.unlimdim) return NC_EUNLIMPOS;
@@ -199,6 +242,92 @@ COVE_PNETCDF_API int ncmpi_del_att(int ncid, int varid, const char* name) {
   if (id < 0) return NC_ENOTATT;
   atts->erase(atts->begin() + id);
   return NC_NOERR;
+}
+
+// Fill mode, as PnetCDF's ncmpi_set_fill: the file's mode for variables
+// defined next, and every variable's so far.
+COVE_PNETCDF_API int ncmpi_set_fill(int ncid, int fillmode, int* old_modep) {
+  COUPLED(ncmpi_set_fill, ncid, fillmode, old_modep)
+  if (!f->writer) return NC_EPERM;
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  if (fillmode != NC_FILL && fillmode != NC_NOFILL) return NC_EINVAL;
+  if (old_modep != nullptr && !f->real_too) *old_modep = f->schema.fill_mode;
+  f->schema.fill_mode = fillmode;
+  for (auto& v : f->schema.vars) v.no_fill = fillmode == NC_NOFILL;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_def_var_fill(int ncid, int varid, int no_fill, const void* fill_value) {
+  COUPLED(ncmpi_def_var_fill, ncid, varid, no_fill, fill_value)
+  if (!f->define_mode) return NC_ENOTINDEFINE;
+  if (varid == NC_GLOBAL) return NC_EGLOBAL;
+  Var* v = varid >= 0 && static_cast<std::size_t>(varid) < f->schema.vars.size() ? &f->schema.vars[static_cast<std::size_t>(varid)] : nullptr;
+  if (v == nullptr) return NC_ENOTVAR;
+  v->no_fill = no_fill != 0;
+  if (fill_value != nullptr && !v->no_fill) return put_att(ncid, varid, "_FillValue", v->type, 1, fill_value, v->type);
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_var_fill(int ncid, int varid, int* no_fill, void* fill_value) {
+  COUPLED(ncmpi_inq_var_fill, ncid, varid, no_fill, fill_value)
+  if (varid == NC_GLOBAL) return NC_EGLOBAL;
+  const Var* v = var_of(*f, varid);
+  if (v == nullptr) return NC_ENOTVAR;
+  if (f->real_too) return NC_NOERR;
+  if (no_fill != nullptr) *no_fill = v->no_fill ? 1 : 0;
+  if (fill_value != nullptr) {
+    const auto bytes = fill_value_of(*v);
+    std::memcpy(fill_value, bytes.data(), bytes.size());
+  }
+  return NC_NOERR;
+}
+
+// Writes the fill value into one record of a record variable, as
+// PnetCDF's does: rank 0 puts it, and every rank waits for that put, so
+// that a put that follows fill_var_rec on any rank wins over the fill.
+COVE_PNETCDF_API int ncmpi_fill_var_rec(int ncid, int varid, MPI_Offset recno) {
+  COUPLED(ncmpi_fill_var_rec, ncid, varid, recno)
+  if (f->real_too) return NC_NOERR;
+  if (!f->writer) return NC_EPERM;
+  if (f->define_mode) return NC_EINDEFINE;
+  if (varid == NC_GLOBAL) return NC_EGLOBAL;
+  const Var* v = var_of(*f, varid);
+  if (v == nullptr) return NC_ENOTVAR;
+  if (v->dims.empty() || v->dims[0] != f->schema.unlimdim) return NC_ENOTRECVAR;
+  bool has_fill_att = false;
+  for (const auto& a : v->atts) has_fill_att = has_fill_att || a.name == "_FillValue";
+  if (v->no_fill && !has_fill_att) return NC_ENOTFILL;
+  if (recno < 0) return NC_EINVALCOORDS;
+  const auto fill = fill_value_of(*v);
+  std::vector<MPI_Offset> start(v->dims.size(), 0), count(v->dims.size(), 1);
+  start[0] = recno;
+  std::size_t elements = 1;
+  for (std::size_t d = 1; d < v->dims.size(); ++d) {
+    count[d] = f->schema.dims[static_cast<std::size_t>(v->dims[d])].len;
+    elements *= static_cast<std::size_t>(count[d]);
+  }
+  int status = NC_NOERR;
+  int rank = 0;
+  MPI_Comm_rank(f->comm, &rank);
+  if (rank == 0) {
+    std::vector<std::byte> buf(elements * fill.size());
+    for (std::size_t i = 0; i < elements; ++i) std::memcpy(buf.data() + i * fill.size(), fill.data(), fill.size());
+    Access a;
+    a.name = "ncmpi_fill_var_rec";
+    a.put = true;
+    a.kind = 'a';
+    a.nonblocking = 'i';  // no mode check: PnetCDF's own fill is not a put_vara call
+    a.mem = v->type;
+    a.ncid = ncid;
+    a.varid = varid;
+    a.start = start.data();
+    a.count = count.data();
+    a.buf = buf.data();
+    status = access(a);
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, f->comm);
+  f->schema.numrecs = std::max(f->schema.numrecs, recno + 1);
+  return status;
 }
 
 COVE_PNETCDF_API int ncmpi_inq(int ncid, int* ndimsp, int* nvarsp, int* nattsp, int* xtendimp) {

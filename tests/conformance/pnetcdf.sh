@@ -84,7 +84,9 @@ build_one() {  # build_one DIR/NAME: BIN/KEY from its .c or .m4
     c=$bin/$k.c
     m4 -I "$src/m4" -DERANGE_FILL "$src/$d/$name.m4" > "$c" || return 1
   fi
-  mpicc -O1 -w -DHAVE_DECL_MPI_OFFSET -I "$src/test/common" -I "$src/$d" -o "$bin/$k" "$c" \
+  # PnetCDF's config.h names the short type names some .m4 tests use.
+  mpicc -O1 -w -DHAVE_DECL_MPI_OFFSET -Dschar="signed char" -Duchar="unsigned char" -Dushort="unsigned short" \
+    -Duint="unsigned int" -Dlonglong="long long" -Dulonglong="unsigned long long" -I "$src/test/common" -I "$src/$d" -o "$bin/$k" "$c" \
     "$src/test/common/testutils.c" -lpnetcdf -lm -lpthread > "$bin/$k.build.log" 2>&1
 }
 log "building ${#programs[@]} programs into $bin"
@@ -146,7 +148,10 @@ run_norule() {
       for f in "$runs/native/files/$k".nc*; do
         [ -f "$f" ] || continue
         case "$name" in tst_pthread|pthread) continue ;; esac  # thread-numbered files: its exit status checks them
-        ncmpidiff -q "$f" "$out/$k${f#"$runs/native/files/$k"}" >> "$runs/norule/$k.log" 2>&1 ||
+        # Byte-identical, or else the same to ncmpidiff (which cannot
+        # allocate last_large_var's declared 2 GiB variable: cmp settles it).
+        local g=$out/$k${f#"$runs/native/files/$k"}
+        cmp -s "$f" "$g" || ncmpidiff -q "$f" "$g" >> "$runs/norule/$k.log" 2>&1 ||
           { ok=0; echo "ncmpidiff: $(basename "$f") differs" >> "$runs/norule/$k.log"; }
       done
     fi
