@@ -289,11 +289,15 @@ COVE_PNETCDF_API int ncmpi_fill_var_rec(int ncid, int varid, MPI_Offset recno) {
   COUPLED(ncmpi_fill_var_rec, ncid, varid, recno)
   if (f->real_too) return NC_NOERR;
   if (!f->writer) return NC_EPERM;
-  if (f->define_mode) return NC_EINDEFINE;
+  // PnetCDF 1.12.3's dispatcher notes define and independent mode but,
+  // outside safe mode, calls its driver regardless and returns the
+  // driver's code: the record is filled then too.
+  if (f->safe_mode && f->define_mode) return NC_EINDEFINE;
   if (varid == NC_GLOBAL) return NC_EGLOBAL;
   const Var* v = var_of(*f, varid);
   if (v == nullptr) return NC_ENOTVAR;
   if (v->dims.empty() || v->dims[0] != f->schema.unlimdim) return NC_ENOTRECVAR;
+  if (f->safe_mode && f->independent) return NC_EINDEP;
   bool has_fill_att = false;
   for (const auto& a : v->atts) has_fill_att = has_fill_att || a.name == "_FillValue";
   if (v->no_fill && !has_fill_att) return NC_ENOTFILL;

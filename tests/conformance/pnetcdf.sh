@@ -84,9 +84,9 @@ build_one() {  # build_one DIR/NAME: BIN/KEY from its .c or .m4
     c=$bin/$k.c
     m4 -I "$src/m4" -DERANGE_FILL "$src/$d/$name.m4" > "$c" || return 1
   fi
-  # PnetCDF's config.h names the short type names some .m4 tests use.
-  mpicc -O1 -w -DHAVE_DECL_MPI_OFFSET -Dschar="signed char" -Duchar="unsigned char" -Dushort="unsigned short" \
-    -Duint="unsigned int" -Dlonglong="long long" -Dulonglong="unsigned long long" -I "$src/test/common" -I "$src/$d" -o "$bin/$k" "$c" \
+  # PnetCDF's own build gives its tests the short type names (schar, ...)
+  # of its nctypes.h.
+  mpicc -O1 -w -DHAVE_DECL_MPI_OFFSET -DHAVE_SYS_TYPES_H -DHAVE_PTRDIFF_T -include "$src/src/include/nctypes.h" -I "$src/test/common" -I "$src/$d" -o "$bin/$k" "$c" \
     "$src/test/common/testutils.c" -lpnetcdf -lm -lpthread > "$bin/$k.build.log" 2>&1
 }
 log "building ${#programs[@]} programs into $bin"

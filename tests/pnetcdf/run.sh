@@ -28,6 +28,9 @@
 #     wait_cancel      ncmpi_wait and ncmpi_cancel on an uncoupled file behave as without the
 #                      preload (a cancelled put is not written, each wait's mode rules), the
 #                      same output line for line; then on a coupled file
+#     life             one process creates a file with fill values, closes it, reopens it
+#                      read-only, NC_WRITE (changes it), read-only again: every value and
+#                      return code the same through Cove as on a real file
 # Needs COVE_BIN (cove-server), COVE_PNETCDF_LIB (the library), COVE_TEST_BIN (the programs).
 set -euo pipefail
 dir=$1 case=$2
@@ -232,5 +235,14 @@ case "$case" in
     "${mpi[@]}" "${pre[@]}" -n 2 "$t" coupled "$data/coupled-wait.nc" > "$dir/coupled.out"
     not_on_disk "$data/coupled-wait.nc"
     echo "wait_cancel: $(wc -l < "$dir/preloaded.out") lines identical preloaded and native; coupled passed" ;;
+  life)
+    t=$COVE_TEST_BIN/cove-test-pnetcdf-life
+    mkdir -p "$dir/real"
+    "${mpi[@]}" -n 2 "$t" "$dir/real" > "$dir/real.out"
+    printf 'timeout = 5\n[[file]]\nname = "life*.nc"\n' > "$COVE_PNETCDF_CONFIG"
+    "${mpi[@]}" "${pre[@]}" -n 2 "$t" "$data" > "$dir/cove.out"
+    not_on_disk "$data/life.nc"
+    grep -q '^a = 1 2 -2147483647 -2147483647 -2147483647 55$' "$dir/real.out" || { cat "$dir/real.out"; exit 1; }
+    diff "$dir/real.out" "$dir/cove.out" && echo "life: $(wc -l < "$dir/cove.out") lines identical" ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
