@@ -82,7 +82,7 @@ build_one() {  # build_one DIR/NAME: BIN/KEY from its .c or .m4
   c=$src/$d/$name.c
   if [ -f "$src/$d/$name.m4" ]; then
     c=$bin/$k.c
-    m4 -I "$src/m4" -DERANGE_FILL "$src/$d/$name.m4" > "$c" || return 1
+    m4 -I "$src/m4" -DPNETCDF -DERANGE_FILL "$src/$d/$name.m4" > "$c" || return 1
   fi
   # PnetCDF's own build gives its tests the short type names (schar, ...)
   # of its nctypes.h.
@@ -126,7 +126,12 @@ run_native() {
   mkdir -p "$runs/native/files"
   local n=0
   for p in "${ordered[@]}"; do
-    if run_one native "$p" "$runs/native/files"; then native[$p]=1; n=$((n + 1)); fi
+    if run_one native "$p" "$runs/native/files"; then
+      native[$p]=1
+      n=$((n + 1))
+    else
+      log "native: $(key "$p") fails (see $runs/native/$(key "$p").log); left out of the other runs"
+    fi
   done
   log "native: $n of ${#ordered[@]} pass"
   printf 'pnetcdf\tnative, %d ranks\t%d\t%d\t-\tbaseline\n' "$nprocs" "$n" "${#ordered[@]}" >> "$rows"
