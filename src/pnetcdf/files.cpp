@@ -242,7 +242,7 @@ std::string cove_name(const File& f, int varid) {
   const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
   // Paths and netCDF names may both contain ':': the path's length keeps
   // "a" + "b:c" apart from "a:b" + "c", which would share bytes otherwise.
-  std::string name = fmt::format("pnetcdf:{:016x}:{}:{}:{}:{}:{}", f.schema.writer, f.path.size(), f.path, v.name,
+  std::string name = fmt::format("pnetcdf:{:016x}:{}:{}:{}:{}:{}", f.schema.writer, f.path.size(), f.path, v.key.empty() ? v.name : v.key,
                                  v.type, v.dims.size());
   if (name.size() > 255) {
     const std::hash<std::string> hash;

@@ -33,6 +33,7 @@ struct Var {
   std::vector<int> dims;
   std::vector<Att> atts;
   bool no_fill = true;  // PnetCDF's per-variable fill mode (def_var_fill, set_fill); NC_NOFILL by default
+  std::string key;      // the name its Cove variable was made under, when it was renamed since
 };
 
 struct Schema {

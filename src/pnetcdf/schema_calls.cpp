@@ -44,16 +44,10 @@ const Att* find_att(File& f, int varid, const char* name, int* status) {
   return nullptr;
 }
 
-int name_in_use(const File& f, const char* name, bool dim) {
-  if (name == nullptr || *name == '\0') return NC_EBADNAME;
-  const int found = dim ? index_of(f.schema.dims, name) : index_of(f.schema.vars, name);
-  return found >= 0 ? NC_ENAMEINUSE : NC_NOERR;
-}
-
-// The longest dimension each format can record (netCDF's limits: 2^31-4,
-// 2^32-4, 2^63-4 elements).
+// The longest dimension each format can record (PnetCDF's limits: 2^31-4,
+// 2^32-4 elements; none but MPI_Offset's in CDF-5).
 MPI_Offset max_dim_len(int cmode) {
-  if (cmode & NC_64BIT_DATA) return std::numeric_limits<MPI_Offset>::max() - 3;
+  if (cmode & NC_64BIT_DATA) return std::numeric_limits<MPI_Offset>::max();
   if (cmode & NC_64BIT_OFFSET) return (MPI_Offset{1} << 32) - 4;
   return (MPI_Offset{1} << 31) - 4;
 }
@@ -167,34 +161,41 @@ using namespace cove::pnetcdf;
 
 extern "C" {
 
+// PnetCDF's order: define mode, the name, the size for the format (CDF-5
+// has no upper limit), one unlimited dimension, the name in use.
 COVE_PNETCDF_API int ncmpi_def_dim(int ncid, const char* name, MPI_Offset len, int* idp) {
   COUPLED(ncmpi_def_dim, ncid, name, len, idp)
-  if (!f->writer) return NC_EPERM;
   if (!f->define_mode) return NC_ENOTINDEFINE;
-  if (const int rc = name_in_use(*f, name, true); rc != NC_NOERR) return rc;
+  if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  if (std::strlen(name) > NC_MAX_NAME) return NC_EMAXNAME;
   if (len < 0 || len > max_dim_len(f->schema.cmode)) return NC_EDIMSIZE;
-  if (len == NC_UNLIMITED) {
-    if (f->schema.unlimdim >= 0) return NC_EUNLIMIT;
-    f->schema.unlimdim = static_cast<int>(f->schema.dims.size());
-  }
+  if (len == NC_UNLIMITED && f->schema.unlimdim >= 0) return NC_EUNLIMIT;
+  if (index_of(f->schema.dims, name) >= 0) return NC_ENAMEINUSE;
+  if (len == NC_UNLIMITED) f->schema.unlimdim = static_cast<int>(f->schema.dims.size());
   f->schema.dims.push_back({name, len});
   if (idp != nullptr) *idp = static_cast<int>(f->schema.dims.size()) - 1;
   return NC_NOERR;
 }
 
+// PnetCDF's order: define mode, the name, the type, the number of
+// dimensions, the name in use, the dimension ids; then its driver's
+// NC_EUNLIMPOS.
 COVE_PNETCDF_API int ncmpi_def_var(int ncid, const char* name, nc_type xtype, int ndims, const int* dimidsp,
                                    int* varidp) {
   COUPLED(ncmpi_def_var, ncid, name, xtype, ndims, dimidsp, varidp)
-  if (!f->writer) return NC_EPERM;
   if (!f->define_mode) return NC_ENOTINDEFINE;
-  if (const int rc = name_in_use(*f, name, false); rc != NC_NOERR) return rc;
+  if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  if (std::strlen(name) > NC_MAX_NAME) return NC_EMAXNAME;
   if (const int rc = check_external(xtype, f->schema.cmode); rc != NC_NOERR) return rc;
-  if (ndims < 0) return NC_EINVAL;
   if (ndims > NC_MAX_VAR_DIMS) return NC_EMAXDIMS;
+  if (ndims < 0) return NC_EINVAL;
+  if (index_of(f->schema.vars, name) >= 0) return NC_ENAMEINUSE;
   if (ndims > 0 && dimidsp == nullptr) return NC_EINVAL;
-  Var v{name, xtype, {}, {}, f->schema.fill_mode == NC_NOFILL};
   for (int i = 0; i < ndims; ++i) {
     if (dimidsp[i] < 0 || static_cast<std::size_t>(dimidsp[i]) >= f->schema.dims.size()) return NC_EBADDIM;
+  }
+  Var v{name, xtype, {}, {}, f->schema.fill_mode == NC_NOFILL, {}};
+  for (int i = 0; i < ndims; ++i) {
     if (i > 0 && dimidsp[i] == f->schema.unlimdim) return NC_EUNLIMPOS;
     v.dims.push_back(dimidsp[i]);
   }
@@ -334,6 +335,36 @@ COVE_PNETCDF_API int ncmpi_fill_var_rec(int ncid, int varid, MPI_Offset recno) {
   return status;
 }
 
+// Renames, in PnetCDF's order; in data mode a name may not grow
+// (NC_ENOTINDEFINE). A renamed variable keeps its Cove variable (its key).
+COVE_PNETCDF_API int ncmpi_rename_var(int ncid, int varid, const char* newname) {
+  COUPLED(ncmpi_rename_var, ncid, varid, newname)
+  if (!f->writer) return NC_EPERM;
+  if (varid == NC_GLOBAL) return NC_EGLOBAL;
+  if (varid < 0 || static_cast<std::size_t>(varid) >= f->schema.vars.size()) return NC_ENOTVAR;
+  if (newname == nullptr || *newname == '\0') return NC_EBADNAME;
+  if (std::strlen(newname) > NC_MAX_NAME) return NC_EMAXNAME;
+  if (index_of(f->schema.vars, newname) >= 0) return NC_ENAMEINUSE;
+  Var& v = f->schema.vars[static_cast<std::size_t>(varid)];
+  if (!f->define_mode && v.name.size() < std::strlen(newname)) return NC_ENOTINDEFINE;
+  if (v.key.empty()) v.key = v.name;
+  v.name = newname;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_rename_dim(int ncid, int dimid, const char* newname) {
+  COUPLED(ncmpi_rename_dim, ncid, dimid, newname)
+  if (!f->writer) return NC_EPERM;
+  if (newname == nullptr || *newname == '\0') return NC_EBADNAME;
+  if (std::strlen(newname) > NC_MAX_NAME) return NC_EMAXNAME;
+  if (dimid < 0 || static_cast<std::size_t>(dimid) >= f->schema.dims.size()) return NC_EBADDIM;
+  if (index_of(f->schema.dims, newname) >= 0) return NC_ENAMEINUSE;
+  Dim& d = f->schema.dims[static_cast<std::size_t>(dimid)];
+  if (!f->define_mode && d.name.size() < std::strlen(newname)) return NC_ENOTINDEFINE;
+  d.name = newname;
+  return NC_NOERR;
+}
+
 COVE_PNETCDF_API int ncmpi_inq(int ncid, int* ndimsp, int* nvarsp, int* nattsp, int* xtendimp) {
   COUPLED(ncmpi_inq, ncid, ndimsp, nvarsp, nattsp, xtendimp)
   if (ndimsp) *ndimsp = static_cast<int>(f->schema.dims.size());
@@ -442,6 +473,26 @@ COVE_PNETCDF_API int ncmpi_inq_vardimid(int ncid, int varid, int* dimidsp) {
 COVE_PNETCDF_API int ncmpi_inq_varnatts(int ncid, int varid, int* nattsp) {
   REAL_IF_UNCOUPLED(ncmpi_inq_varnatts, ncid, varid, nattsp)
   return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, nullptr, nattsp);
+}
+
+// The bytes one record takes in the file, as PnetCDF computes it at
+// enddef: each record variable's record, padded to 4 bytes, unless it is
+// the only record variable.
+COVE_PNETCDF_API int ncmpi_inq_recsize(int ncid, MPI_Offset* recsize) {
+  COUPLED(ncmpi_inq_recsize, ncid, recsize)
+  if (f->real_too || recsize == nullptr) return NC_NOERR;
+  MPI_Offset total = 0, last = 0;
+  int count = 0;
+  for (const auto& v : f->schema.vars) {
+    if (v.dims.empty() || v.dims[0] != f->schema.unlimdim) continue;
+    MPI_Offset bytes = static_cast<MPI_Offset>(type_size(v.type));
+    for (std::size_t d = 1; d < v.dims.size(); ++d) bytes *= f->schema.dims[static_cast<std::size_t>(v.dims[d])].len;
+    last = bytes;
+    total += (bytes + 3) / 4 * 4;
+    ++count;
+  }
+  *recsize = count == 1 ? last : total;
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_inq_num_rec_vars(int ncid, int* nump) {

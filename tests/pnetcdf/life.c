@@ -22,7 +22,9 @@ static int rank = 0;
 static void show_ints(int nc, const char* name, MPI_Offset n) {
   int v, buf[16];
   MPI_Offset start[2] = {0, 0}, count[2] = {n, 0};
-  SAY(ncmpi_inq_varid(nc, name, &v));
+  int rc = ncmpi_inq_varid(nc, name, &v);
+  if (rank == 0) printf("inq_varid %s: %d\n", name, rc);
+  if (rc != NC_NOERR) return;
   memset(buf, 0, sizeof buf);
   SAY(ncmpi_get_vara_int_all(nc, v, start, count, buf));
   if (rank == 0) {
@@ -145,10 +147,22 @@ int main(int argc, char** argv) {
   SAY(ncmpi_get_vara_int_all(nc, a, start, &two, got));
   SAY(ncmpi_get_var1_int_all(nc, a, &five, got + 5));
   if (rank == 0) printf("a written = %d %d %d\n", got[0], got[1], got[5]);
+  /* Renames: in data mode no longer than before; the data stays. */
+  SAY(ncmpi_rename_var(nc, c, "cc"));
+  SAY(ncmpi_rename_var(nc, c, "e"));
+  SAY(ncmpi_rename_var(nc, b, "e"));
+  SAY(ncmpi_rename_dim(nc, dx, "xx"));
+  SAY(ncmpi_redef(nc));
+  SAY(ncmpi_rename_dim(nc, dx, "xx"));
+  SAY(ncmpi_enddef(nc));
   SAY(ncmpi_close(nc));
 
   SAY(ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc));
   show(nc);
+  show_ints(nc, "e", 6);
+  char dname[NC_MAX_NAME + 1];
+  SAY(ncmpi_inq_dimname(nc, 0, dname));
+  if (rank == 0) printf("dimension 0: %s\n", dname);
   SAY(ncmpi_close(nc));
   MPI_Finalize();
   return 0;
