@@ -519,7 +519,7 @@ int access(const Access& a) {
   try {
     // Nor does it start before every rank finished what came before: a
     // rank's put cannot land under another rank's earlier get.
-    const bool collective_put = a.put && a.all && a.nonblocking == 0;
+    const bool collective_put = a.put && a.all && a.nonblocking == 0 && a.meet;
     if (collective_put) writers_meet(*find_file(a.ncid));
     const int rc = checked_access(a);
     // A collective put has, as PnetCDF's collective write, stored every
@@ -536,6 +536,34 @@ int access(const Access& a) {
   } catch (const std::exception& e) {
     return report(NC_EFILE, fmt::format("{}: {}", a.name, e.what()));
   }
+}
+
+int multi_access(const Access& a, int num, const int* varids, MPI_Offset* const* starts, MPI_Offset* const* counts,
+                 MPI_Offset* const* strides, MPI_Offset* const* imaps, void* const* bufs, const MPI_Offset* bufcounts,
+                 const MPI_Datatype* datatypes) {
+  File* f = find_file(a.ncid);
+  // The mode errors are the same on every rank: then nobody meets.
+  const bool collective_put = a.put && a.all && f->writer && !f->define_mode && !f->independent;
+  if (collective_put) writers_meet(*f);
+  int first = num < 0 ? NC_EINVAL : NC_NOERR;
+  for (int i = 0; i < num; ++i) {
+    Access one = a;
+    one.meet = false;
+    one.varid = varids != nullptr ? varids[i] : -1;
+    one.start = starts != nullptr ? starts[i] : nullptr;
+    one.count = counts != nullptr ? counts[i] : nullptr;
+    one.stride = strides != nullptr ? strides[i] : nullptr;
+    one.imap = imaps != nullptr ? imaps[i] : nullptr;
+    one.buf = bufs != nullptr ? bufs[i] : nullptr;
+    if (datatypes != nullptr) {
+      one.bufcount = bufcounts != nullptr ? bufcounts[i] : -1;
+      one.buftype = datatypes[i];
+    }
+    const int rc = access(one);
+    if (first == NC_NOERR) first = rc;
+  }
+  if (collective_put) writers_meet(*f);
+  return first;
 }
 
 }  // namespace cove::pnetcdf
