@@ -199,6 +199,14 @@ COVE_PNETCDF_API int ncmpi_def_var(int ncid, const char* name, nc_type xtype, in
     if (i > 0 && dimidsp[i] == f->schema.unlimdim) return NC_EUNLIMPOS;
     v.dims.push_back(dimidsp[i]);
   }
+  // PnetCDF's ncmpio_NC_check_vlen: no variable of more than 2^63-4 bytes.
+  MPI_Offset bytes = static_cast<MPI_Offset>(type_size(xtype));
+  for (std::size_t d = 0; d < v.dims.size(); ++d) {
+    if (d == 0 && v.dims[0] == f->schema.unlimdim) continue;
+    const MPI_Offset len = f->schema.dims[static_cast<std::size_t>(v.dims[d])].len;
+    if (len > (std::numeric_limits<MPI_Offset>::max() - 3) / bytes) return NC_EVARSIZE;
+    bytes *= len;
+  }
   f->schema.vars.push_back(std::move(v));
   if (varidp != nullptr) *varidp = static_cast<int>(f->schema.vars.size()) - 1;
   return NC_NOERR;
