@@ -177,6 +177,7 @@ class Call {
         external.resize(r.elements * xsize);
         status = convert(mem, mem_, external.data(), v_.type, r.elements, raw_byte);
         if (status != NC_NOERR && status != NC_ERANGE) return status;
+        if (status == NC_ERANGE) user_fill_out_of_range(mem, external.data(), r.elements, raw_byte);
         ext = external.data();
       }
       const int rc = boxes(r, const_cast<char*>(ext), true);
@@ -206,6 +207,24 @@ class Call {
   }
 
   void set_record() { record_ = ndim_ > 0 && v_.dims[0] == f_.schema.unlimdim; }
+
+  // A put stores the variable's own fill value (_FillValue) where a value
+  // is out of the external type's range, as PnetCDF's does (convert() put
+  // the type's default fill there).
+  void user_fill_out_of_range(const char* mem, char* external, std::size_t n, bool raw_byte) const {
+    const Att* fill = nullptr;
+    for (const auto& a : v_.atts) {
+      if (a.name == "_FillValue" && a.type == v_.type && a.len == 1) fill = &a;
+    }
+    if (fill == nullptr) return;
+    const std::size_t xsize = type_size(v_.type), msize = type_size(mem_);
+    std::vector<char> one(xsize);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (convert(mem + i * msize, mem_, one.data(), v_.type, 1, raw_byte) == NC_ERANGE) {
+        std::memcpy(external + i * xsize, fill->data.data(), xsize);
+      }
+    }
+  }
 
  private:
   // PnetCDF's check_EINVALCOORDS: with PNETCDF_RELAX_COORD_BOUND (the
@@ -512,6 +531,61 @@ void define_var(File& f, int varid) {
                     options);
   }
   f.defined[static_cast<std::size_t>(varid)] = true;
+}
+
+int fill_at_enddef(File& f, int ncid) {
+  const std::size_t first = f.fixed_vars;
+  f.fixed_vars = f.schema.vars.size();
+  if (!f.writer || f.real_too) return NC_NOERR;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(f.comm, &rank);
+  MPI_Comm_size(f.comm, &ranks);
+  int status = NC_NOERR;
+  bool filled = false;
+  for (std::size_t i = first; i < f.schema.vars.size(); ++i) {
+    Var& v = f.schema.vars[i];
+    const auto fill = fill_bytes(v, f.schema.unlimdim);
+    // A variable already in Cove (a nonblocking put in define mode) keeps its name.
+    const bool in_cove = i < f.defined.size() && f.defined[i];
+    if (fill.empty() || in_cove) continue;
+    std::string tag = "fill";
+    for (auto b : fill) tag += fmt::format("{:02x}", static_cast<unsigned>(b));
+    v.fill_tag = tag;
+    filled = true;
+    // Rows of the first dimension, split over the ranks, at most 64 MiB a put.
+    const std::size_t ndim = v.dims.size();
+    std::vector<MPI_Offset> shape(ndim);
+    std::size_t row = fill.size();
+    for (std::size_t d = 0; d < ndim; ++d) {
+      shape[d] = f.schema.dims[static_cast<std::size_t>(v.dims[d])].len;
+      if (d > 0) row *= static_cast<std::size_t>(shape[d]);
+    }
+    const MPI_Offset rows = ndim == 0 ? 1 : shape[0];
+    const MPI_Offset begin = rows * rank / ranks, end = rows * (rank + 1) / ranks;
+    const MPI_Offset chunk = std::max<MPI_Offset>(1, static_cast<MPI_Offset>((std::size_t{64} << 20) / std::max<std::size_t>(row, 1)));
+    for (MPI_Offset r = begin; r < end && status == NC_NOERR; r += chunk) {
+      const MPI_Offset n = std::min(chunk, end - r);
+      std::vector<std::byte> buf(static_cast<std::size_t>(n) * row);
+      for (std::size_t at = 0; at < buf.size(); at += fill.size()) std::memcpy(buf.data() + at, fill.data(), fill.size());
+      std::vector<MPI_Offset> start(ndim, 0), count = shape;
+      if (ndim > 0) start[0] = r, count[0] = n;
+      Access a;
+      a.name = "ncmpi_enddef (fill)";
+      a.put = true;
+      a.kind = 'a';
+      a.nonblocking = 'i';  // no mode check: PnetCDF's own fill
+      a.mem = v.type;
+      a.ncid = ncid;
+      a.varid = static_cast<int>(i);
+      a.start = start.data();
+      a.count = count.data();
+      a.buf = buf.data();
+      status = access(a);
+    }
+  }
+  // Every rank's fill is stored before any rank's put that follows.
+  if (filled) writers_meet(f);
+  return status;
 }
 
 // Nothing may unwind into the C caller.

@@ -242,8 +242,9 @@ std::string cove_name(const File& f, int varid) {
   const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
   // Paths and netCDF names may both contain ':': the path's length keeps
   // "a" + "b:c" apart from "a:b" + "c", which would share bytes otherwise.
-  std::string name = fmt::format("pnetcdf:{:016x}:{}:{}:{}:{}:{}", f.schema.writer, f.path.size(), f.path, v.key.empty() ? v.name : v.key,
-                                 v.type, v.dims.size());
+  std::string name = fmt::format("pnetcdf:{:016x}:{}:{}:{}:{}:{}", f.schema.writer, f.path.size(), f.path,
+                                 v.key.empty() ? v.name : v.key, v.type, v.dims.size());
+  if (!v.fill_tag.empty()) name += ":" + v.fill_tag;
   if (name.size() > 255) {
     const std::hash<std::string> hash;
     name = fmt::format("pnetcdf#{:016x}{:016x}", hash(name), hash(name + '\x01'));
@@ -466,6 +467,7 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
     file->writer = true;
     file->version = next;
     file->defined.assign(file->schema.vars.size(), true);
+    file->fixed_vars = file->schema.vars.size();
     std::lock_guard lock(state().mu);
     state().created[path] = next;
   } else {
@@ -487,7 +489,16 @@ COVE_PNETCDF_API int ncmpi_close(int ncid) {
   File* f = find_file(ncid);
   if (f == nullptr) return real(ncid);
   const int real_rc = f->real_too ? real(ncid) : NC_NOERR;
-  const int status = f->writer && !f->published ? publish(*f) : NC_NOERR;
+  // Closing in define mode ends it first, as PnetCDF's close does.
+  int status = NC_NOERR;
+  if (f->writer && f->define_mode) {
+    f->define_mode = false;
+    status = fill_at_enddef(*f, ncid);
+  }
+  if (f->writer && !f->published) {
+    const int rc = publish(*f);
+    if (status == NC_NOERR) status = rc;
+  }
   remove_file(ncid);
   return real_rc != NC_NOERR ? real_rc : status;
 }
@@ -503,14 +514,16 @@ COVE_PNETCDF_API int ncmpi_abort(int ncid) {
 
 COVE_PNETCDF_API int ncmpi_enddef(int ncid) {
   COUPLED(ncmpi_enddef, ncid)
-  return end_define(*f);
+  if (const int rc = end_define(*f); rc != NC_NOERR) return rc;
+  return fill_at_enddef(*f, ncid);
 }
 
 // The header and alignment hints concern the real file only.
 COVE_PNETCDF_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
                                    MPI_Offset r_align) {
   COUPLED(ncmpi__enddef, ncid, h_minfree, v_align, v_minfree, r_align)
-  return end_define(*f);
+  if (const int rc = end_define(*f); rc != NC_NOERR) return rc;
+  return fill_at_enddef(*f, ncid);
 }
 
 COVE_PNETCDF_API int ncmpi_redef(int ncid) {

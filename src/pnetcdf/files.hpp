@@ -34,6 +34,11 @@ struct Var {
   std::vector<Att> atts;
   bool no_fill = true;  // PnetCDF's per-variable fill mode (def_var_fill, set_fill); NC_NOFILL by default
   std::string key;      // the name its Cove variable was made under, when it was renamed since
+  // Its fill value as part of its Cove variable's name ("" before the first
+  // enddef, or without one): versions with other fill values are other
+  // Cove variables. Fixed at the enddef after its definition, as PnetCDF
+  // fixes the fill value then (NC_ELATEFILL).
+  std::string fill_tag;
 };
 
 struct Schema {
@@ -85,6 +90,7 @@ struct File {
   int next_request = 0;
   std::vector<ShallowPiece> shallow;  // this version's, while it is open
   std::vector<bool> defined;          // per variable: defined in Cove by this process
+  std::size_t fixed_vars = 0;         // variables before the last enddef: their fill value is fixed
   MPI_Info info = MPI_INFO_NULL;      // the hints given at create or open (ours, freed with the file)
 };
 
@@ -99,6 +105,10 @@ File* find_file(const std::string& path);
 // The ranks of a writer wait for each other (MPI_Barrier): what each put
 // before is stored for every rank's gets after. Readers: nothing.
 void writers_meet(const File& f);
+// Writes the fill value over every fixed-size variable in fill mode
+// defined since the last enddef, as PnetCDF's enddef does (the ranks share
+// the work and meet after it), and fixes the variables' fill tags.
+int fill_at_enddef(File& f, int ncid);
 // Defines a variable of the file in Cove (once per process), with its fill value.
 void define_var(File& f, int varid);
 // Writer: makes the data put so far readers' next version (collective over the file's communicator).

@@ -39,6 +39,7 @@ std::string Schema::serialize() const {
   for (const auto& v : vars) {
     json jv{{"name", v.name}, {"type", v.type}, {"dims", v.dims}, {"no_fill", v.no_fill}, {"atts", json::array()}};
     if (!v.key.empty()) jv["key"] = v.key;
+    if (!v.fill_tag.empty()) jv["fill_tag"] = v.fill_tag;
     for (const auto& a : v.atts) jv["atts"].push_back(att_json(a));
     j["vars"].push_back(std::move(jv));
   }
@@ -56,9 +57,10 @@ Schema Schema::parse(const std::string& text) {
   for (const auto& d : j.at("dims")) s.dims.push_back({d.at("name").get<std::string>(), d.at("len").get<MPI_Offset>()});
   for (const auto& a : j.at("atts")) s.atts.push_back(att_of(a));
   for (const auto& v : j.at("vars")) {
-    Var var{v.at("name").get<std::string>(), v.at("type").get<nc_type>(), v.at("dims").get<std::vector<int>>(), {}, true, {}};
+    Var var{v.at("name").get<std::string>(), v.at("type").get<nc_type>(), v.at("dims").get<std::vector<int>>(), {}, true, {}, {}};
     var.no_fill = v.value("no_fill", true);
     var.key = v.value("key", std::string());
+    var.fill_tag = v.value("fill_tag", std::string());
     for (const auto& a : v.at("atts")) var.atts.push_back(att_of(a));
     s.vars.push_back(std::move(var));
   }

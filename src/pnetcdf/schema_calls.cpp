@@ -119,6 +119,7 @@ int put_att(int ncid, int varid, const char* name, nc_type xtype, MPI_Offset len
   if (varid != NC_GLOBAL && std::strcmp(name, "_FillValue") == 0) {
     if (xtype != f->schema.vars[static_cast<std::size_t>(varid)].type) return NC_EBADTYPE;
     if (len != 1) return NC_EINVAL;
+    if (static_cast<std::size_t>(varid) < f->fixed_vars) return NC_ELATEFILL;
   }
   const std::size_t bytes = static_cast<std::size_t>(len) * type_size(xtype);
   const int existing = index_of(*atts, name);
@@ -194,7 +195,7 @@ COVE_PNETCDF_API int ncmpi_def_var(int ncid, const char* name, nc_type xtype, in
   for (int i = 0; i < ndims; ++i) {
     if (dimidsp[i] < 0 || static_cast<std::size_t>(dimidsp[i]) >= f->schema.dims.size()) return NC_EBADDIM;
   }
-  Var v{name, xtype, {}, {}, f->schema.fill_mode == NC_NOFILL, {}};
+  Var v{name, xtype, {}, {}, f->schema.fill_mode == NC_NOFILL, {}, {}};
   for (int i = 0; i < ndims; ++i) {
     if (i > 0 && dimidsp[i] == f->schema.unlimdim) return NC_EUNLIMPOS;
     v.dims.push_back(dimidsp[i]);
