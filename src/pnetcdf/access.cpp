@@ -525,8 +525,14 @@ void define_var(File& f, int varid) {
   if (f.defined[static_cast<std::size_t>(varid)]) return;
   const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
   if (f.writer) {
+    // The fill value fixed at enddef (its tag), which a later _FillValue
+    // rewrite in data mode does not change, as on disk.
     VariableOptions options;
-    options.fill = fill_bytes(v, f.schema.unlimdim);
+    if (!v.fill_tag.empty()) {
+      for (std::size_t at = 4; at + 1 < v.fill_tag.size(); at += 2) {
+        options.fill.push_back(static_cast<std::byte>(std::stoi(v.fill_tag.substr(at, 2), nullptr, 16)));
+      }
+    }
     client().define(cove_name(f, varid), dtype_of(v.type), std::max<int>(1, static_cast<int>(v.dims.size())), {},
                     options);
   }

@@ -119,7 +119,8 @@ int put_att(int ncid, int varid, const char* name, nc_type xtype, MPI_Offset len
   if (varid != NC_GLOBAL && std::strcmp(name, "_FillValue") == 0) {
     if (xtype != f->schema.vars[static_cast<std::size_t>(varid)].type) return NC_EBADTYPE;
     if (len != 1) return NC_EINVAL;
-    if (static_cast<std::size_t>(varid) < f->fixed_vars) return NC_ELATEFILL;
+    // In redef, for a variable from before: its fill value was written (PnetCDF's ncp->old).
+    if (f->define_mode && static_cast<std::size_t>(varid) < f->fixed_vars) return NC_ELATEFILL;
   }
   const std::size_t bytes = static_cast<std::size_t>(len) * type_size(xtype);
   const int existing = index_of(*atts, name);

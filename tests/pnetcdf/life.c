@@ -43,6 +43,7 @@ static void show(int nc) {
   if (rank == 0) printf("ndims %d nvars %d version mode %d\n", ndims, nvars, mode);
   show_ints(nc, "a", 6);
   show_ints(nc, "c", 6);
+  show_ints(nc, "s", 6);
   SAY(ncmpi_inq_varid(nc, "b", &v));
   SAY(ncmpi_get_var_double_all(nc, v, d));
   if (rank == 0) printf("b = %g %g %g %g %g %g\n", d[0], d[1], d[2], d[3], d[4], d[5]);
@@ -83,6 +84,10 @@ int main(int argc, char** argv) {
   SAY(ncmpi_def_var(nc, "a", NC_INT, 1, &dx, &a));
   SAY(ncmpi_def_var(nc, "b", NC_DOUBLE, 1, &dx, &b));
   SAY(ncmpi_def_var(nc, "c", NC_INT, 1, &dx, &c));
+  int s;
+  short sfill = 99;
+  SAY(ncmpi_def_var(nc, "s", NC_SHORT, 1, &dx, &s));
+  SAY(ncmpi_put_att_short(nc, s, "_FillValue", NC_SHORT, 1, &sfill));
   dims[0] = dt;
   dims[1] = dx;
   SAY(ncmpi_def_var(nc, "r", NC_INT, 2, dims, &r));
@@ -100,6 +105,17 @@ int main(int argc, char** argv) {
   if (rank == 0) printf("nc_header_align_size given: %d\n", flag);
   if (info != MPI_INFO_NULL) MPI_Info_free(&info);
   SAY(ncmpi_enddef(nc));
+  /* Fill mode: enddef wrote the fill values, readable before close; a
+   * _FillValue now is too late. */
+  show_ints(nc, "a", 6);
+  SAY(ncmpi_put_att_short(nc, s, "_FillValue", NC_SHORT, 1, &sfill));
+  SAY(ncmpi_redef(nc));
+  SAY(ncmpi_put_att_short(nc, s, "_FillValue", NC_SHORT, 1, &sfill));
+  SAY(ncmpi_enddef(nc));
+  /* Out of NC_SHORT's range: the variable's _FillValue is stored. */
+  int big[2] = {70000, 5};
+  MPI_Offset s_start = 0, s_count = rank == 0 ? 2 : 0;
+  SAY(ncmpi_put_vara_int_all(nc, s, &s_start, &s_count, big));
 
   /* a: rank 0 writes a[0:2]; b: b[1]; c: all of it; r: record 0 filled, then r[0][2], then r[1][0:3]. */
   int ones[6] = {1, 2, 7, 7, 7, 7}, rec[3] = {5, 6, 7}, fortytwo = 42;
