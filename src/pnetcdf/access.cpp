@@ -520,6 +520,8 @@ int checked_access(const Access& a) {
 
 }  // namespace
 
+nc_type buftype_base(MPI_Datatype t) { return base_type(t); }
+
 void define_var(File& f, int varid) {
   if (f.defined.size() < f.schema.vars.size()) f.defined.resize(f.schema.vars.size());
   if (f.defined[static_cast<std::size_t>(varid)]) return;

@@ -109,6 +109,9 @@ void writers_meet(const File& f);
 // defined since the last enddef, as PnetCDF's enddef does (the ranks share
 // the work and meet after it), and fixes the variables' fill tags.
 int fill_at_enddef(File& f, int ncid);
+// The one predefined type a (derived) MPI datatype is built of, as a memory
+// type; NC_NAT if it mixes types or netCDF has none for it.
+nc_type buftype_base(MPI_Datatype t);
 // Defines a variable of the file in Cove (once per process), with its fill value.
 void define_var(File& f, int varid);
 // Writer: makes the data put so far readers' next version (collective over the file's communicator).

@@ -44,6 +44,7 @@ static void show(int nc) {
   show_ints(nc, "a", 6);
   show_ints(nc, "c", 6);
   show_ints(nc, "s", 6);
+  show_ints(nc, "v", 6);
   SAY(ncmpi_inq_varid(nc, "b", &v));
   SAY(ncmpi_get_var_double_all(nc, v, d));
   if (rank == 0) printf("b = %g %g %g %g %g %g\n", d[0], d[1], d[2], d[3], d[4], d[5]);
@@ -84,8 +85,9 @@ int main(int argc, char** argv) {
   SAY(ncmpi_def_var(nc, "a", NC_INT, 1, &dx, &a));
   SAY(ncmpi_def_var(nc, "b", NC_DOUBLE, 1, &dx, &b));
   SAY(ncmpi_def_var(nc, "c", NC_INT, 1, &dx, &c));
-  int s;
+  int s, vd;
   short sfill = 99;
+  SAY(ncmpi_def_var(nc, "v", NC_INT, 1, &dx, &vd));
   SAY(ncmpi_def_var(nc, "s", NC_SHORT, 1, &dx, &s));
   SAY(ncmpi_put_att_short(nc, s, "_FillValue", NC_SHORT, 1, &sfill));
   dims[0] = dt;
@@ -116,6 +118,15 @@ int main(int argc, char** argv) {
   int big[2] = {70000, 5};
   MPI_Offset s_start = 0, s_count = rank == 0 ? 2 : 0;
   SAY(ncmpi_put_vara_int_all(nc, s, &s_start, &s_count, big));
+  /* vard: elements 1..3 of v through a subarray filetype, read back the same way. */
+  MPI_Datatype ft;
+  int sizes = 6, subsizes = 3, starts = 1, vals[3] = {31, 32, 33}, back[3] = {0, 0, 0};
+  MPI_Type_create_subarray(1, &sizes, &subsizes, &starts, MPI_ORDER_C, MPI_INT, &ft);
+  MPI_Type_commit(&ft);
+  SAY(ncmpi_put_vard_all(nc, vd, ft, vals, 3, MPI_INT));
+  SAY(ncmpi_get_vard_all(nc, vd, ft, back, 3, MPI_INT));
+  if (rank == 0) printf("vard back = %d %d %d\n", back[0], back[1], back[2]);
+  MPI_Type_free(&ft);
 
   /* a: rank 0 writes a[0:2]; b: b[1]; c: all of it; r: record 0 filled, then r[0][2], then r[1][0:3]. */
   int ones[6] = {1, 2, 7, 7, 7, 7}, rec[3] = {5, 6, 7}, fortytwo = 42;
