@@ -460,6 +460,8 @@ int checked_access(const Access& a) {
   File* f = find_file(a.ncid);
   if (a.nonblocking != 0 && a.req != nullptr) *a.req = NC_REQ_NULL;
   if (const int rc = sanity(a, *f); rc != NC_NOERR) return agreed(a, *f, rc);
+  // A bput needs an attached buffer (PnetCDF checks it next).
+  if (a.nonblocking == 'b' && a.req != nullptr && f->buffer_size < 0) return NC_ENULLABUF;
   const Var& v = f->schema.vars[static_cast<std::size_t>(a.varid)];
   nc_type mem = a.mem;
   if (mem == NC_NAT) {
@@ -494,6 +496,12 @@ int checked_access(const Access& a) {
     if (total > static_cast<std::size_t>(limit)) err = NC_EIOMISMATCH;
   }
   if (const int rc = agreed(a, *f, err); rc != NC_NOERR) return rc;
+  // A bput takes its external bytes from the attached buffer until it is waited for.
+  MPI_Offset bput_bytes = 0;
+  if (a.nonblocking == 'b' && a.req != nullptr) {
+    for (const auto& r : regions) bput_bytes += static_cast<MPI_Offset>(r.elements * type_size(v.type));
+    if (f->buffer_size - f->buffer_used < bput_bytes) return NC_EINSUFFBUF;
+  }
   int status = NC_NOERR;
   char* buf = static_cast<char*>(a.buf);
   for (const auto& r : regions) {
@@ -512,6 +520,10 @@ int checked_access(const Access& a) {
     if (a.req != nullptr) {
       *a.req = 2 * f->next_request++ + (a.put ? 0 : 1);
       f->requests[*a.req] = {a.put ? NC_NOERR : status, a.put};
+      if (a.nonblocking == 'b') {
+        f->buffer.push_back({*a.req, bput_bytes, true});
+        f->buffer_used += bput_bytes;
+      }
     }
     return a.put ? status : NC_NOERR;
   }

@@ -580,6 +580,17 @@ namespace cove::pnetcdf {
 // request's error (a get's NC_ERANGE), in the order they were posted. The
 // mode checks are PnetCDF's (ncmpio_wait): data mode, then wait_all in
 // collective mode and wait in independent mode.
+// A finished bput's bytes go back once every later one is finished (PnetCDF's abuf_coalesce).
+static void release_buffer(File& f, int request) {
+  for (auto& e : f.buffer) {
+    if (e.request == request) e.pending = false;
+  }
+  while (!f.buffer.empty() && !f.buffer.back().pending) {
+    f.buffer_used -= f.buffer.back().bytes;
+    f.buffer.pop_back();
+  }
+}
+
 static int wait_requests(File& f, int num, int* reqs, int* statuses, bool independent) {
   if (f.define_mode) return NC_EINDEFINE;
   if (independent && !f.independent) return NC_ENOTINDEP;
@@ -596,6 +607,11 @@ static int wait_requests(File& f, int num, int* reqs, int* statuses, bool indepe
       if (first == NC_NOERR) first = it->second.status;
       it = f.requests.erase(it);
     }
+    // All puts done: the attached buffer is empty again.
+    if (num != NC_GET_REQ_ALL) {
+      f.buffer.clear();
+      f.buffer_used = 0;
+    }
     return first;
   }
   if (num < 0) return NC_EINVAL;
@@ -604,7 +620,10 @@ static int wait_requests(File& f, int num, int* reqs, int* statuses, bool indepe
     if (reqs[i] != NC_REQ_NULL) {
       auto it = f.requests.find(reqs[i]);
       status = it == f.requests.end() ? NC_EINVAL_REQUEST : it->second.status;
-      if (it != f.requests.end()) f.requests.erase(it);
+      if (it != f.requests.end()) {
+        if (it->second.put) release_buffer(f, reqs[i]);
+        f.requests.erase(it);
+      }
       reqs[i] = NC_REQ_NULL;
     }
     if (statuses != nullptr) statuses[i] = status;
@@ -721,19 +740,41 @@ COVE_PNETCDF_API int ncmpi_inq_nreqs(int ncid, int* nreqs) {
 
 COVE_PNETCDF_API int ncmpi_buffer_attach(int ncid, MPI_Offset bufsize) {
   COUPLED(ncmpi_buffer_attach, ncid, bufsize)
-  (void)f;
-  return bufsize <= 0 ? NC_ENULLBUF : NC_NOERR;
+  if (f->real_too) return NC_NOERR;
+  if (bufsize <= 0) return NC_ENULLBUF;
+  if (f->buffer_size >= 0) return NC_EPREVATTACHBUF;
+  f->buffer_size = bufsize;
+  f->buffer_used = 0;
+  f->buffer.clear();
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_buffer_detach(int ncid) {
   COUPLED(ncmpi_buffer_detach, ncid)
-  (void)f;
+  if (f->real_too) return NC_NOERR;
+  if (f->buffer_size < 0) return NC_ENULLABUF;
+  for (const auto& e : f->buffer) {
+    if (e.pending) return NC_EPENDINGBPUT;
+  }
+  f->buffer_size = -1;
+  f->buffer_used = 0;
+  f->buffer.clear();
   return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_inq_buffer_usage(int ncid, MPI_Offset* usage) {
   COUPLED(ncmpi_inq_buffer_usage, ncid, usage)
-  if (usage && !f->real_too) *usage = 0;
+  if (f->real_too || usage == nullptr) return NC_NOERR;
+  if (f->buffer_size < 0) return NC_ENULLABUF;
+  *usage = f->buffer_used;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_buffer_size(int ncid, MPI_Offset* buf_size) {
+  COUPLED(ncmpi_inq_buffer_size, ncid, buf_size)
+  if (f->real_too || buf_size == nullptr) return NC_NOERR;
+  if (f->buffer_size < 0) return NC_ENULLABUF;
+  *buf_size = f->buffer_size;
   return NC_NOERR;
 }
 

@@ -86,6 +86,17 @@ struct File {
     int status = NC_NOERR;
     bool put = false;
   };
+  // The attached buffer of bput calls, accounted as PnetCDF accounts it:
+  // each pending bput takes its external bytes at the tail, and a finished
+  // one frees its bytes once every later one is finished too.
+  struct BufferEntry {
+    int request = NC_REQ_NULL;
+    MPI_Offset bytes = 0;
+    bool pending = true;
+  };
+  MPI_Offset buffer_size = -1;  // -1: no buffer attached
+  MPI_Offset buffer_used = 0;
+  std::vector<BufferEntry> buffer;
   std::map<int, Request> requests;
   int next_request = 0;
   std::vector<ShallowPiece> shallow;  // this version's, while it is open
