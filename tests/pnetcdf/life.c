@@ -118,6 +118,16 @@ int main(int argc, char** argv) {
   int big[2] = {70000, 5};
   MPI_Offset s_start = 0, s_count = rank == 0 ? 2 : 0;
   SAY(ncmpi_put_vara_int_all(nc, s, &s_start, &s_count, big));
+  /* A collective put has stored every rank's data: the last rank reads rank 0's. */
+  int nprocs = 1, seen[2] = {0, 0};
+  MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+  MPI_Offset two_cells = 2;
+  int seen_rc = ncmpi_get_vara_int_all(nc, s, &s_start, &two_cells, seen);
+  /* Printed by rank 0 (one output stream keeps the lines in order). */
+  int got_last[3] = {seen[0], seen[1], seen_rc};
+  if (nprocs > 1 && rank == nprocs - 1) MPI_Send(got_last, 3, MPI_INT, 0, 0, MPI_COMM_WORLD);
+  if (nprocs > 1 && rank == 0) MPI_Recv(got_last, 3, MPI_INT, nprocs - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (rank == 0) printf("last rank reads s = %d %d (%d)\n", got_last[0], got_last[1], got_last[2]);
   /* vard: elements 1..3 of v through a subarray filetype, read back the same way. */
   MPI_Datatype ft;
   int sizes = 6, subsizes = 3, starts = 1, vals[3] = {31, 32, 33}, back[3] = {0, 0, 0};
