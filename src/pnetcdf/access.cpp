@@ -83,7 +83,10 @@ class Call {
   Call(const Access& a, File& f, const Var& v, int varid, nc_type mem)
       : a_(a), f_(f), v_(v), varid_(varid), mem_(mem), ndim_(v.dims.size()) {}
 
-  // The regions of the call, checked against the variable's dimensions as PnetCDF does.
+  // The regions of the call, checked against the variable's dimensions in
+  // PnetCDF 1.12.3's order (check_start_count_stride in its dispatcher):
+  // start's coordinates, then count's edges, then strides; then the checks
+  // PnetCDF's arithmetic would overflow on.
   int regions(std::vector<Region>& out) const {
     auto make = [&](const MPI_Offset* start, const MPI_Offset* count, const MPI_Offset* stride) {
       Region r;
@@ -96,21 +99,34 @@ class Call {
     };
     switch (a_.kind) {
       case '_': out.push_back(make(nullptr, nullptr, nullptr)); break;
-      case '1':
-        if (ndim_ > 0 && a_.start == nullptr) return NC_ENULLSTART;
-        out.push_back(make(a_.start, nullptr, nullptr));
+      case '1': case 'a': case 's': case 'm': {
+        const MPI_Offset* count = a_.kind == '1' ? nullptr : a_.count;
+        const MPI_Offset* stride = a_.kind == 's' || a_.kind == 'm' ? a_.stride : nullptr;
+        // A varm call without imap is a vars call, without stride too a vara call.
+        const bool edges_needed = a_.kind != '1';
+        if (ndim_ > 0) {
+          if (const int rc = check(a_.start, count, stride, edges_needed); rc != NC_NOERR) return rc;
+        }
+        out.push_back(make(ndim_ > 0 ? a_.start : nullptr, ndim_ > 0 ? count : nullptr, ndim_ > 0 ? stride : nullptr));
+        if (a_.kind == '1' && ndim_ > 0) std::fill(out.back().count.begin(), out.back().count.end(), 1);
         break;
-      case 'a': case 's': case 'm':
-        if (ndim_ > 0 && a_.start == nullptr) return NC_ENULLSTART;
-        if (ndim_ > 0 && a_.count == nullptr) return NC_ENULLCOUNT;
-        out.push_back(make(a_.start, a_.count, a_.stride));
-        break;
+      }
       case 'n':
+        if (a_.num == 0) return NC_NOERR;
+        if (ndim_ == 0) {
+          if (a_.num != 1) return NC_EINVAL;
+          out.push_back(make(nullptr, nullptr, nullptr));
+          break;
+        }
         if (a_.num < 0) return NC_EINVAL;
+        if (a_.starts == nullptr) return NC_ENULLSTART;
         for (int i = 0; i < a_.num; ++i) {
-          if (ndim_ > 0 && (a_.starts == nullptr || a_.starts[i] == nullptr)) return NC_ENULLSTART;
-          // A scalar needs no starts: PnetCDF takes NULL there.
-          out.push_back(make(a_.starts ? a_.starts[i] : nullptr, a_.counts ? a_.counts[i] : nullptr, nullptr));
+          if (a_.starts[i] == nullptr) return NC_ENULLSTART;
+          // A NULL count is var1's.
+          const MPI_Offset* count = a_.counts ? a_.counts[i] : nullptr;
+          if (const int rc = check(a_.starts[i], count, nullptr, count != nullptr); rc != NC_NOERR) return rc;
+          out.push_back(make(a_.starts[i], count, nullptr));
+          if (count == nullptr) std::fill(out.back().count.begin(), out.back().count.end(), 1);
         }
         break;
       default: return NC_EINVAL;
@@ -161,6 +177,7 @@ class Call {
         external.resize(r.elements * xsize);
         status = convert(mem, mem_, external.data(), v_.type, r.elements, raw_byte);
         if (status != NC_NOERR && status != NC_ERANGE) return status;
+        if (status == NC_ERANGE) user_fill_out_of_range(mem, external.data(), r.elements, raw_byte);
         ext = external.data();
       }
       const int rc = boxes(r, const_cast<char*>(ext), true);
@@ -191,7 +208,79 @@ class Call {
 
   void set_record() { record_ = ndim_ > 0 && v_.dims[0] == f_.schema.unlimdim; }
 
+  // A put stores the variable's own fill value (_FillValue) where a value
+  // is out of the external type's range, as PnetCDF's does (convert() put
+  // the type's default fill there).
+  void user_fill_out_of_range(const char* mem, char* external, std::size_t n, bool raw_byte) const {
+    const Att* fill = nullptr;
+    for (const auto& a : v_.atts) {
+      if (a.name == "_FillValue" && a.type == v_.type && a.len == 1) fill = &a;
+    }
+    if (fill == nullptr) return;
+    const std::size_t xsize = type_size(v_.type), msize = type_size(mem_);
+    std::vector<char> one(xsize);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (convert(mem + i * msize, mem_, one.data(), v_.type, 1, raw_byte) == NC_ERANGE) {
+        std::memcpy(external + i * xsize, fill->data.data(), xsize);
+      }
+    }
+  }
+
  private:
+  // PnetCDF's check_EINVALCOORDS: with PNETCDF_RELAX_COORD_BOUND (the
+  // default) a start may equal the dimension's length when nothing is
+  // accessed there.
+  int coordinate(MPI_Offset start, MPI_Offset count, MPI_Offset shape) const {
+    if (f_.strict_coords) return start < 0 || start >= shape ? NC_EINVALCOORDS : NC_NOERR;
+    if (start < 0 || start > shape || (start == shape && count > 0)) return NC_EINVALCOORDS;
+    return NC_NOERR;
+  }
+
+  // PnetCDF's check_EEDGE (divided where it multiplies: no wrap-around).
+  static int edge(MPI_Offset start, MPI_Offset count, const MPI_Offset* stride, MPI_Offset shape) {
+    if (count > shape || start + count > shape) return NC_EEDGE;
+    if (stride != nullptr && count > 0 && *stride > 0 && (count - 1) > (shape - 1 - start) / *stride) return NC_EEDGE;
+    return NC_NOERR;
+  }
+
+  // PnetCDF's check_start_count_stride, for a non-scalar variable. A NULL
+  // count is var1's; vara/vars/varm need one (NC_EEDGE).
+  int check(const MPI_Offset* start, const MPI_Offset* count, const MPI_Offset* stride, bool needs_count) const {
+    if (start == nullptr || start[0] < 0) return NC_EINVALCOORDS;
+    std::size_t first = 0;
+    if (record_) {
+      if (!(f_.schema.cmode & NC_64BIT_DATA) && start[0] > MPI_Offset{NC_MAX_UINT}) return NC_EINVALCOORDS;
+      if (!a_.put) {
+        const MPI_Offset len = count == nullptr ? 1 : count[0];
+        if (f_.schema.numrecs == 0 && len > 0) return NC_EINVALCOORDS;
+        if (const int rc = coordinate(start[0], len, f_.schema.numrecs); rc != NC_NOERR) return rc;
+      }
+      first = 1;
+    }
+    for (std::size_t d = first; d < ndim_; ++d) {
+      if (const int rc = coordinate(start[d], count == nullptr ? 1 : count[d], extent(d)); rc != NC_NOERR) return rc;
+    }
+    if (count == nullptr) return needs_count ? NC_EEDGE : NC_NOERR;
+    first = 0;
+    if (record_) {
+      if (count[0] < 0) return NC_ENEGATIVECNT;
+      if (!a_.put) {
+        if (const int rc = edge(start[0], count[0], stride, f_.schema.numrecs); rc != NC_NOERR) return rc;
+      }
+      first = 1;
+    }
+    for (std::size_t d = first; d < ndim_; ++d) {
+      if (count[d] < 0) return NC_ENEGATIVECNT;
+      if (const int rc = edge(start[d], count[d], stride ? stride + d : nullptr, extent(d)); rc != NC_NOERR) return rc;
+    }
+    if (stride != nullptr) {
+      for (std::size_t d = 0; d < ndim_; ++d) {
+        if (stride[d] <= 0) return NC_ESTRIDE;
+      }
+    }
+    return NC_NOERR;
+  }
+
   // CDF-1 and CDF-2 count records in 32 bits.
   MPI_Offset max_records() const {
     return f_.schema.cmode & NC_64BIT_DATA ? std::numeric_limits<MPI_Offset>::max() : MPI_Offset{0xffffffff};
@@ -252,12 +341,7 @@ class Call {
     }
   }
 
-  void define(const std::string& var, int ndim) {
-    if (f_.defined.size() < f_.schema.vars.size()) f_.defined.resize(f_.schema.vars.size());
-    if (f_.defined[static_cast<std::size_t>(varid_)]) return;
-    if (f_.writer) client().define(var, dtype_of(v_.type), ndim);
-    f_.defined[static_cast<std::size_t>(varid_)] = true;
-  }
+  void define(const std::string&, int) { define_var(f_, varid_); }
 
   void transfer(const std::string& var, const std::vector<MPI_Offset>& start, const std::vector<MPI_Offset>& count,
                 char* data, std::size_t bytes, bool put) {
@@ -307,6 +391,8 @@ nc_type base_type(MPI_Datatype t) {
   return mixed ? NC_NAT : base;
 }
 
+int checked_access(const Access& a);
+
 // A flexible-API call with a derived buftype: packed into (put) or unpacked
 // from (get) a contiguous buffer of its base type, as the call with that
 // type would move it.
@@ -330,9 +416,9 @@ int derived(const Access& a, const std::string& path) {
   if (a.put) {
     MPI_Pack(a.buf, static_cast<int>(a.bufcount), a.buftype, packed.data(), static_cast<int>(bytes), &position,
              MPI_COMM_SELF);
-    return access(inner);
+    return checked_access(inner);
   }
-  const int status = access(inner);
+  const int status = checked_access(inner);
   if (status != NC_NOERR && status != NC_ERANGE) return status;
   MPI_Unpack(packed.data(), static_cast<int>(bytes), &position, a.buf, static_cast<int>(a.bufcount), a.buftype,
              MPI_COMM_SELF);
@@ -343,42 +429,78 @@ int derived(const Access& a, const std::string& path) {
 
 namespace {
 
+// PnetCDF's sanity_check: write permission, then (blocking calls) define
+// mode and the collective/independent mode, then the variable id and, for
+// a typed call, NC_ECHAR.
+int sanity(const Access& a, const File& f) {
+  if (a.put && !f.writer) return NC_EPERM;
+  if (a.nonblocking == 0) {
+    if (f.define_mode) return NC_EINDEFINE;
+    if (a.all && f.independent) return NC_EINDEP;
+    if (!a.all && !f.independent) return NC_ENOTINDEP;
+  }
+  if (a.varid == NC_GLOBAL) return NC_EGLOBAL;
+  if (a.varid < 0 || static_cast<std::size_t>(a.varid) >= f.schema.vars.size()) return NC_ENOTVAR;
+  if (a.mem != NC_NAT && (a.mem == NC_CHAR) != (f.schema.vars[static_cast<std::size_t>(a.varid)].type == NC_CHAR)) {
+    return NC_ECHAR;
+  }
+  return NC_NOERR;
+}
+
+// A blocking collective call in PnetCDF's safe mode (PNETCDF_SAFE_MODE=1)
+// fails on every rank when it fails on one: the lowest code wins.
+int agreed(const Access& a, const File& f, int err) {
+  if (!f.safe_mode || !a.all || a.nonblocking != 0) return err;
+  int lowest = err;
+  MPI_Allreduce(&err, &lowest, 1, MPI_INT, MPI_MIN, f.comm);
+  return lowest;
+}
+
 int checked_access(const Access& a) {
   File* f = find_file(a.ncid);
-  if (a.varid < 0 || static_cast<std::size_t>(a.varid) >= f->schema.vars.size()) return NC_ENOTVAR;
+  if (a.nonblocking != 0 && a.req != nullptr) *a.req = NC_REQ_NULL;
+  if (const int rc = sanity(a, *f); rc != NC_NOERR) return agreed(a, *f, rc);
+  // A bput needs an attached buffer (PnetCDF checks it next).
+  if (a.nonblocking == 'b' && a.req != nullptr && f->buffer_size < 0) return NC_ENULLABUF;
   const Var& v = f->schema.vars[static_cast<std::size_t>(a.varid)];
-  if (f->define_mode) return NC_EINDEFINE;
-  if (a.nonblocking == 0) {
-    if (a.all && f->independent) return NC_EINDEP;
-    if (!a.all && !f->independent) return NC_ENOTINDEP;
-  }
-  if (a.put && !f->writer) return NC_EPERM;
-  // Readers may already be copying the published version: a later put would change it under them.
-  if (a.put && f->published) {
-    return report(NC_EPERM, fmt::format("{}: {} was already published by dtf_transfer; close it and create the next "
-                                        "version to write more", a.name, f->path));
-  }
-  if (v.dims.size() > static_cast<std::size_t>(kMaxDims)) {
-    return report(NC_EMAXDIMS, fmt::format("{}: {} in {} has {} dimensions; Cove couples at most {}", a.name, v.name,
-                                           f->path, v.dims.size(), kMaxDims));
-  }
   nc_type mem = a.mem;
   if (mem == NC_NAT) {
     mem = a.buftype == MPI_DATATYPE_NULL ? v.type : memory_type(a.buftype);
-    if (mem == NC_NAT) return derived(a, f->path);
   }
-  if ((mem == NC_CHAR) != (v.type == NC_CHAR)) return NC_ECHAR;
-  Call call(a, *f, v, a.varid, mem);
+  Call call(a, *f, v, a.varid, mem == NC_NAT ? v.type : mem);
   call.set_record();
   std::vector<Region> regions;
-  if (const int rc = call.regions(regions); rc != NC_NOERR) return rc;
+  if (const int rc = call.regions(regions); rc != NC_NOERR) return agreed(a, *f, rc);
+  // A flexible call of no elements does nothing (its request is NC_REQ_NULL).
+  if (a.mem == NC_NAT && a.buftype != MPI_DATATYPE_NULL && a.bufcount == 0) return agreed(a, *f, NC_NOERR);
+  // Readers may already be copying the published version: a later put would change it under them.
+  if (a.put && f->published) {
+    return agreed(a, *f, report(NC_EPERM, fmt::format("{}: {} was already published by dtf_transfer; close it and "
+                                                      "create the next version to write more",
+                                                      a.name, f->path)));
+  }
+  if (v.dims.size() > static_cast<std::size_t>(kMaxDims)) {
+    return agreed(a, *f, report(NC_EMAXDIMS, fmt::format("{}: {} in {} has {} dimensions; Cove couples at most {}",
+                                                         a.name, v.name, f->path, v.dims.size(), kMaxDims)));
+  }
+  // A derived buftype: the call again with its base type (which agrees in safe mode).
+  if (mem == NC_NAT) return derived(a, f->path);
+  int err = NC_NOERR;
+  if ((mem == NC_CHAR) != (v.type == NC_CHAR)) err = NC_ECHAR;
   // The flexible API says how many elements the buffer holds.
   MPI_Offset limit = a.buf_elements;
   if (limit < 0 && a.mem == NC_NAT && a.buftype != MPI_DATATYPE_NULL) limit = a.bufcount;
-  if (limit >= 0 && a.kind != 'm') {
+  if (err == NC_NOERR && limit >= 0 && a.kind != 'm') {
     std::size_t total = 0;
     for (const auto& r : regions) total += r.elements;
-    if (total > static_cast<std::size_t>(limit)) return NC_EIOMISMATCH;
+    if (total > static_cast<std::size_t>(limit)) err = NC_EIOMISMATCH;
+  }
+  if (const int rc = agreed(a, *f, err); rc != NC_NOERR) return rc;
+  // A bput takes its external bytes from the attached buffer until it is waited for.
+  MPI_Offset bput_bytes = 0;
+  if (a.nonblocking == 'b' && a.req != nullptr) {
+    for (const auto& r : regions) bput_bytes += static_cast<MPI_Offset>(r.elements * type_size(v.type));
+    if (f->buffer_size - f->buffer_used < bput_bytes) return NC_EINSUFFBUF;
   }
   int status = NC_NOERR;
   char* buf = static_cast<char*>(a.buf);
@@ -396,8 +518,12 @@ int checked_access(const Access& a) {
   // here) the real library's wait reports the get's.
   if (a.nonblocking != 0) {
     if (a.req != nullptr) {
-      *a.req = f->next_request++;
-      f->requests[*a.req] = a.put ? NC_NOERR : status;
+      *a.req = 2 * f->next_request++ + (a.put ? 0 : 1);
+      f->requests[*a.req] = {a.put ? NC_NOERR : status, a.put};
+      if (a.nonblocking == 'b') {
+        f->buffer.push_back({*a.req, bput_bytes, true});
+        f->buffer_used += bput_bytes;
+      }
     }
     return a.put ? status : NC_NOERR;
   }
@@ -406,15 +532,132 @@ int checked_access(const Access& a) {
 
 }  // namespace
 
+nc_type buftype_base(MPI_Datatype t) { return base_type(t); }
+
+void define_var(File& f, int varid) {
+  if (f.defined.size() < f.schema.vars.size()) f.defined.resize(f.schema.vars.size());
+  if (f.defined[static_cast<std::size_t>(varid)]) return;
+  const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
+  if (f.writer) {
+    // The fill value fixed at enddef (its tag), which a later _FillValue
+    // rewrite in data mode does not change, as on disk.
+    VariableOptions options;
+    if (!v.fill_tag.empty()) {
+      for (std::size_t at = 4; at + 1 < v.fill_tag.size(); at += 2) {
+        options.fill.push_back(static_cast<std::byte>(std::stoi(v.fill_tag.substr(at, 2), nullptr, 16)));
+      }
+    }
+    client().define(cove_name(f, varid), dtype_of(v.type), std::max<int>(1, static_cast<int>(v.dims.size())), {},
+                    options);
+  }
+  f.defined[static_cast<std::size_t>(varid)] = true;
+}
+
+int fill_at_enddef(File& f, int ncid) {
+  const std::size_t first = f.fixed_vars;
+  f.fixed_vars = f.schema.vars.size();
+  if (!f.writer || f.real_too) return NC_NOERR;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(f.comm, &rank);
+  MPI_Comm_size(f.comm, &ranks);
+  int status = NC_NOERR;
+  bool filled = false;
+  for (std::size_t i = first; i < f.schema.vars.size(); ++i) {
+    Var& v = f.schema.vars[i];
+    const auto fill = fill_bytes(v, f.schema.unlimdim);
+    // A variable already in Cove (a nonblocking put in define mode) keeps its name.
+    const bool in_cove = i < f.defined.size() && f.defined[i];
+    if (fill.empty() || in_cove) continue;
+    std::string tag = "fill";
+    for (auto b : fill) tag += fmt::format("{:02x}", static_cast<unsigned>(b));
+    v.fill_tag = tag;
+    filled = true;
+    // Rows of the first dimension, split over the ranks, at most 64 MiB a put.
+    const std::size_t ndim = v.dims.size();
+    std::vector<MPI_Offset> shape(ndim);
+    std::size_t row = fill.size();
+    for (std::size_t d = 0; d < ndim; ++d) {
+      shape[d] = f.schema.dims[static_cast<std::size_t>(v.dims[d])].len;
+      if (d > 0) row *= static_cast<std::size_t>(shape[d]);
+    }
+    const MPI_Offset rows = ndim == 0 ? 1 : shape[0];
+    const MPI_Offset begin = rows * rank / ranks, end = rows * (rank + 1) / ranks;
+    const MPI_Offset chunk = std::max<MPI_Offset>(1, static_cast<MPI_Offset>((std::size_t{64} << 20) / std::max<std::size_t>(row, 1)));
+    for (MPI_Offset r = begin; r < end && status == NC_NOERR; r += chunk) {
+      const MPI_Offset n = std::min(chunk, end - r);
+      std::vector<std::byte> buf(static_cast<std::size_t>(n) * row);
+      for (std::size_t at = 0; at < buf.size(); at += fill.size()) std::memcpy(buf.data() + at, fill.data(), fill.size());
+      std::vector<MPI_Offset> start(ndim, 0), count = shape;
+      if (ndim > 0) start[0] = r, count[0] = n;
+      Access a;
+      a.name = "ncmpi_enddef (fill)";
+      a.put = true;
+      a.kind = 'a';
+      a.nonblocking = 'i';  // no mode check: PnetCDF's own fill
+      a.mem = v.type;
+      a.ncid = ncid;
+      a.varid = static_cast<int>(i);
+      a.start = start.data();
+      a.count = count.data();
+      a.buf = buf.data();
+      status = access(a);
+    }
+  }
+  // Every rank's fill is stored before any rank's put that follows.
+  if (filled) writers_meet(f);
+  return status;
+}
+
 // Nothing may unwind into the C caller.
 int access(const Access& a) {
   try {
-    return checked_access(a);
+    // Nor does it start before every rank finished what came before: a
+    // rank's put cannot land under another rank's earlier get.
+    const bool collective_put = a.put && a.all && a.nonblocking == 0 && a.meet;
+    if (collective_put) writers_meet(*find_file(a.ncid));
+    const int rc = checked_access(a);
+    // A collective put has, as PnetCDF's collective write, stored every
+    // rank's data when it returns: a get that follows on any rank sees it.
+    // Only the mode errors (the same on every rank) skip the collective,
+    // as in PnetCDF.
+    if (collective_put && rc != NC_EPERM && rc != NC_EINDEFINE && rc != NC_EINDEP &&
+        rc != NC_ENOTINDEP) {
+      writers_meet(*find_file(a.ncid));
+    }
+    return rc;
   } catch (const std::bad_alloc&) {
     return report(NC_ENOMEM, fmt::format("{}: out of memory for the request", a.name));
   } catch (const std::exception& e) {
     return report(NC_EFILE, fmt::format("{}: {}", a.name, e.what()));
   }
+}
+
+int multi_access(const Access& a, int num, const int* varids, MPI_Offset* const* starts, MPI_Offset* const* counts,
+                 MPI_Offset* const* strides, MPI_Offset* const* imaps, void* const* bufs, const MPI_Offset* bufcounts,
+                 const MPI_Datatype* datatypes) {
+  File* f = find_file(a.ncid);
+  // The mode errors are the same on every rank: then nobody meets.
+  const bool collective_put = a.put && a.all && f->writer && !f->define_mode && !f->independent;
+  if (collective_put) writers_meet(*f);
+  int first = num < 0 ? NC_EINVAL : NC_NOERR;
+  for (int i = 0; i < num; ++i) {
+    Access one = a;
+    one.meet = false;
+    one.varid = varids != nullptr ? varids[i] : -1;
+    one.start = starts != nullptr ? starts[i] : nullptr;
+    one.count = counts != nullptr ? counts[i] : nullptr;
+    one.stride = strides != nullptr ? strides[i] : nullptr;
+    one.imap = imaps != nullptr ? imaps[i] : nullptr;
+    one.buf = bufs != nullptr ? bufs[i] : nullptr;
+    if (datatypes != nullptr) {
+      one.bufcount = bufcounts != nullptr ? bufcounts[i] : -1;
+      one.buftype = datatypes[i];
+    }
+    const int rc = access(one);
+    if (first == NC_NOERR) first = rc;
+  }
+  if (collective_put) writers_meet(*f);
+  return first;
 }
 
 }  // namespace cove::pnetcdf

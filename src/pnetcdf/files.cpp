@@ -151,6 +151,7 @@ void remove_file(int ncid) {
       }
     }
     if (f.shared_comm != nullptr) leave_shared_comm(static_cast<SharedComm*>(f.shared_comm));
+    if (f.info != MPI_INFO_NULL) MPI_Info_free(&f.info);
     s.files.erase(it);
   }
   // release() waits for readers still copying out of the pieces; only then
@@ -181,6 +182,31 @@ int on_root(MPI_Comm comm, std::string& text, const std::function<int(std::strin
   text.resize(static_cast<std::size_t>(head[1]));
   if (head[1] > 0) MPI_Bcast(text.data(), static_cast<int>(head[1]), MPI_CHAR, 0, comm);
   return static_cast<int>(head[0]);
+}
+
+// PnetCDF's two environment switches, read when a file is created or
+// opened, as PnetCDF reads them (this build has RELAX_COORD_BOUND on and
+// safe mode off unless set).
+void read_environment(File& f) {
+  const char* safe = std::getenv("PNETCDF_SAFE_MODE");
+  f.safe_mode = safe != nullptr && *safe != '0';
+  const char* relax = std::getenv("PNETCDF_RELAX_COORD_BOUND");
+  f.strict_coords = relax != nullptr && *relax == '0';
+}
+
+// The cmode checks of PnetCDF's ncmpi_create and ncmpio_create, in their
+// order, and the default format for a cmode that names none.
+int check_cmode(int& cmode) {
+  if (cmode & NC_NETCDF4) return NC_ENOTBUILT;  // this PnetCDF is built without NetCDF-4
+  if ((cmode & (NC_64BIT_OFFSET | NC_64BIT_DATA)) == (NC_64BIT_OFFSET | NC_64BIT_DATA)) return NC_EINVAL_CMODE;
+  if (!(cmode & (NC_64BIT_DATA | NC_64BIT_OFFSET | NC_CLASSIC_MODEL))) {
+    int format = NC_FORMAT_CLASSIC;
+    ncmpi_inq_default_format(&format);
+    if (format == NC_FORMAT_CDF5) cmode |= NC_64BIT_DATA;
+    if (format == NC_FORMAT_CDF2) cmode |= NC_64BIT_OFFSET;
+  }
+  if (cmode & (NC_DISKLESS | NC_MMAP)) return NC_EINVAL_CMODE;
+  return NC_NOERR;
 }
 
 int end_define(File& f) {
@@ -216,8 +242,9 @@ std::string cove_name(const File& f, int varid) {
   const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
   // Paths and netCDF names may both contain ':': the path's length keeps
   // "a" + "b:c" apart from "a:b" + "c", which would share bytes otherwise.
-  std::string name = fmt::format("pnetcdf:{:016x}:{}:{}:{}:{}:{}", f.schema.writer, f.path.size(), f.path, v.name,
-                                 v.type, v.dims.size());
+  std::string name = fmt::format("pnetcdf:{:016x}:{}:{}:{}:{}:{}", f.schema.writer, f.path.size(), f.path,
+                                 v.key.empty() ? v.name : v.key, v.type, v.dims.size());
+  if (!v.fill_tag.empty()) name += ":" + v.fill_tag;
   if (name.size() > 255) {
     const std::hash<std::string> hash;
     name = fmt::format("pnetcdf#{:016x}{:016x}", hash(name), hash(name + '\x01'));
@@ -259,6 +286,12 @@ int publish(File& f) {
   f.published = true;
   return on_root(f.comm, unused, [&](std::string&) {
     try {
+      // Sealed: the version is complete, its unwritten cells read as the
+      // fill value (or fail, in NC_NOFILL mode), and nothing is put into it later.
+      for (std::size_t v = 0; v < f.schema.vars.size(); ++v) {
+        define_var(f, static_cast<int>(v));
+        client().seal(cove_name(f, static_cast<int>(v)), f.version);
+      }
       const std::string s = f.schema.serialize();
       client().put_meta(meta_name(f.path), f.version, std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()));
       return NC_NOERR;
@@ -266,6 +299,10 @@ int publish(File& f) {
       return from_exception("publishing", f);
     }
   });
+}
+
+void writers_meet(const File& f) {
+  if (f.writer && !f.real_too) MPI_Barrier(f.comm);
 }
 
 int unsupported(int ncid, const char* name) {
@@ -284,30 +321,36 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   const FileRule* rule = nullptr;
   try {
     const Config* c = config();
-    if (c != nullptr && path != nullptr) rule = rule_for(*c, path, true);
+    if (c != nullptr && path != nullptr && *path != '\0') rule = rule_for(*c, path, true);
   } catch (const std::exception& e) {
     return report(NC_EINVAL, fmt::format("ncmpi_create: bad COVE_PNETCDF_CONFIG: {}", e.what()));
   }
   if (rule == nullptr || rule->mode == Mode::file) return real(comm, path, cmode, info, ncidp);
+  if (const int rc = check_cmode(cmode); rc != NC_NOERR) return rc;
   if (ncidp == nullptr) return NC_EINVAL;
   auto file = std::make_unique<File>();
   file->path = path;
   file->writer = true;
+  read_environment(*file);
   file->real_too = rule->mode == Mode::both;
   file->transfer = rule->transfer;
   file->define_mode = true;
+  if (info != MPI_INFO_NULL) MPI_Info_dup(info, &file->info);
   file->schema.cmode = cmode;
   // The next version of the file: one more than this process last created,
   // or than the newest any writer published. Every rank finds the same
   // without a collective: nothing is published before all ranks are in close.
   std::uint64_t version = 0;
+  bool exists = false;
   {
     std::lock_guard lock(state().mu);
     if (auto it = state().created.find(path); it != state().created.end()) version = it->second + 1;
+    exists = version > 0 || state().seen.count(path) > 0;
   }
   if (version == 0) {
     try {
       version = client().get_meta_latest(meta_name(path), 0).version + 1;
+      exists = true;
     } catch (const cove::Error& e) {
       if (e.code() != cove::Code::NotFound) return from_exception("ncmpi_create", *file);
       version = 1;
@@ -315,6 +358,9 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
       return from_exception("ncmpi_create", *file);
     }
   }
+  // NC_NOCLOBBER: a coupled file exists once a version of it was created
+  // here or published by any writer.
+  if ((cmode & NC_NOCLOBBER) && exists) return NC_EEXIST;
   // Only now the real file, which an error above would have left open.
   int ncid = -1;
   if (rule->mode == Mode::both) {
@@ -341,7 +387,7 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   double timeout_s = 0;
   try {
     const Config* c = config();
-    if (c != nullptr && path != nullptr) rule = rule_for(*c, path, false);
+    if (c != nullptr && path != nullptr && *path != '\0') rule = rule_for(*c, path, false);
     if (c != nullptr) timeout_s = c->timeout_s;
   } catch (const std::exception& e) {
     return report(NC_EINVAL, fmt::format("ncmpi_open: bad COVE_PNETCDF_CONFIG: {}", e.what()));
@@ -352,8 +398,23 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   file->path = path;
   file->transfer = rule->transfer;
   file->schema.cmode = omode;
+  read_environment(*file);
+  if (info != MPI_INFO_NULL) MPI_Info_dup(info, &file->info);
   auto* shared = shared_comm(comm);
   file->comm = shared->comm;
+  const bool write = (omode & NC_WRITE) != 0;
+  if (write && rule->mode == Mode::both) {
+    return report(NC_ENOTSUPPORT, fmt::format("ncmpi_open: NC_WRITE on {}, coupled in `both` mode, is not supported "
+                                              "(a write would reach Cove but not the file)",
+                                              path));
+  }
+  // A file this process created: its own newest version (reopened after
+  // close). Any other: the next version a writer publishes.
+  std::uint64_t own = 0;
+  {
+    std::lock_guard lock(state().mu);
+    if (auto it = state().created.find(path); it != state().created.end()) own = it->second;
+  }
   std::string text;
   const int status = on_root(file->comm, text, [&](std::string& out) {
     std::uint64_t after = 0;
@@ -362,15 +423,29 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
       after = state().seen[path];
     }
     try {
-      const auto meta = client().get_meta_next(meta_name(path), after, static_cast<std::int64_t>(timeout_s * 1000));
-      out = std::to_string(meta.version) + " " +
+      const auto timeout_ms = static_cast<std::int64_t>(timeout_s * 1000);
+      const auto meta = own > 0 ? client().get_meta(meta_name(path), own, timeout_ms)
+                                : client().get_meta_next(meta_name(path), after, timeout_ms);
+      // NC_WRITE: the next version starts as this one (derive), after the
+      // newest any writer published.
+      std::uint64_t next = 0;
+      if (write) {
+        next = std::max(meta.version, client().get_meta_latest(meta_name(path), 0).version) + 1;
+        File probe;
+        probe.path = path;
+        probe.schema = Schema::parse(std::string(reinterpret_cast<const char*>(meta.data.data()), meta.data.size()));
+        std::vector<std::string> vars;
+        for (std::size_t v = 0; v < probe.schema.vars.size(); ++v) vars.push_back(cove_name(probe, static_cast<int>(v)));
+        if (!vars.empty()) client().derive(vars, meta.version, next);
+      }
+      out = std::to_string(meta.version) + " " + std::to_string(next) + " " +
             std::string(reinterpret_cast<const char*>(meta.data.data()), meta.data.size());
       return NC_NOERR;
     } catch (const cove::Error& e) {
-      if (e.code() == cove::Code::Timeout || e.code() == cove::Code::NotFound) {
+      if (e.code() == cove::Code::Timeout || (e.code() == cove::Code::NotFound && !write)) {
         return report(NC_ENOENT, fmt::format("ncmpi_open: no writer published the coupled file {} (version > {}) "
                                              "within {} s",
-                                             path, after, timeout_s));
+                                             path, own > 0 ? own - 1 : after, timeout_s));
       }
       return from_exception("ncmpi_open", *file);
     } catch (...) {
@@ -379,13 +454,23 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   });
   if (status != NC_NOERR) return status;
   const auto space = text.find(' ');
+  const auto space2 = text.find(' ', space + 1);
   file->version = std::stoull(text.substr(0, space));
+  const std::uint64_t next = std::stoull(text.substr(space + 1, space2 - space - 1));
   try {
-    file->schema = Schema::parse(text.substr(space + 1));
+    file->schema = Schema::parse(text.substr(space2 + 1));
   } catch (const std::exception& e) {
     return report(NC_ENOTNC, fmt::format("ncmpi_open: the schema published for {} is not readable: {}", path, e.what()));
   }
-  {
+  if (write) {
+    // A writer of the derived version, in data mode; close seals and publishes it.
+    file->writer = true;
+    file->version = next;
+    file->defined.assign(file->schema.vars.size(), true);
+    file->fixed_vars = file->schema.vars.size();
+    std::lock_guard lock(state().mu);
+    state().created[path] = next;
+  } else {
     std::lock_guard lock(state().mu);
     auto& seen = state().seen[path];
     seen = std::max(seen, file->version);
@@ -404,7 +489,16 @@ COVE_PNETCDF_API int ncmpi_close(int ncid) {
   File* f = find_file(ncid);
   if (f == nullptr) return real(ncid);
   const int real_rc = f->real_too ? real(ncid) : NC_NOERR;
-  const int status = f->writer && !f->published ? publish(*f) : NC_NOERR;
+  // Closing in define mode ends it first, as PnetCDF's close does.
+  int status = NC_NOERR;
+  if (f->writer && f->define_mode) {
+    f->define_mode = false;
+    status = fill_at_enddef(*f, ncid);
+  }
+  if (f->writer && !f->published) {
+    const int rc = publish(*f);
+    if (status == NC_NOERR) status = rc;
+  }
   remove_file(ncid);
   return real_rc != NC_NOERR ? real_rc : status;
 }
@@ -420,14 +514,16 @@ COVE_PNETCDF_API int ncmpi_abort(int ncid) {
 
 COVE_PNETCDF_API int ncmpi_enddef(int ncid) {
   COUPLED(ncmpi_enddef, ncid)
-  return end_define(*f);
+  if (const int rc = end_define(*f); rc != NC_NOERR) return rc;
+  return fill_at_enddef(*f, ncid);
 }
 
 // The header and alignment hints concern the real file only.
 COVE_PNETCDF_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
                                    MPI_Offset r_align) {
   COUPLED(ncmpi__enddef, ncid, h_minfree, v_align, v_minfree, r_align)
-  return end_define(*f);
+  if (const int rc = end_define(*f); rc != NC_NOERR) return rc;
+  return fill_at_enddef(*f, ncid);
 }
 
 COVE_PNETCDF_API int ncmpi_redef(int ncid) {
@@ -440,7 +536,9 @@ COVE_PNETCDF_API int ncmpi_redef(int ncid) {
 
 COVE_PNETCDF_API int ncmpi_sync(int ncid) {
   COUPLED(ncmpi_sync, ncid)
-  return f->define_mode ? NC_EINDEFINE : NC_NOERR;
+  if (f->define_mode) return NC_EINDEFINE;
+  writers_meet(*f);
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_flush(int ncid) {
@@ -468,36 +566,64 @@ COVE_PNETCDF_API int ncmpi_end_indep_data(int ncid) {
   COUPLED(ncmpi_end_indep_data, ncid)
   if (!f->independent) return NC_ENOTINDEP;
   f->independent = false;
+  writers_meet(*f);
   return NC_NOERR;
 }
 
-COVE_PNETCDF_API int ncmpi_set_fill(int ncid, int fillmode, int* old_modep) {
-  COUPLED(ncmpi_set_fill, ncid, fillmode, old_modep)
-  (void)f;
-  if (old_modep != nullptr && !f->real_too) *old_modep = NC_NOFILL;
-  return NC_NOERR;
-}
+
+}  // extern "C"
+
+namespace cove::pnetcdf {
 
 // Nonblocking calls on coupled files complete when they are posted; wait
 // hands back their statuses and, as PnetCDF's does, returns the first
-// request's error (a get's NC_ERANGE), in the order they were posted.
-COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses) {
-  COUPLED(ncmpi_wait_all, ncid, num, reqs, statuses)
-  if (f->real_too) return NC_NOERR;
+// request's error (a get's NC_ERANGE), in the order they were posted. The
+// mode checks are PnetCDF's (ncmpio_wait): data mode, then wait_all in
+// collective mode and wait in independent mode.
+// A finished bput's bytes go back once every later one is finished (PnetCDF's abuf_coalesce).
+static void release_buffer(File& f, int request) {
+  for (auto& e : f.buffer) {
+    if (e.request == request) e.pending = false;
+  }
+  while (!f.buffer.empty() && !f.buffer.back().pending) {
+    f.buffer_used -= f.buffer.back().bytes;
+    f.buffer.pop_back();
+  }
+}
+
+static int wait_requests(File& f, int num, int* reqs, int* statuses, bool independent) {
+  if (f.define_mode) return NC_EINDEFINE;
+  if (independent && !f.independent) return NC_ENOTINDEP;
+  if (!independent && f.independent) return NC_EINDEP;
+  if (num == 0) return NC_NOERR;
   int first = NC_NOERR;
   if (num == NC_REQ_ALL || num == NC_GET_REQ_ALL || num == NC_PUT_REQ_ALL) {
-    for (const auto& [id, status] : f->requests)
-      if (first == NC_NOERR) first = status;
-    f->requests.clear();
+    for (auto it = f.requests.begin(); it != f.requests.end();) {
+      const bool take = num == NC_REQ_ALL || (num == NC_PUT_REQ_ALL) == it->second.put;
+      if (!take) {
+        ++it;
+        continue;
+      }
+      if (first == NC_NOERR) first = it->second.status;
+      it = f.requests.erase(it);
+    }
+    // All puts done: the attached buffer is empty again.
+    if (num != NC_GET_REQ_ALL) {
+      f.buffer.clear();
+      f.buffer_used = 0;
+    }
     return first;
   }
   if (num < 0) return NC_EINVAL;
   for (int i = 0; i < num; ++i) {
     int status = NC_NOERR;
     if (reqs[i] != NC_REQ_NULL) {
-      auto it = f->requests.find(reqs[i]);
-      status = it == f->requests.end() ? NC_EINVAL_REQUEST : it->second;
-      if (it != f->requests.end()) f->requests.erase(it);
+      auto it = f.requests.find(reqs[i]);
+      status = it == f.requests.end() ? NC_EINVAL_REQUEST : it->second.status;
+      if (it != f.requests.end()) {
+        if (it->second.put) release_buffer(f, reqs[i]);
+        f.requests.erase(it);
+      }
       reqs[i] = NC_REQ_NULL;
     }
     if (statuses != nullptr) statuses[i] = status;
@@ -506,12 +632,104 @@ COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses)
   return first;
 }
 
-COVE_PNETCDF_API int ncmpi_wait(int ncid, int num, int* reqs, int* statuses) {
-  return ncmpi_wait_all(ncid, num, reqs, statuses);
+}  // namespace cove::pnetcdf
+
+extern "C" {
+
+COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses) {
+  COUPLED(ncmpi_wait_all, ncid, num, reqs, statuses)
+  if (f->real_too) return NC_NOERR;
+  const int rc = wait_requests(*f, num, reqs, statuses, false);
+  if (rc != NC_EINDEFINE && rc != NC_EINDEP) writers_meet(*f);
+  return rc;
 }
 
+COVE_PNETCDF_API int ncmpi_wait(int ncid, int num, int* reqs, int* statuses) {
+  COUPLED(ncmpi_wait, ncid, num, reqs, statuses)
+  if (f->real_too) return NC_NOERR;
+  return wait_requests(*f, num, reqs, statuses, true);
+}
+
+// A get on a coupled file has completed when it was posted, and cancelling
+// it only forgets it (the buffer already holds the data, where PnetCDF would
+// leave it untouched). A put is in the store already and cannot be taken
+// back: cancelling one is refused, naming the request, and the request stays
+// pending for a wait.
 COVE_PNETCDF_API int ncmpi_cancel(int ncid, int num, int* reqs, int* statuses) {
-  return ncmpi_wait_all(ncid, num, reqs, statuses);
+  COUPLED(ncmpi_cancel, ncid, num, reqs, statuses)
+  if (f->real_too) return NC_NOERR;
+  if (num == 0) return NC_NOERR;
+  if (num < NC_PUT_REQ_ALL) return NC_EINVAL;
+  auto refuse = [&](int id) {
+    return report(NC_ENOTSUPPORT, fmt::format("ncmpi_cancel: the put request {} on the coupled file {} was stored "
+                                              "when it was posted and cannot be cancelled",
+                                              id, f->path));
+  };
+  if (num < 0) {
+    for (const auto& [id, r] : f->requests) {
+      if (r.put && num != NC_GET_REQ_ALL) return refuse(id);
+    }
+    for (auto it = f->requests.begin(); it != f->requests.end();) {
+      it = num == NC_PUT_REQ_ALL && !it->second.put ? std::next(it) : f->requests.erase(it);
+    }
+    return NC_NOERR;
+  }
+  for (int i = 0; i < num; ++i) {
+    auto it = f->requests.find(reqs[i]);
+    if (it != f->requests.end() && it->second.put) return refuse(reqs[i]);
+  }
+  int first = NC_NOERR;
+  for (int i = 0; i < num; ++i) {
+    if (statuses != nullptr) statuses[i] = NC_NOERR;
+    if (reqs[i] == NC_REQ_NULL) continue;
+    auto it = f->requests.find(reqs[i]);
+    if (it != f->requests.end()) {
+      f->requests.erase(it);
+      reqs[i] = NC_REQ_NULL;
+      continue;
+    }
+    if (statuses != nullptr) statuses[i] = NC_EINVAL_REQUEST;
+    if (first == NC_NOERR) first = NC_EINVAL_REQUEST;
+  }
+  return first;
+}
+
+// The hints the program gave, and PnetCDF's own with the values the real
+// library uses when none is given (ncmpio_inq_misc): a new MPI_Info the
+// caller frees.
+COVE_PNETCDF_API int ncmpi_inq_file_info(int ncid, MPI_Info* info_used) {
+  COUPLED(ncmpi_inq_file_info, ncid, info_used)
+  if (f->real_too || info_used == nullptr) return NC_NOERR;
+  if (f->info != MPI_INFO_NULL) {
+    MPI_Info_dup(f->info, info_used);
+  } else {
+    MPI_Info_create(info_used);
+  }
+  const std::pair<const char*, const char*> defaults[] = {
+      {"nc_header_align_size", "512"},    {"nc_var_align_size", "4"},     {"nc_record_align_size", "512"},
+      {"nc_header_read_chunk_size", "262144"}, {"nc_in_place_swap", "auto"}, {"nc_ibuf_size", "16777216"},
+      {"pnetcdf_subfiling", "disable"}};
+  for (const auto& [key, value] : defaults) {
+    int flag = 0;
+    char given[MPI_MAX_INFO_VAL + 1];
+    MPI_Info_get(*info_used, key, MPI_MAX_INFO_VAL, given, &flag);
+    if (!flag) MPI_Info_set(*info_used, key, value);
+  }
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_get_file_info(int ncid, MPI_Info* info_used) {
+  REAL_IF_UNCOUPLED(ncmpi_get_file_info, ncid, info_used)
+  return ncmpi_inq_file_info(ncid, info_used);
+}
+
+// The format's cmode flag, as PnetCDF's ncmpi_inq_version answers.
+COVE_PNETCDF_API int ncmpi_inq_version(int ncid, int* nc_mode) {
+  COUPLED(ncmpi_inq_version, ncid, nc_mode)
+  if (f->real_too || nc_mode == nullptr) return NC_NOERR;
+  const int cmode = f->schema.cmode;
+  *nc_mode = cmode & NC_64BIT_DATA ? NC_64BIT_DATA : cmode & NC_64BIT_OFFSET ? NC_64BIT_OFFSET : NC_CLASSIC_MODEL;
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_inq_nreqs(int ncid, int* nreqs) {
@@ -522,19 +740,41 @@ COVE_PNETCDF_API int ncmpi_inq_nreqs(int ncid, int* nreqs) {
 
 COVE_PNETCDF_API int ncmpi_buffer_attach(int ncid, MPI_Offset bufsize) {
   COUPLED(ncmpi_buffer_attach, ncid, bufsize)
-  (void)f;
-  return bufsize <= 0 ? NC_ENULLBUF : NC_NOERR;
+  if (f->real_too) return NC_NOERR;
+  if (bufsize <= 0) return NC_ENULLBUF;
+  if (f->buffer_size >= 0) return NC_EPREVATTACHBUF;
+  f->buffer_size = bufsize;
+  f->buffer_used = 0;
+  f->buffer.clear();
+  return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_buffer_detach(int ncid) {
   COUPLED(ncmpi_buffer_detach, ncid)
-  (void)f;
+  if (f->real_too) return NC_NOERR;
+  if (f->buffer_size < 0) return NC_ENULLABUF;
+  for (const auto& e : f->buffer) {
+    if (e.pending) return NC_EPENDINGBPUT;
+  }
+  f->buffer_size = -1;
+  f->buffer_used = 0;
+  f->buffer.clear();
   return NC_NOERR;
 }
 
 COVE_PNETCDF_API int ncmpi_inq_buffer_usage(int ncid, MPI_Offset* usage) {
   COUPLED(ncmpi_inq_buffer_usage, ncid, usage)
-  if (usage && !f->real_too) *usage = 0;
+  if (f->real_too || usage == nullptr) return NC_NOERR;
+  if (f->buffer_size < 0) return NC_ENULLABUF;
+  *usage = f->buffer_used;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_buffer_size(int ncid, MPI_Offset* buf_size) {
+  COUPLED(ncmpi_inq_buffer_size, ncid, buf_size)
+  if (f->real_too || buf_size == nullptr) return NC_NOERR;
+  if (f->buffer_size < 0) return NC_ENULLABUF;
+  *buf_size = f->buffer_size;
   return NC_NOERR;
 }
 

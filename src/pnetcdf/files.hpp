@@ -32,6 +32,13 @@ struct Var {
   nc_type type = NC_NAT;
   std::vector<int> dims;
   std::vector<Att> atts;
+  bool no_fill = true;  // PnetCDF's per-variable fill mode (def_var_fill, set_fill); NC_NOFILL by default
+  std::string key;      // the name its Cove variable was made under, when it was renamed since
+  // Its fill value as part of its Cove variable's name ("" before the first
+  // enddef, or without one): versions with other fill values are other
+  // Cove variables. Fixed at the enddef after its definition, as PnetCDF
+  // fixes the fill value then (NC_ELATEFILL).
+  std::string fill_tag;
 };
 
 struct Schema {
@@ -41,6 +48,7 @@ struct Schema {
   std::vector<Att> atts;
   int unlimdim = -1;
   MPI_Offset numrecs = 0;
+  int fill_mode = NC_NOFILL;  // set_fill's: what variables defined next get
   // Names the writer job in its Cove variables, so that a reader of version v
   // never gets bytes that another job put under the same version (one that
   // died before close, or wrote the same file name at the same time).
@@ -66,19 +74,57 @@ struct File {
   bool define_mode = false;
   bool published = false;  // the writer has published this version (close, or dtf_transfer)
   bool independent = false;
+  bool safe_mode = false;      // PNETCDF_SAFE_MODE=1: collective calls agree on their error
+  bool strict_coords = false;  // PNETCDF_RELAX_COORD_BOUND=0: a start must be inside its dimension
   MPI_Comm comm = MPI_COMM_NULL;  // ours, shared by the files of one program communicator
   void* shared_comm = nullptr;
   std::uint64_t version = 0;
   Schema schema;
-  std::map<int, int> requests;  // nonblocking request id -> its status
+  // Nonblocking requests, completed when posted and kept until waited for
+  // or cancelled. Their ids are PnetCDF's: even for puts, odd for gets.
+  struct Request {
+    int status = NC_NOERR;
+    bool put = false;
+  };
+  // The attached buffer of bput calls, accounted as PnetCDF accounts it:
+  // each pending bput takes its external bytes at the tail, and a finished
+  // one frees its bytes once every later one is finished too.
+  struct BufferEntry {
+    int request = NC_REQ_NULL;
+    MPI_Offset bytes = 0;
+    bool pending = true;
+  };
+  MPI_Offset buffer_size = -1;  // -1: no buffer attached
+  MPI_Offset buffer_used = 0;
+  std::vector<BufferEntry> buffer;
+  std::map<int, Request> requests;
   int next_request = 0;
   std::vector<ShallowPiece> shallow;  // this version's, while it is open
   std::vector<bool> defined;          // per variable: defined in Cove by this process
+  std::size_t fixed_vars = 0;         // variables before the last enddef: their fill value is fixed
+  MPI_Info info = MPI_INFO_NULL;      // the hints given at create or open (ours, freed with the file)
 };
+
+// The bytes (external type) unwritten cells of a variable read as once its
+// version is sealed: _FillValue, or the type's default fill; empty in
+// NC_NOFILL mode (reading such a cell is then an error, never made-up bytes).
+std::vector<std::byte> fill_bytes(const Var& v, int unlimdim);
 
 // The coupled file behind `ncid`, or nullptr.
 File* find_file(int ncid);
 File* find_file(const std::string& path);
+// The ranks of a writer wait for each other (MPI_Barrier): what each put
+// before is stored for every rank's gets after. Readers: nothing.
+void writers_meet(const File& f);
+// Writes the fill value over every fixed-size variable in fill mode
+// defined since the last enddef, as PnetCDF's enddef does (the ranks share
+// the work and meet after it), and fixes the variables' fill tags.
+int fill_at_enddef(File& f, int ncid);
+// The one predefined type a (derived) MPI datatype is built of, as a memory
+// type; NC_NAT if it mixes types or netCDF has none for it.
+nc_type buftype_base(MPI_Datatype t);
+// Defines a variable of the file in Cove (once per process), with its fill value.
+void define_var(File& f, int varid);
 // Writer: makes the data put so far readers' next version (collective over the file's communicator).
 int publish(File& f);
 Client& client();
@@ -93,6 +139,12 @@ int from_exception(const char* call, const File& f);
 
 // A coupled file's call goes to Cove; in `both` mode the real library runs
 // it first (NC_ERANGE still wrote the rest, so Cove goes on too).
+// An entry point that answers from another one for coupled files: an
+// uncoupled file's call still goes to the real library's own `fn`, never to
+// another entry point (ncmpi_wait is not ncmpi_wait_all).
+#define REAL_IF_UNCOUPLED(fn, ...) \
+  if (find_file(ncid) == nullptr) return real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);
+
 #define COUPLED(fn, ...)                                                 \
   File* f = find_file(ncid);                                             \
   if (f == nullptr) return real_fn<decltype(&::fn)>(#fn)(__VA_ARGS__);   \

@@ -57,8 +57,14 @@ struct Access {
   MPI_Datatype buftype = MPI_DATATYPE_NULL;
   int* req = nullptr;
   MPI_Offset buf_elements = -1;  // elements the buffer holds, where known (a packed derived buftype)
+  bool meet = true;  // a collective put meets the other ranks (not for each variable of an mput)
 };
 int access(const Access& a);
+// mput/mget: `a` with the fields of each of `num` variables (nullptr
+// arrays: not given); a collective put meets the other ranks once.
+int multi_access(const Access& a, int num, const int* varids, MPI_Offset* const* starts, MPI_Offset* const* counts,
+                 MPI_Offset* const* strides, MPI_Offset* const* imaps, void* const* bufs, const MPI_Offset* bufcounts,
+                 const MPI_Datatype* datatypes);
 
 // Typed attribute calls: put stores `len` values of memory type `mem` as
 // external type `xtype`; get converts the attribute to `mem` (NC_NAT: its own type).

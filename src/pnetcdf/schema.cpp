@@ -30,14 +30,16 @@ Att att_of(const json& j) {
 }  // namespace
 
 std::string Schema::serialize() const {
-  json j{{"cmode", cmode}, {"unlimdim", unlimdim}, {"numrecs", numrecs}, {"writer", writer}};
+  json j{{"cmode", cmode}, {"unlimdim", unlimdim}, {"fill_mode", fill_mode}, {"numrecs", numrecs}, {"writer", writer}};
   j["dims"] = json::array();
   for (const auto& d : dims) j["dims"].push_back({{"name", d.name}, {"len", d.len}});
   j["atts"] = json::array();
   for (const auto& a : atts) j["atts"].push_back(att_json(a));
   j["vars"] = json::array();
   for (const auto& v : vars) {
-    json jv{{"name", v.name}, {"type", v.type}, {"dims", v.dims}, {"atts", json::array()}};
+    json jv{{"name", v.name}, {"type", v.type}, {"dims", v.dims}, {"no_fill", v.no_fill}, {"atts", json::array()}};
+    if (!v.key.empty()) jv["key"] = v.key;
+    if (!v.fill_tag.empty()) jv["fill_tag"] = v.fill_tag;
     for (const auto& a : v.atts) jv["atts"].push_back(att_json(a));
     j["vars"].push_back(std::move(jv));
   }
@@ -50,11 +52,15 @@ Schema Schema::parse(const std::string& text) {
   s.cmode = j.at("cmode").get<int>();
   s.unlimdim = j.at("unlimdim").get<int>();
   s.numrecs = j.at("numrecs").get<MPI_Offset>();
+  s.fill_mode = j.value("fill_mode", NC_NOFILL);
   s.writer = j.at("writer").get<std::uint64_t>();
   for (const auto& d : j.at("dims")) s.dims.push_back({d.at("name").get<std::string>(), d.at("len").get<MPI_Offset>()});
   for (const auto& a : j.at("atts")) s.atts.push_back(att_of(a));
   for (const auto& v : j.at("vars")) {
-    Var var{v.at("name").get<std::string>(), v.at("type").get<nc_type>(), v.at("dims").get<std::vector<int>>(), {}};
+    Var var{v.at("name").get<std::string>(), v.at("type").get<nc_type>(), v.at("dims").get<std::vector<int>>(), {}, true, {}, {}};
+    var.no_fill = v.value("no_fill", true);
+    var.key = v.value("key", std::string());
+    var.fill_tag = v.value("fill_tag", std::string());
     for (const auto& a : v.at("atts")) var.atts.push_back(att_of(a));
     s.vars.push_back(std::move(var));
   }
