@@ -23,31 +23,11 @@ stamp="$prefix/.cove-stamp"
 
 [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$config" ] && exit 0
 
-mirror=""
-for f in /etc/apt/sources.list.d/*.sources; do
-  [ -f "$f" ] || continue
-  # deb822 stanzas: the first URIs of a stanza that carries Debian's main suite.
-  mirror=$(awk '/^URIs:/{u=$2} /^Suites:/ && /bookworm( |$)/{print u; exit}' "$f")
-  [ -n "$mirror" ] && break
-done
-if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
-  mirror=$(awk '$1=="deb" && $3 ~ /^bookworm$/ {print $2; exit}' /etc/apt/sources.list)
-fi
-if [ -z "$mirror" ]; then
-  echo "setup-hdf5: no Debian mirror for bookworm in /etc/apt/sources*; cannot fetch HDF5 1.14's source" >&2
-  exit 1
-fi
-
 work="$build/hdf5-src"
 rm -rf "$work"
-mkdir -p "$work/apt/lists/partial" "$work/apt/archives/partial"
-echo "deb-src $mirror $release main" > "$work/apt/sources.list"
-apt_opts=(-o "Dir::Etc::sourcelist=$PWD/$work/apt/sources.list" -o Dir::Etc::sourceparts=-
-          -o "Dir::State::Lists=$PWD/$work/apt/lists" -o "Dir::Cache::archives=$PWD/$work/apt/archives"
-          -o APT::Sandbox::User=root -qq)
 echo "setup-hdf5: fetching Debian's hdf5 source package ($release) and building it into $prefix"
-apt-get "${apt_opts[@]}" update
-(cd "$work" && apt-get "${apt_opts[@]}" --download-only source hdf5 >/dev/null 2>&1)
+bash "$(dirname "$0")/fetch-debian-source.sh" "$release" "$work" hdf5 ||
+  { echo "setup-hdf5: cannot fetch HDF5 1.14's source" >&2; exit 1; }
 tarball=$(ls "$work"/hdf5_1.14.*.orig.tar.* 2>/dev/null | head -n1)
 if [ -z "$tarball" ]; then
   echo "setup-hdf5: $release's hdf5 source package is not 1.14: $(ls "$work")" >&2

@@ -392,21 +392,13 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
       // Every dataset of the new version starts with the old one's content
       // (no bytes copied); one never written there has nothing to share.
       std::uint64_t next_id = 1;
-      auto tree = deserialize(meta.data, next_id);
-      std::vector<std::shared_ptr<Node>> stack{tree};
-      std::set<const Node*> seen;
-      while (!stack.empty()) {
-        auto n = stack.back();
-        stack.pop_back();
-        if (!seen.insert(n.get()).second) continue;
-        for (auto& [leaf, child] : n->links) stack.push_back(child);
-        if (n->kind != Node::Kind::dataset || n->file_only) continue;
+      for_each_memory_dataset(deserialize(meta.data, next_id), [&](Node& n) {
         try {
-          client().derive(f->variable(*n), meta.version, to);
+          client().derive(f->variable(n), meta.version, to);
         } catch (const Error& e) {
           if (e.code() != Code::NotFound) throw;
         }
-      }
+      });
     } catch (const Error& e) {
       error = e.code() == Code::NotFound ? "no file \"" + name + "\" to open read-write (no producer has written it; errno = 2, error message = 'No such file or directory')" : e.what();
     }
@@ -420,18 +412,11 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
   own_version_[name] = to;
   f->root = deserialize(meta.data, f->next_id);
   f->index(f->root);
-  std::vector<std::shared_ptr<Node>> stack{f->root};
-  std::set<const Node*> seen;
-  while (!stack.empty()) {
-    auto n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n.get()).second) continue;
-    for (auto& [leaf, child] : n->links) stack.push_back(child);
-    if (n->kind != Node::Kind::dataset || n->file_only) continue;
-    // Defined by the version's producer: no define again, but sealed at close.
-    f->defined.insert(f->variable(*n));
-    defined_.insert(f->variable(*n));
-  }
+  // Defined by the version's producer: no define again, but sealed at close.
+  for_each_memory_dataset(f->root, [&](Node& n) {
+    f->defined.insert(f->variable(n));
+    defined_.insert(f->variable(n));
+  });
   client();
   register_open(f);
   return f;

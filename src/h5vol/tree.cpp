@@ -2,6 +2,7 @@
 
 #include "h5vol/errors.hpp"
 
+#include <set>
 #include <cstring>
 #include <unordered_map>
 #include <cstdio>
@@ -257,6 +258,18 @@ std::shared_ptr<Node> deserialize(const std::vector<std::byte>& bytes, std::uint
   Reader r(bytes);
   if (r.u64() != kMagic) fail("the metadata under this file's name was not written by the Cove VOL connector");
   return read_node(r, "/", next_id, 0);
+}
+
+void for_each_memory_dataset(const std::shared_ptr<Node>& root, const std::function<void(Node&)>& fn) {
+  std::vector<std::shared_ptr<Node>> stack{root};
+  std::set<const Node*> seen;
+  while (!stack.empty()) {
+    auto n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n.get()).second) continue;
+    for (auto& [leaf, child] : n->links) stack.push_back(child);
+    if (n->kind == Node::Kind::dataset && !n->file_only) fn(*n);
+  }
 }
 
 }  // namespace cove::h5vol

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -103,5 +104,9 @@ std::vector<std::byte> serialize(const Node& root);
 std::shared_ptr<Node> deserialize(const std::vector<std::byte>& bytes, std::uint64_t& next_id);
 
 std::string join_path(const std::string& parent, const std::string& name);
+
+// Calls fn(node) for every dataset held in memory (not file_only) under
+// `root`, each once, however many hard links (or cycles) reach it.
+void for_each_memory_dataset(const std::shared_ptr<Node>& root, const std::function<void(Node&)>& fn);
 
 }  // namespace cove::h5vol

@@ -34,22 +34,6 @@ DType dtype_of(nc_type t) {
   }
 }
 
-nc_type memory_type(MPI_Datatype t) {
-  if (t == MPI_CHAR) return NC_CHAR;
-  if (t == MPI_SIGNED_CHAR || t == MPI_BYTE) return NC_BYTE;
-  if (t == MPI_UNSIGNED_CHAR) return NC_UBYTE;
-  if (t == MPI_SHORT) return NC_SHORT;
-  if (t == MPI_UNSIGNED_SHORT) return NC_USHORT;
-  if (t == MPI_INT) return NC_INT;
-  if (t == MPI_UNSIGNED) return NC_UINT;
-  if (t == MPI_LONG) return kMemLong;
-  if (t == MPI_FLOAT) return NC_FLOAT;
-  if (t == MPI_DOUBLE) return NC_DOUBLE;
-  if (t == MPI_LONG_LONG_INT || t == MPI_INT64_T) return NC_INT64;
-  if (t == MPI_UNSIGNED_LONG_LONG || t == MPI_UINT64_T) return NC_UINT64;
-  return NC_NAT;
-}
-
 // Copies count[] elements between two strided arrays (strides in bytes).
 void copy_nd(char* dst, const std::vector<std::ptrdiff_t>& dst_strides, const char* src,
              const std::vector<std::ptrdiff_t>& src_strides, const std::vector<MPI_Offset>& count, std::size_t dim,

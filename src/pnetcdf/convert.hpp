@@ -3,6 +3,7 @@
 // NC_ERANGE, the others are converted (floating to integer truncates).
 #pragma once
 
+#include <mpi.h>
 #include <pnetcdf.h>
 
 #include <cstddef>
@@ -13,6 +14,9 @@ namespace cove::pnetcdf {
 // fills its out-of-range values with NC_FILL_INT, as for int.
 inline constexpr nc_type kMemLong = sizeof(long) == 8 ? 1000 : NC_INT;
 
+// The memory type of a named MPI datatype (MPI_LONG: kMemLong); NC_NAT for
+// one that is not an element type.
+nc_type memory_type(MPI_Datatype t);
 // Bytes of one element of an external or memory type; 0 for an unknown one.
 std::size_t type_size(nc_type t);
 // Whether `t` may be a variable's or attribute's type in a file created with

@@ -28,22 +28,6 @@ MPI_Offset record_size(const Schema& s) {
   return count == 1 ? last : total;
 }
 
-nc_type named_type(MPI_Datatype t) {
-  if (t == MPI_CHAR) return NC_CHAR;
-  if (t == MPI_SIGNED_CHAR || t == MPI_BYTE) return NC_BYTE;
-  if (t == MPI_UNSIGNED_CHAR) return NC_UBYTE;
-  if (t == MPI_SHORT) return NC_SHORT;
-  if (t == MPI_UNSIGNED_SHORT) return NC_USHORT;
-  if (t == MPI_INT) return NC_INT;
-  if (t == MPI_UNSIGNED) return NC_UINT;
-  if (t == MPI_LONG) return kMemLong;
-  if (t == MPI_FLOAT) return NC_FLOAT;
-  if (t == MPI_DOUBLE) return NC_DOUBLE;
-  if (t == MPI_LONG_LONG_INT || t == MPI_INT64_T) return NC_INT64;
-  if (t == MPI_UNSIGNED_LONG_LONG || t == MPI_UINT64_T) return NC_UINT64;
-  return NC_NAT;
-}
-
 // One box of the variable: a run along its last dimension.
 struct Run {
   std::vector<MPI_Offset> start, count;
@@ -124,7 +108,7 @@ int vard(int ncid, int varid, MPI_Datatype filetype, void* buf, MPI_Offset bufco
   if (buftype != MPI_DATATYPE_NULL) {
     int combiner = 0, ni = 0, na = 0, nd = 0;
     MPI_Type_get_envelope(buftype, &ni, &na, &nd, &combiner);
-    mem = combiner == MPI_COMBINER_NAMED ? named_type(buftype) : buftype_base(buftype);
+    mem = combiner == MPI_COMBINER_NAMED ? memory_type(buftype) : buftype_base(buftype);
     if (mem == NC_NAT || bufcount < 0) {
       return report(NC_EUNSPTETYPE, fmt::format("{} on the coupled file {}: the buftype is not built of one "
                                                 "predefined type netCDF knows", name, f->path));

@@ -36,25 +36,8 @@ version=$(dpkg-query -W -f '${Version}' libpnetcdf-dev 2>/dev/null | sed 's/-[^-
 # --- the source ---------------------------------------------------------
 src=$work/pnetcdf-$version
 if [ ! -d "$src/test/testcases" ]; then
-  mirror=""
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    mirror=$(awk '/^URIs:/{u=$2} /^Suites:/ && /bookworm( |$)/{print u; exit}' "$f")
-    [ -n "$mirror" ] && break
-  done
-  if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
-    mirror=$(awk '$1=="deb" && $3 ~ /^bookworm$/ {print $2; exit}' /etc/apt/sources.list)
-  fi
-  [ -n "$mirror" ] || { log "no Debian mirror for bookworm in /etc/apt/sources*"; exit 1; }
-  mkdir -p "$work/apt/lists/partial" "$work/apt/archives/partial"
-  echo "deb-src $mirror bookworm main" > "$work/apt/sources.list"
-  apt_opts=(-o "Dir::Etc::sourcelist=$work/apt/sources.list" -o Dir::Etc::sourceparts=-
-            -o "Dir::State::Lists=$work/apt/lists" -o "Dir::Cache::archives=$work/apt/archives"
-            -o APT::Sandbox::User=root -qq)
   log "fetching Debian's pnetcdf $version source package"
-  apt-get "${apt_opts[@]}" update || { log "apt-get update failed"; exit 1; }
-  (cd "$work" && apt-get "${apt_opts[@]}" --download-only source "pnetcdf=$version-1" > /dev/null 2>&1 ||
-    apt-get "${apt_opts[@]}" --download-only source pnetcdf > /dev/null 2>&1)
+  bash "$here/scripts/fetch-debian-source.sh" bookworm "$work" "pnetcdf=$version-1" pnetcdf || exit 1
   tarball=$(ls "$work"/pnetcdf_"$version".orig.tar.* 2> /dev/null | head -n1)
   [ -n "$tarball" ] || { log "the source package is not pnetcdf $version: $(ls "$work")"; exit 1; }
   tar -xf "$tarball" -C "$work" || exit 1
