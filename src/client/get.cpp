@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 
 namespace cove {
@@ -168,10 +169,18 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
     }
   }
   Answer all{answers.front().version, {}, {}, answers.front().method, {}, 0, {}, {}};
+  // A piece one shard indexes and another holds is leased by the holder's
+  // own answer when the holder is a shard asked too: no Lease round trip.
+  std::set<std::pair<std::size_t, std::uint64_t>> leased;  // holder, piece id
+  for (const auto& a : answers)
+    for (const auto& p : a.pieces)
+      if (p.piece != 0 && server_index(p.holder) == a.server) leased.emplace(a.server, p.piece);
   for (auto& a : answers) {
     for (auto& [holder, ids] : a.elsewhere) {
       auto& to = all.elsewhere[holder];
-      to.insert(to.end(), ids.begin(), ids.end());
+      for (std::uint64_t id : ids)
+        if (!leased.count({holder, id})) to.push_back(id);
+      if (to.empty()) all.elsewhere.erase(holder);
     }
     all.holes.insert(all.holes.end(), a.holes.begin(), a.holes.end());
     if (!a.holes.empty()) all.fill = a.fill;

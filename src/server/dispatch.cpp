@@ -106,32 +106,37 @@ void Dispatcher::deliver(std::shared_ptr<net::Request> request) {
   } catch (const Error&) {
   }
   if (inline_now) {
-    run(request);
+    run([&] { handle(request); });
     return;
   }
+  post([this, request = std::move(request)] { handle(request); });
+}
+
+void Dispatcher::post(std::function<void()> work) {
   {
     std::lock_guard lock(mutex_);
-    if (stopped_) return;  // dropping it fails the caller
-    queue_.push_back(std::move(request));
+    if (stopped_) return;  // dropping it (its Responder) fails the caller
+    queue_.push_back(std::move(work));
   }
   wake_.notify_one();
 }
 
 void Dispatcher::work() {
   for (;;) {
-    std::shared_ptr<net::Request> r;
+    std::function<void()> item;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopped_ || !queue_.empty(); });
       if (stopped_) return;
-      r = std::move(queue_.front());
+      item = std::move(queue_.front());
       queue_.pop_front();
     }
-    run(r);
+    run(item);
   }
 }
 
-void Dispatcher::run(const std::shared_ptr<net::Request>& request) {
+template <typename Fn>
+void Dispatcher::run(Fn&& fn) {
   {
     std::lock_guard lock(mutex_);
     if (stopped_) return;  // dropping it fails the caller
@@ -147,7 +152,7 @@ void Dispatcher::run(const std::shared_ptr<net::Request>& request) {
       d.idle_.notify_all();
     }
   } done{*this};
-  handle(request);
+  fn();
 }
 
 void Dispatcher::handle(const std::shared_ptr<net::Request>& request) {

@@ -96,6 +96,11 @@ class Dispatcher {
   void start();
   // Routes one request (from the transport's thread).
   void deliver(std::shared_ptr<net::Request> request);
+  // Hands work to a worker: a handler that runs inline and finds it must
+  // wait on another server (a put whose index entry goes elsewhere) passes
+  // the rest on with its Responder. Dropped after stop() (the Responder's
+  // caller sees the connection fail).
+  void post(std::function<void()> work);
   // Joins the workers and waits for the handlers running on other threads
   // (inline ones run on the transport's or, in process, on the caller's
   // thread), so that nothing a handler touches goes while it runs; queued
@@ -113,7 +118,8 @@ class Dispatcher {
     Handler handler;
   };
   void add(net::Op op, RunsInline runs_inline, Handler handler);
-  void run(const std::shared_ptr<net::Request>& request);     // counted in running_, none after stop()
+  template <typename Fn>
+  void run(Fn&& fn);  // counted in running_; none after stop()
   void handle(const std::shared_ptr<net::Request>& request);  // checks the sender, then the handler
   void work();
 
@@ -122,7 +128,7 @@ class Dispatcher {
   std::atomic<std::uint64_t> answered_{0};
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::shared_ptr<net::Request>> queue_;
+  std::deque<std::function<void()>> queue_;  // for the workers
   bool stopped_ = false;
   int running_ = 0;              // run()s in progress, on any thread
   std::condition_variable idle_;  // running_ went down

@@ -129,6 +129,22 @@ void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> pi
 
 bool Service::replicated() const { return options_.replicas > 1 && group_->size() > 1; }
 
+// Whether storing piece `h` here waits on another member: its index entry
+// goes to another shard's owner (or backup), or its bytes get a second
+// copy. A piece refused at once (a bad header) waits on nobody.
+bool Service::waits_on_members(const net::PieceHeader& h) {
+  if (group_->alone()) return false;
+  if (replicated()) return true;
+  std::lock_guard lock(mutex);
+  try {
+    const store::VariableDef& def = check_header(h);
+    const std::vector<int> targets = index_targets(shard_map(def).shards_for(h.box), dead_members_);
+    return std::any_of(targets.begin(), targets.end(), [&](int rank) { return rank != group_->rank(); });
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 // Has the next live member keep a second copy of piece `id`, whose bytes
 // are `bytes`. A copy that cannot be made leaves the piece with one
 // (logged, and counted in `cove stat`): the put stands.

@@ -55,7 +55,22 @@ void Service::start() {
   // Puts that pull data, and those that forward index entries to other
   // servers, run on workers: an index entry arriving from another server
   // must not queue behind a put that is itself forwarding to that server.
+  // A put with bytes or a put_local decides by its piece: one that only
+  // this server indexes is stored at once, on the transport's thread.
   const D::RunsInline unless_forwarding = [this] { return group_->alone(); };
+  const auto inline_unless_forwarding = [this, &d](const net::PieceHeader& h, Responder answer, auto store) {
+    if (!waits_on_members(h)) {
+      store(answer);
+      return;
+    }
+    d.post([answer = std::move(answer), store = std::move(store)]() mutable {
+      try {
+        store(answer);
+      } catch (...) {
+        answer.fail(std::current_exception());
+      }
+    });
+  };
   d.on<Op::Hello>(D::always(), [this](Session& s, net::HelloRequest&& r) { return hello(s, std::move(r)); });
   d.on<Op::Join>(D::always(), [this](Session& s, net::JoinRequest&& r) { return join(s, std::move(r)); });
   d.on<Op::Define>(D::always(), [this](Session&, net::DefineRequest&& r) { return define(std::move(r)); });
@@ -80,10 +95,20 @@ void Service::start() {
       a.reply<net::Message<Op::Copy>>(copy(a.peer(), std::move(r)));
     });
   });
-  d.on_async<Op::PutInline>(unless_forwarding, [this](Session&, net::PutInlineRequest&& r, Responder answer) {
-    answer.reply<net::Message<Op::PutInline>>(put(answer.peer(), std::move(r.piece), nullptr, &r.data, r.reorg));
+  d.on_async<Op::PutInline>(D::always(), [this, inline_unless_forwarding](Session&, net::PutInlineRequest&& r,
+                                                                          Responder answer) {
+    const net::PieceHeader h = r.piece;
+    inline_unless_forwarding(h, std::move(answer), [this, r = std::move(r)](Responder& a) mutable {
+      a.reply<net::Message<Op::PutInline>>(put(a.peer(), std::move(r.piece), nullptr, &r.data, r.reorg));
+    });
   });
-  d.on<Op::PutLocal>(unless_forwarding, [this](Session& s, net::PutLocalRequest&& r) { return put_local(s, std::move(r)); });
+  d.on_async<Op::PutLocal>(D::always(), [this, inline_unless_forwarding](Session&, net::PutLocalRequest&& r,
+                                                                        Responder answer) {
+    const net::PieceHeader h = r.piece;
+    inline_unless_forwarding(h, std::move(answer), [this, r = std::move(r)](Responder& a) mutable {
+      a.reply<net::Message<Op::PutLocal>>(put_local(*session_of(a.peer()), std::move(r)));
+    });
+  });
   // A grant may make a new segment (its pages faulted in): not on the transport's thread.
   d.on<Op::PutGrant>(D::never(), [this](Session& s, net::PutGrantRequest&& r) { return put_grant(s, std::move(r)); });
   d.on<Op::PutPublish>(unless_forwarding,

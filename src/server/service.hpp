@@ -166,6 +166,7 @@ class Service : public std::enable_shared_from_this<Service> {
                                         const net::Bytes* data);
   // replicas = 2 (handlers_put.cpp): whether pieces get second copies here,
   // making one, which members index a piece, and sending them its entry.
+  bool waits_on_members(const net::PieceHeader& h);  // a put of h forwards or copies: on a worker
   bool replicated() const;
   // `restored`: made again after a member died (CopyRequest::restored).
   net::CopyRef second_copy(const net::PieceHeader& h, const store::BufferPool::Block& bytes, std::uint64_t id,
