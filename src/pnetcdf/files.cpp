@@ -209,10 +209,22 @@ int check_cmode(int& cmode) {
   return NC_NOERR;
 }
 
-int end_define(File& f) {
+// PnetCDF's enddef before its fills: the layout the file would take
+// (layout.hpp). NC_EVARSIZE keeps define mode, as PnetCDF's does; rank 0
+// would write the header.
+int end_define(File& f, MPI_Offset h_minfree = 0, MPI_Offset v_align = 0, MPI_Offset v_minfree = 0,
+               MPI_Offset r_align = 0) {
   if (!f.define_mode) return NC_ENOTINDEFINE;
+  if (h_minfree < 0 || v_align < 0 || v_minfree < 0 || r_align < 0) return NC_EINVAL;
+  std::optional<Layout> old;
+  if (!f.committed.empty()) old = Schema::parse(f.committed).layout;
+  const int rc = lay_out(f.schema, f.hints, h_minfree, v_align, v_minfree, r_align, old ? &*old : nullptr,
+                         f.schema.layout);
+  if (rc == NC_EVARSIZE) return rc;
   f.define_mode = false;
-  return NC_NOERR;
+  f.independent = false;
+  if (rank_of(f.comm) == 0 && rc == NC_NOERR) f.put_size += f.schema.layout.xsz;
+  return rc;
 }
 
 }  // namespace
@@ -335,7 +347,8 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   file->real_too = rule->mode == Mode::both;
   file->transfer = rule->transfer;
   file->define_mode = true;
-  if (info != MPI_INFO_NULL) MPI_Info_dup(info, &file->info);
+  file->info = combine_env_hints(info);
+  file->hints = read_hints(file->info);
   file->schema.cmode = cmode;
   // The next version of the file: one more than this process last created,
   // or than the newest any writer published. Every rank finds the same
@@ -399,7 +412,8 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   file->transfer = rule->transfer;
   file->schema.cmode = omode;
   read_environment(*file);
-  if (info != MPI_INFO_NULL) MPI_Info_dup(info, &file->info);
+  file->info = combine_env_hints(info);
+  file->hints = read_hints(file->info);
   auto* shared = shared_comm(comm);
   file->comm = shared->comm;
   const bool write = (omode & NC_WRITE) != 0;
@@ -468,6 +482,7 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
     file->version = next;
     file->defined.assign(file->schema.vars.size(), true);
     file->fixed_vars = file->schema.vars.size();
+    file->committed = file->schema.serialize();
     std::lock_guard lock(state().mu);
     state().created[path] = next;
   } else {
@@ -491,11 +506,26 @@ COVE_PNETCDF_API int ncmpi_close(int ncid) {
   const int real_rc = f->real_too ? real(ncid) : NC_NOERR;
   // Closing in define mode ends it first, as PnetCDF's close does.
   int status = NC_NOERR;
+  bool publish_it = f->writer && !f->published;
   if (f->writer && f->define_mode) {
-    f->define_mode = false;
-    status = fill_at_enddef(*f, ncid);
+    status = end_define(*f);
+    // PnetCDF's close goes on after a failed enddef: the file keeps the
+    // header of its last enddef, or none. Cove publishes that schema, or
+    // nothing.
+    if (status == NC_EVARSIZE) {
+      if (f->committed.empty()) {
+        publish_it = false;
+      } else {
+        const MPI_Offset numrecs = f->schema.numrecs;
+        f->schema = Schema::parse(f->committed);
+        f->schema.numrecs = std::max(f->schema.numrecs, numrecs);
+      }
+    } else {
+      const int rc = fill_at_enddef(*f, ncid);
+      if (status == NC_NOERR) status = rc;
+    }
   }
-  if (f->writer && !f->published) {
+  if (publish_it) {
     const int rc = publish(*f);
     if (status == NC_NOERR) status = rc;
   }
@@ -512,18 +542,26 @@ COVE_PNETCDF_API int ncmpi_abort(int ncid) {
   return real_rc;
 }
 
-COVE_PNETCDF_API int ncmpi_enddef(int ncid) {
-  COUPLED(ncmpi_enddef, ncid)
-  if (const int rc = end_define(*f); rc != NC_NOERR) return rc;
-  return fill_at_enddef(*f, ncid);
+// Lays the file out as PnetCDF would (the queries answer from it), then fills.
+static int enddef_and_fill(File& f, int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
+                           MPI_Offset r_align) {
+  const int rc = end_define(f, h_minfree, v_align, v_minfree, r_align);
+  if (f.define_mode) return rc;
+  const int filled = fill_at_enddef(f, ncid);
+  f.committed = f.schema.serialize();
+  return rc != NC_NOERR ? rc : filled;
 }
 
-// The header and alignment hints concern the real file only.
+COVE_PNETCDF_API int ncmpi_enddef(int ncid) {
+  COUPLED(ncmpi_enddef, ncid)
+  return enddef_and_fill(*f, ncid, 0, 0, 0, 0);
+}
+
+// The header and alignment arguments shape the layout, as in PnetCDF.
 COVE_PNETCDF_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
                                    MPI_Offset r_align) {
   COUPLED(ncmpi__enddef, ncid, h_minfree, v_align, v_minfree, r_align)
-  if (const int rc = end_define(*f); rc != NC_NOERR) return rc;
-  return fill_at_enddef(*f, ncid);
+  return enddef_and_fill(*f, ncid, h_minfree, v_align, v_minfree, r_align);
 }
 
 COVE_PNETCDF_API int ncmpi_redef(int ncid) {
@@ -694,9 +732,9 @@ COVE_PNETCDF_API int ncmpi_cancel(int ncid, int num, int* reqs, int* statuses) {
   return first;
 }
 
-// The hints the program gave, and PnetCDF's own with the values the real
-// library uses when none is given (ncmpio_inq_misc): a new MPI_Info the
-// caller frees.
+// The hints the program gave (and PNETCDF_HINTS), and PnetCDF's own with
+// the values its enddef fixed, 0 before the first (ncmpio_inq_misc): a new
+// MPI_Info the caller frees.
 COVE_PNETCDF_API int ncmpi_inq_file_info(int ncid, MPI_Info* info_used) {
   COUPLED(ncmpi_inq_file_info, ncid, info_used)
   if (f->real_too || info_used == nullptr) return NC_NOERR;
@@ -705,16 +743,8 @@ COVE_PNETCDF_API int ncmpi_inq_file_info(int ncid, MPI_Info* info_used) {
   } else {
     MPI_Info_create(info_used);
   }
-  const std::pair<const char*, const char*> defaults[] = {
-      {"nc_header_align_size", "512"},    {"nc_var_align_size", "4"},     {"nc_record_align_size", "512"},
-      {"nc_header_read_chunk_size", "262144"}, {"nc_in_place_swap", "auto"}, {"nc_ibuf_size", "16777216"},
-      {"pnetcdf_subfiling", "disable"}};
-  for (const auto& [key, value] : defaults) {
-    int flag = 0;
-    char given[MPI_MAX_INFO_VAL + 1];
-    MPI_Info_get(*info_used, key, MPI_MAX_INFO_VAL, given, &flag);
-    if (!flag) MPI_Info_set(*info_used, key, value);
-  }
+  set_hint_values(*info_used, f->hints);
+  MPI_Info_set(*info_used, "nc_num_subfiles", "0");  // PnetCDF is built without subfiling
   return NC_NOERR;
 }
 

@@ -485,23 +485,65 @@ COVE_PNETCDF_API int ncmpi_inq_varnatts(int ncid, int varid, int* nattsp) {
   return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, nullptr, nattsp);
 }
 
-// The bytes one record takes in the file, as PnetCDF computes it at
-// enddef: each record variable's record, padded to 4 bytes, unless it is
-// the only record variable.
+// The layout queries answer with what the file would hold after the last
+// enddef (layout.hpp), 0 before the first one, as PnetCDF's.
 COVE_PNETCDF_API int ncmpi_inq_recsize(int ncid, MPI_Offset* recsize) {
   COUPLED(ncmpi_inq_recsize, ncid, recsize)
   if (f->real_too || recsize == nullptr) return NC_NOERR;
-  MPI_Offset total = 0, last = 0;
-  int count = 0;
-  for (const auto& v : f->schema.vars) {
-    if (v.dims.empty() || v.dims[0] != f->schema.unlimdim) continue;
-    MPI_Offset bytes = static_cast<MPI_Offset>(type_size(v.type));
-    for (std::size_t d = 1; d < v.dims.size(); ++d) bytes *= f->schema.dims[static_cast<std::size_t>(v.dims[d])].len;
-    last = bytes;
-    total += (bytes + 3) / 4 * 4;
-    ++count;
-  }
-  *recsize = count == 1 ? last : total;
+  *recsize = f->schema.layout.recsize;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_header_size(int ncid, MPI_Offset* header_size) {
+  COUPLED(ncmpi_inq_header_size, ncid, header_size)
+  if (f->real_too || header_size == nullptr) return NC_NOERR;
+  *header_size = f->schema.layout.xsz;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_header_extent(int ncid, MPI_Offset* header_extent) {
+  COUPLED(ncmpi_inq_header_extent, ncid, header_extent)
+  if (f->real_too || header_extent == nullptr) return NC_NOERR;
+  *header_extent = f->schema.layout.begin_var;
+  return NC_NOERR;
+}
+
+// A variable defined since the last enddef has offset 0, as in PnetCDF.
+COVE_PNETCDF_API int ncmpi_inq_varoffset(int ncid, int varid, MPI_Offset* offset) {
+  COUPLED(ncmpi_inq_varoffset, ncid, varid, offset)
+  if (f->real_too) return NC_NOERR;
+  if (varid == NC_GLOBAL) return NC_EGLOBAL;
+  if (var_of(*f, varid) == nullptr) return NC_ENOTVAR;
+  if (offset == nullptr) return NC_NOERR;
+  const auto& begin = f->schema.layout.begin;
+  *offset = static_cast<std::size_t>(varid) < begin.size() ? begin[static_cast<std::size_t>(varid)] : 0;
+  return NC_NOERR;
+}
+
+// The bytes this rank's puts and gets moved (the data's external bytes,
+// and rank 0's header at each enddef): PnetCDF also counts the header read
+// at open and the numrecs it writes, which Cove does not.
+COVE_PNETCDF_API int ncmpi_inq_put_size(int ncid, MPI_Offset* put_size) {
+  COUPLED(ncmpi_inq_put_size, ncid, put_size)
+  if (f->real_too || put_size == nullptr) return NC_NOERR;
+  *put_size = f->put_size;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_get_size(int ncid, MPI_Offset* get_size) {
+  COUPLED(ncmpi_inq_get_size, ncid, get_size)
+  if (f->real_too || get_size == nullptr) return NC_NOERR;
+  *get_size = f->get_size;
+  return NC_NOERR;
+}
+
+// A file in memory has no file system striping: 0 and 0, as PnetCDF
+// answers where MPI-IO reports none.
+COVE_PNETCDF_API int ncmpi_inq_striping(int ncid, int* striping_size, int* striping_count) {
+  COUPLED(ncmpi_inq_striping, ncid, striping_size, striping_count)
+  if (f->real_too) return NC_NOERR;
+  if (striping_size != nullptr) *striping_size = 0;
+  if (striping_count != nullptr) *striping_count = 0;
   return NC_NOERR;
 }
 

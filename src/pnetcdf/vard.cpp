@@ -13,21 +13,6 @@
 namespace cove::pnetcdf {
 namespace {
 
-// The record size PnetCDF gives the file (see ncmpi_inq_recsize).
-MPI_Offset record_size(const Schema& s) {
-  MPI_Offset total = 0, last = 0;
-  int count = 0;
-  for (const auto& v : s.vars) {
-    if (v.dims.empty() || v.dims[0] != s.unlimdim) continue;
-    MPI_Offset bytes = static_cast<MPI_Offset>(type_size(v.type));
-    for (std::size_t d = 1; d < v.dims.size(); ++d) bytes *= s.dims[static_cast<std::size_t>(v.dims[d])].len;
-    last = bytes;
-    total += (bytes + 3) / 4 * 4;
-    ++count;
-  }
-  return count == 1 ? last : total;
-}
-
 // One box of the variable: a run along its last dimension.
 struct Run {
   std::vector<MPI_Offset> start, count;
@@ -64,7 +49,11 @@ int vard(int ncid, int varid, MPI_Datatype filetype, void* buf, MPI_Offset bufco
   std::vector<unsigned char> mask(static_cast<std::size_t>(lb + extent), 0), marks(static_cast<std::size_t>(size), 1);
   int position = 0;
   if (size > 0) MPI_Unpack(marks.data(), size, &position, mask.data(), 1, filetype, MPI_COMM_SELF);
-  const MPI_Offset recsize = record ? record_size(f->schema) : 0;
+  const MPI_Offset recsize = record ? f->schema.layout.recsize : 0;
+  if (record && recsize <= 0 && size > 0) {
+    return report(NC_EINVALCOORDS, fmt::format("{} on the coupled file {}: the filetype reaches into a record "
+                                               "variable whose records are empty", name, f->path));
+  }
   std::vector<MPI_Offset> shape(ndim);
   for (std::size_t d = 0; d < ndim; ++d) shape[d] = f->schema.dims[static_cast<std::size_t>(v.dims[d])].len;
   std::vector<Run> runs;
