@@ -46,6 +46,31 @@ State& state() {
 
 std::string meta_name(const std::string& path) { return "pnetcdf:" + path; }
 
+// ncmpi_delete of a coupled file publishes, under this name, the newest
+// version it removed: that version and every older one are gone (an open
+// waits for a newer one, or fails with NC_ENOENT).
+std::string deleted_name(const std::string& path) { return "pnetcdf-deleted:" + path; }
+
+// The newest version of a path that ncmpi_delete removed (0: none).
+std::uint64_t deleted_through(const std::string& path) {
+  try {
+    return client().get_meta_latest(deleted_name(path), 0).version;
+  } catch (const cove::Error& e) {
+    if (e.code() != cove::Code::NotFound) throw;
+    return 0;
+  }
+}
+
+// The newest version any writer published of a path (0: none).
+std::uint64_t latest_published(const std::string& path) {
+  try {
+    return client().get_meta_latest(meta_name(path), 0).version;
+  } catch (const cove::Error& e) {
+    if (e.code() != cove::Code::NotFound) throw;
+    return 0;
+  }
+}
+
 int rank_of(MPI_Comm comm) {
   int r = 0;
   MPI_Comm_rank(comm, &r);
@@ -372,8 +397,18 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
     }
   }
   // NC_NOCLOBBER: a coupled file exists once a version of it was created
-  // here or published by any writer.
-  if ((cmode & NC_NOCLOBBER) && exists) return NC_EEXIST;
+  // here or published by any writer, and ncmpi_delete did not remove it.
+  if ((cmode & NC_NOCLOBBER) && exists) {
+    try {
+      const std::uint64_t gone = deleted_through(path);
+      std::uint64_t newest = version - 1;  // created here, or the newest published
+      if (newest <= gone) newest = latest_published(path);
+      exists = newest > gone;
+    } catch (...) {
+      return from_exception("ncmpi_create", *file);
+    }
+    if (exists) return NC_EEXIST;
+  }
   // Only now the real file, which an error above would have left open.
   int ncid = -1;
   if (rule->mode == Mode::both) {
@@ -438,8 +473,10 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
     }
     try {
       const auto timeout_ms = static_cast<std::int64_t>(timeout_s * 1000);
-      const auto meta = own > 0 ? client().get_meta(meta_name(path), own, timeout_ms)
-                                : client().get_meta_next(meta_name(path), after, timeout_ms);
+      // A version ncmpi_delete removed is not opened.
+      const std::uint64_t gone = deleted_through(path);
+      const auto meta = own > gone ? client().get_meta(meta_name(path), own, timeout_ms)
+                                   : client().get_meta_next(meta_name(path), std::max(after, gone), timeout_ms);
       // NC_WRITE: the next version starts as this one (derive), after the
       // newest any writer published.
       std::uint64_t next = 0;
@@ -531,6 +568,42 @@ COVE_PNETCDF_API int ncmpi_close(int ncid) {
   }
   remove_file(ncid);
   return real_rc != NC_NOERR ? real_rc : status;
+}
+
+// Deleting a coupled file removes its versions (see deleted_name): an
+// open then fails with NC_ENOENT, as for a deleted file, unless a writer
+// creates it anew; NC_ENOENT when there is none to delete. In `both` mode
+// the real file is deleted too.
+COVE_PNETCDF_API int ncmpi_delete(const char* filename, MPI_Info info) {
+  static const auto real = real_fn<decltype(&::ncmpi_delete)>("ncmpi_delete");
+  const FileRule* rule = nullptr;
+  try {
+    const Config* c = config();
+    if (c != nullptr && filename != nullptr && *filename != '\0') rule = rule_for(*c, filename, true);
+  } catch (const std::exception& e) {
+    return report(NC_EINVAL, fmt::format("ncmpi_delete: bad COVE_PNETCDF_CONFIG: {}", e.what()));
+  }
+  if (rule == nullptr || rule->mode == Mode::file) return real(filename, info);
+  if (rule->mode == Mode::both) {
+    if (const int rc = real(filename, info); rc != NC_NOERR) return rc;
+  }
+  const std::string path = filename;
+  std::uint64_t own = 0;
+  {
+    std::lock_guard lock(state().mu);
+    if (auto it = state().created.find(path); it != state().created.end()) own = it->second;
+  }
+  try {
+    const std::uint64_t gone = deleted_through(path);
+    const std::uint64_t newest = std::max(own, latest_published(path));
+    if (newest <= gone) return NC_ENOENT;
+    const std::string mark = "deleted";
+    client().put_meta(deleted_name(path), newest,
+                      std::span(reinterpret_cast<const std::byte*>(mark.data()), mark.size()));
+    return NC_NOERR;
+  } catch (const std::exception& e) {
+    return report(NC_EFILE, fmt::format("ncmpi_delete of the coupled file {}: {}", path, e.what()));
+  }
 }
 
 COVE_PNETCDF_API int ncmpi_abort(int ncid) {

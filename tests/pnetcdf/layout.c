@@ -112,8 +112,12 @@ static void one_format(int cmode, const char* name, MPI_Info info) {
   int w;
   ncmpi_def_var(ncid, "added_rec", NC_INT, 1, r1, &w);
   show(ncid, "redef, defined");
-  say("__enddef", ncmpi__enddef(ncid, 100, 1024, 200, 2048));
+  say("__enddef", ncmpi__enddef(ncid, 600, 1024, 200, 2048));
   show(ncid, "after __enddef");
+  /* nothing new: the offsets stay where the free space put them */
+  say("redef", ncmpi_redef(ncid));
+  say("enddef", ncmpi_enddef(ncid));
+  show(ncid, "after an empty redef");
   say("redef", ncmpi_redef(ncid));
   char more[600];
   memset(more, 'm', sizeof more);

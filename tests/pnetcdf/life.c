@@ -201,6 +201,26 @@ int main(int argc, char** argv) {
   SAY(ncmpi_inq_dimname(nc, 0, dname));
   if (rank == 0) printf("dimension 0: %s\n", dname);
   SAY(ncmpi_close(nc));
+
+  /* ncmpi_delete (rank 0): the file is gone for every rank, until it is
+   * created anew (NC_NOCLOBBER then succeeds). */
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) SAY(ncmpi_delete(path, MPI_INFO_NULL));
+  MPI_Barrier(MPI_COMM_WORLD);
+  SAY(ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc));
+  if (rank == 0) SAY(ncmpi_delete(path, MPI_INFO_NULL));
+  MPI_Barrier(MPI_COMM_WORLD);
+  SAY(ncmpi_create(MPI_COMM_WORLD, path, NC_NOCLOBBER, MPI_INFO_NULL, &nc));
+  SAY(ncmpi_def_dim(nc, "y", 2, &dx));
+  SAY(ncmpi_close(nc));
+  SAY(ncmpi_create(MPI_COMM_WORLD, path, NC_NOCLOBBER, MPI_INFO_NULL, &nc));
+  SAY(ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc));
+  int ndims = -1, nvars = -1;
+  MPI_Offset ylen = -1;
+  SAY(ncmpi_inq(nc, &ndims, &nvars, NULL, NULL));
+  SAY(ncmpi_inq_dimlen(nc, 0, &ylen));
+  if (rank == 0) printf("created anew: %d dimensions (y = %lld), %d variables\n", ndims, ylen, nvars);
+  SAY(ncmpi_close(nc));
   MPI_Finalize();
   return 0;
 }
