@@ -1,6 +1,7 @@
 /* The layout queries of a file (header size and extent, variable offsets,
- * record size, put/get sizes, striping, the hints of inq_file_info) and
- * the enddef errors of the formats' size limits, printed by rank 0: run on
+ * record size, put/get sizes, striping, the hints of inq_file_info), the
+ * enddef errors of the formats' size limits, and vard filetypes built from
+ * the offsets over two variables, printed by rank 0: run on
  * real files and through Cove, the outputs must be identical (run.sh
  * layout). Only pnetcdf.h.
  *   cove-test-pnetcdf-layout DIR */
@@ -171,6 +172,92 @@ static void limits(void) {
   say("close", ncmpi_close(ncid));
 }
 
+/* vard over two variables at once, the filetype built from inq_varoffset
+ * and inq_recsize (PnetCDF's vard_mvars), and vard's type checks. */
+static void vard_two(void) {
+  char path[4200];
+  int ncid, dims[3], v[4], nprocs;
+  MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+  path_of(path, "layout_vard.nc");
+  say("create", ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER | NC_64BIT_OFFSET, MPI_INFO_NULL, &ncid));
+  ncmpi_def_dim(ncid, "t", NC_UNLIMITED, &dims[0]);
+  ncmpi_def_dim(ncid, "y", 2, &dims[1]);
+  ncmpi_def_dim(ncid, "x", 3 * nprocs, &dims[2]);
+  ncmpi_def_var(ncid, "fix0", NC_INT, 2, dims + 1, &v[0]);
+  ncmpi_def_var(ncid, "fix1", NC_INT, 2, dims + 1, &v[1]);
+  ncmpi_def_var(ncid, "rec2", NC_INT, 3, dims, &v[2]);
+  ncmpi_def_var(ncid, "rec3", NC_INT, 3, dims, &v[3]);
+  say("enddef", ncmpi_enddef(ncid));
+  int buf[12];
+  for (int i = 0; i < 12; ++i) buf[i] = 100 * rank + i;
+  /* this rank's 2x3 block of a variable, then the same block of the next one */
+  int sizes[2] = {2, 3 * nprocs}, subsizes[2] = {2, 3}, starts[2] = {0, 3 * rank};
+  MPI_Datatype block, twice, mixed;
+  MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_C, MPI_INT, &block);
+  MPI_Type_commit(&block);
+  MPI_Offset off0 = 0, off1 = 0, recsize = 0;
+  ncmpi_inq_varoffset(ncid, v[0], &off0);
+  ncmpi_inq_varoffset(ncid, v[1], &off1);
+  int lens[2] = {1, 1};
+  MPI_Aint disps[2] = {0, (MPI_Aint)(off1 - off0)};
+  MPI_Datatype types[2] = {block, block};
+  MPI_Type_create_struct(2, lens, disps, types, &twice);
+  MPI_Type_commit(&twice);
+  say("put_vard_all over fix0 and fix1", ncmpi_put_vard_all(ncid, v[0], twice, buf, 12, MPI_INT));
+  MPI_Type_free(&twice);
+  /* the record variables: record 0 of rec2 and rec3, one record size apart from rec2's record 0 */
+  ncmpi_inq_varoffset(ncid, v[2], &off0);
+  ncmpi_inq_varoffset(ncid, v[3], &off1);
+  ncmpi_inq_recsize(ncid, &recsize);
+  disps[1] = (MPI_Aint)(off1 - off0);
+  MPI_Type_create_struct(2, lens, disps, types, &twice);
+  MPI_Type_commit(&twice);
+  say("put_vard_all over rec2 and rec3", ncmpi_put_vard_all(ncid, v[2], twice, buf, 12, MPI_INT));
+  disps[1] = (MPI_Aint)recsize;
+  MPI_Datatype two_records;
+  MPI_Type_create_struct(2, lens, disps, types, &two_records);
+  MPI_Type_commit(&two_records);
+  say("put_vard_all over two records of rec3", ncmpi_put_vard_all(ncid, v[3], two_records, buf, 12, MPI_INT));
+  /* the type checks, in PnetCDF's order */
+  MPI_Datatype both[2] = {MPI_INT, MPI_FLOAT};
+  MPI_Aint near[2] = {0, 4};
+  MPI_Type_create_struct(2, lens, near, both, &mixed);
+  MPI_Type_commit(&mixed);
+  say("a filetype of two types", ncmpi_put_vard_all(ncid, v[0], mixed, buf, 2, MPI_INT));
+  say("a buftype of two types", ncmpi_put_vard_all(ncid, v[0], MPI_INT, buf, 2, mixed));
+  say("a filetype of the wrong type", ncmpi_put_vard_all(ncid, v[0], MPI_FLOAT, buf, 1, MPI_FLOAT));
+  say("more buffer than filetype", ncmpi_put_vard_all(ncid, v[0], MPI_INT, buf, 2, MPI_INT));
+  say("a filetype of no bytes", ncmpi_put_vard_all(ncid, v[0], MPI_DATATYPE_NULL, NULL, 0, MPI_INT));
+  MPI_Type_free(&mixed);
+  say("close", ncmpi_close(ncid));
+  say("open", ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &ncid));
+  MPI_Offset nrec = -1;
+  ncmpi_inq_dimlen(ncid, dims[0], &nrec);
+  if (rank == 0) printf("records: %lld\n", nrec);
+  for (int i = 0; i < 4; ++i) {
+    int got[2 * 24];
+    MPI_Offset start[3] = {0, 0, 0}, count[3] = {1, 2, 3 * nprocs};
+    int rc = i < 2 ? ncmpi_get_vara_int_all(ncid, v[i], start + 1, count + 1, got)
+                   : ncmpi_get_vara_int_all(ncid, v[i], start, count, got);
+    if (rank == 0) {
+      printf("var %d (%d):", i, rc);
+      for (int k = 0; k < 6 * nprocs; ++k) printf(" %d", got[k]);
+      printf("\n");
+    }
+  }
+  /* read back through the same filetype */
+  int back[12] = {0};
+  say("get_vard_all over two records of rec3", ncmpi_get_vard_all(ncid, v[3], two_records, back, 12, MPI_INT));
+  int same = 1;
+  for (int i = 0; i < 12; ++i) same = same && back[i] == buf[i];
+  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (rank == 0) printf("read back: %s\n", same ? "the same" : "different");
+  say("close", ncmpi_close(ncid));
+  MPI_Type_free(&two_records);
+  MPI_Type_free(&twice);
+  MPI_Type_free(&block);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -196,6 +283,7 @@ int main(int argc, char** argv) {
   MPI_Info_free(&info);
   unsetenv("PNETCDF_HINTS");
   limits();
+  vard_two();
   MPI_Finalize();
   return 0;
 }
