@@ -68,8 +68,9 @@ struct Cell {
 
 // The variable element at byte `at` of the file laid out as `f`'s
 // layout says; varid -1 for bytes no variable element starts at (the
-// header, padding, free space, past the end).
-Cell cell_at(const File& f, MPI_Offset at) {
+// header, padding, free space, past the end). `hint`: the variable to try
+// first (the previous element's).
+Cell cell_at(const File& f, MPI_Offset at, int hint) {
   const Schema& s = f.schema;
   const Layout& l = s.layout;
   Cell c;
@@ -79,7 +80,11 @@ Cell cell_at(const File& f, MPI_Offset at) {
     rec = (at - l.begin_rec) / l.recsize;
     pos = l.begin_rec + (at - l.begin_rec) % l.recsize;
   }
-  for (std::size_t i = 0; i < s.vars.size() && i < l.begin.size(); ++i) {
+  const std::size_t n = std::min(s.vars.size(), l.begin.size());
+  for (std::size_t k = 0; k <= n; ++k) {
+    // k == 0: the hint; then every variable in order.
+    if (k == 0 && (hint < 0 || static_cast<std::size_t>(hint) >= n)) continue;
+    const std::size_t i = k == 0 ? static_cast<std::size_t>(hint) : k - 1;
     const Var& v = s.vars[i];
     const bool record = !v.dims.empty() && v.dims[0] == s.unlimdim;
     if (record != (has_records && at >= l.begin_rec)) continue;
@@ -176,7 +181,7 @@ int vard(int ncid, int varid, MPI_Datatype filetype, void* buf, MPI_Offset bufco
   for (std::size_t k = 0; k < mask.size(); ++k) {
     if (!mask[k]) continue;
     const MPI_Offset at = origin + lb + static_cast<MPI_Offset>(k);
-    Cell c = cell_at(*f, at);
+    Cell c = cell_at(*f, at, runs.empty() ? varid : runs.back().varid);
     if (c.varid < 0 || f->schema.vars[static_cast<std::size_t>(c.varid)].type != v.type) {
       return report(NC_ENOTSUPPORT, fmt::format("{} on the coupled file {}: the filetype reaches byte {} of the file, "
                                                 "which is no element of a variable of this one's type",
