@@ -165,6 +165,7 @@ class Call {
         ext = external.data();
       }
       const int rc = boxes(r, const_cast<char*>(ext), true);
+      if (rc == NC_NOERR) f_.put_size += static_cast<MPI_Offset>(r.elements * xsize);
       if (record_ && !r.count.empty() && r.count[0] > 0) {
         f_.schema.numrecs = std::max(f_.schema.numrecs, r.start[0] + (r.count[0] - 1) * r.stride[0] + 1);
       }
@@ -178,6 +179,7 @@ class Call {
       ext = external.data();
     }
     if (const int rc = boxes(r, ext, false); rc != NC_NOERR) return rc;
+    f_.get_size += static_cast<MPI_Offset>(r.elements * xsize);
     if (direct) return NC_NOERR;
     char* mem = buf;
     if (mapped) {

@@ -46,6 +46,31 @@ State& state() {
 
 std::string meta_name(const std::string& path) { return "pnetcdf:" + path; }
 
+// ncmpi_delete of a coupled file publishes, under this name, the newest
+// version it removed: that version and every older one are gone (an open
+// waits for a newer one, or fails with NC_ENOENT).
+std::string deleted_name(const std::string& path) { return "pnetcdf-deleted:" + path; }
+
+// The newest version of a path that ncmpi_delete removed (0: none).
+std::uint64_t deleted_through(const std::string& path) {
+  try {
+    return client().get_meta_latest(deleted_name(path), 0).version;
+  } catch (const cove::Error& e) {
+    if (e.code() != cove::Code::NotFound) throw;
+    return 0;
+  }
+}
+
+// The newest version any writer published of a path (0: none).
+std::uint64_t latest_published(const std::string& path) {
+  try {
+    return client().get_meta_latest(meta_name(path), 0).version;
+  } catch (const cove::Error& e) {
+    if (e.code() != cove::Code::NotFound) throw;
+    return 0;
+  }
+}
+
 int rank_of(MPI_Comm comm) {
   int r = 0;
   MPI_Comm_rank(comm, &r);
@@ -209,10 +234,22 @@ int check_cmode(int& cmode) {
   return NC_NOERR;
 }
 
-int end_define(File& f) {
+// PnetCDF's enddef before its fills: the layout the file would take
+// (layout.hpp). NC_EVARSIZE keeps define mode, as PnetCDF's does; rank 0
+// would write the header.
+int end_define(File& f, MPI_Offset h_minfree = 0, MPI_Offset v_align = 0, MPI_Offset v_minfree = 0,
+               MPI_Offset r_align = 0) {
   if (!f.define_mode) return NC_ENOTINDEFINE;
+  if (h_minfree < 0 || v_align < 0 || v_minfree < 0 || r_align < 0) return NC_EINVAL;
+  std::optional<Layout> old;
+  if (!f.committed.empty()) old = Schema::parse(f.committed).layout;
+  const int rc = lay_out(f.schema, f.hints, h_minfree, v_align, v_minfree, r_align, old ? &*old : nullptr,
+                         f.schema.layout);
+  if (rc == NC_EVARSIZE) return rc;
   f.define_mode = false;
-  return NC_NOERR;
+  f.independent = false;
+  if (rank_of(f.comm) == 0 && rc == NC_NOERR) f.put_size += f.schema.layout.xsz;
+  return rc;
 }
 
 }  // namespace
@@ -335,7 +372,8 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   file->real_too = rule->mode == Mode::both;
   file->transfer = rule->transfer;
   file->define_mode = true;
-  if (info != MPI_INFO_NULL) MPI_Info_dup(info, &file->info);
+  file->info = combine_env_hints(info);
+  file->hints = read_hints(file->info);
   file->schema.cmode = cmode;
   // The next version of the file: one more than this process last created,
   // or than the newest any writer published. Every rank finds the same
@@ -359,8 +397,18 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
     }
   }
   // NC_NOCLOBBER: a coupled file exists once a version of it was created
-  // here or published by any writer.
-  if ((cmode & NC_NOCLOBBER) && exists) return NC_EEXIST;
+  // here or published by any writer, and ncmpi_delete did not remove it.
+  if ((cmode & NC_NOCLOBBER) && exists) {
+    try {
+      const std::uint64_t gone = deleted_through(path);
+      std::uint64_t newest = version - 1;  // created here, or the newest published
+      if (newest <= gone) newest = latest_published(path);
+      exists = newest > gone;
+    } catch (...) {
+      return from_exception("ncmpi_create", *file);
+    }
+    if (exists) return NC_EEXIST;
+  }
   // Only now the real file, which an error above would have left open.
   int ncid = -1;
   if (rule->mode == Mode::both) {
@@ -399,7 +447,8 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
   file->transfer = rule->transfer;
   file->schema.cmode = omode;
   read_environment(*file);
-  if (info != MPI_INFO_NULL) MPI_Info_dup(info, &file->info);
+  file->info = combine_env_hints(info);
+  file->hints = read_hints(file->info);
   auto* shared = shared_comm(comm);
   file->comm = shared->comm;
   const bool write = (omode & NC_WRITE) != 0;
@@ -424,8 +473,10 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
     }
     try {
       const auto timeout_ms = static_cast<std::int64_t>(timeout_s * 1000);
-      const auto meta = own > 0 ? client().get_meta(meta_name(path), own, timeout_ms)
-                                : client().get_meta_next(meta_name(path), after, timeout_ms);
+      // A version ncmpi_delete removed is not opened.
+      const std::uint64_t gone = deleted_through(path);
+      const auto meta = own > gone ? client().get_meta(meta_name(path), own, timeout_ms)
+                                   : client().get_meta_next(meta_name(path), std::max(after, gone), timeout_ms);
       // NC_WRITE: the next version starts as this one (derive), after the
       // newest any writer published.
       std::uint64_t next = 0;
@@ -468,6 +519,7 @@ COVE_PNETCDF_API int ncmpi_open(MPI_Comm comm, const char* path, int omode, MPI_
     file->version = next;
     file->defined.assign(file->schema.vars.size(), true);
     file->fixed_vars = file->schema.vars.size();
+    file->committed = file->schema.serialize();
     std::lock_guard lock(state().mu);
     state().created[path] = next;
   } else {
@@ -491,16 +543,67 @@ COVE_PNETCDF_API int ncmpi_close(int ncid) {
   const int real_rc = f->real_too ? real(ncid) : NC_NOERR;
   // Closing in define mode ends it first, as PnetCDF's close does.
   int status = NC_NOERR;
+  bool publish_it = f->writer && !f->published;
   if (f->writer && f->define_mode) {
-    f->define_mode = false;
-    status = fill_at_enddef(*f, ncid);
+    status = end_define(*f);
+    // PnetCDF's close goes on after a failed enddef: the file keeps the
+    // header of its last enddef, or none. Cove publishes that schema, or
+    // nothing.
+    if (status == NC_EVARSIZE) {
+      if (f->committed.empty()) {
+        publish_it = false;
+      } else {
+        const MPI_Offset numrecs = f->schema.numrecs;
+        f->schema = Schema::parse(f->committed);
+        f->schema.numrecs = std::max(f->schema.numrecs, numrecs);
+      }
+    } else {
+      const int rc = fill_at_enddef(*f, ncid);
+      if (status == NC_NOERR) status = rc;
+    }
   }
-  if (f->writer && !f->published) {
+  if (publish_it) {
     const int rc = publish(*f);
     if (status == NC_NOERR) status = rc;
   }
   remove_file(ncid);
   return real_rc != NC_NOERR ? real_rc : status;
+}
+
+// Deleting a coupled file removes its versions (see deleted_name): an
+// open then fails with NC_ENOENT, as for a deleted file, unless a writer
+// creates it anew; NC_ENOENT when there is none to delete. In `both` mode
+// the real file is deleted too.
+COVE_PNETCDF_API int ncmpi_delete(const char* filename, MPI_Info info) {
+  static const auto real = real_fn<decltype(&::ncmpi_delete)>("ncmpi_delete");
+  const FileRule* rule = nullptr;
+  try {
+    const Config* c = config();
+    if (c != nullptr && filename != nullptr && *filename != '\0') rule = rule_for(*c, filename, true);
+  } catch (const std::exception& e) {
+    return report(NC_EINVAL, fmt::format("ncmpi_delete: bad COVE_PNETCDF_CONFIG: {}", e.what()));
+  }
+  if (rule == nullptr || rule->mode == Mode::file) return real(filename, info);
+  if (rule->mode == Mode::both) {
+    if (const int rc = real(filename, info); rc != NC_NOERR) return rc;
+  }
+  const std::string path = filename;
+  std::uint64_t own = 0;
+  {
+    std::lock_guard lock(state().mu);
+    if (auto it = state().created.find(path); it != state().created.end()) own = it->second;
+  }
+  try {
+    const std::uint64_t gone = deleted_through(path);
+    const std::uint64_t newest = std::max(own, latest_published(path));
+    if (newest <= gone) return NC_ENOENT;
+    const std::string mark = "deleted";
+    client().put_meta(deleted_name(path), newest,
+                      std::span(reinterpret_cast<const std::byte*>(mark.data()), mark.size()));
+    return NC_NOERR;
+  } catch (const std::exception& e) {
+    return report(NC_EFILE, fmt::format("ncmpi_delete of the coupled file {}: {}", path, e.what()));
+  }
 }
 
 COVE_PNETCDF_API int ncmpi_abort(int ncid) {
@@ -512,18 +615,26 @@ COVE_PNETCDF_API int ncmpi_abort(int ncid) {
   return real_rc;
 }
 
-COVE_PNETCDF_API int ncmpi_enddef(int ncid) {
-  COUPLED(ncmpi_enddef, ncid)
-  if (const int rc = end_define(*f); rc != NC_NOERR) return rc;
-  return fill_at_enddef(*f, ncid);
+// Lays the file out as PnetCDF would (the queries answer from it), then fills.
+static int enddef_and_fill(File& f, int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
+                           MPI_Offset r_align) {
+  const int rc = end_define(f, h_minfree, v_align, v_minfree, r_align);
+  if (f.define_mode) return rc;
+  const int filled = fill_at_enddef(f, ncid);
+  f.committed = f.schema.serialize();
+  return rc != NC_NOERR ? rc : filled;
 }
 
-// The header and alignment hints concern the real file only.
+COVE_PNETCDF_API int ncmpi_enddef(int ncid) {
+  COUPLED(ncmpi_enddef, ncid)
+  return enddef_and_fill(*f, ncid, 0, 0, 0, 0);
+}
+
+// The header and alignment arguments shape the layout, as in PnetCDF.
 COVE_PNETCDF_API int ncmpi__enddef(int ncid, MPI_Offset h_minfree, MPI_Offset v_align, MPI_Offset v_minfree,
                                    MPI_Offset r_align) {
   COUPLED(ncmpi__enddef, ncid, h_minfree, v_align, v_minfree, r_align)
-  if (const int rc = end_define(*f); rc != NC_NOERR) return rc;
-  return fill_at_enddef(*f, ncid);
+  return enddef_and_fill(*f, ncid, h_minfree, v_align, v_minfree, r_align);
 }
 
 COVE_PNETCDF_API int ncmpi_redef(int ncid) {
@@ -694,9 +805,9 @@ COVE_PNETCDF_API int ncmpi_cancel(int ncid, int num, int* reqs, int* statuses) {
   return first;
 }
 
-// The hints the program gave, and PnetCDF's own with the values the real
-// library uses when none is given (ncmpio_inq_misc): a new MPI_Info the
-// caller frees.
+// The hints the program gave (and PNETCDF_HINTS), and PnetCDF's own with
+// the values its enddef fixed, 0 before the first (ncmpio_inq_misc): a new
+// MPI_Info the caller frees.
 COVE_PNETCDF_API int ncmpi_inq_file_info(int ncid, MPI_Info* info_used) {
   COUPLED(ncmpi_inq_file_info, ncid, info_used)
   if (f->real_too || info_used == nullptr) return NC_NOERR;
@@ -705,16 +816,8 @@ COVE_PNETCDF_API int ncmpi_inq_file_info(int ncid, MPI_Info* info_used) {
   } else {
     MPI_Info_create(info_used);
   }
-  const std::pair<const char*, const char*> defaults[] = {
-      {"nc_header_align_size", "512"},    {"nc_var_align_size", "4"},     {"nc_record_align_size", "512"},
-      {"nc_header_read_chunk_size", "262144"}, {"nc_in_place_swap", "auto"}, {"nc_ibuf_size", "16777216"},
-      {"pnetcdf_subfiling", "disable"}};
-  for (const auto& [key, value] : defaults) {
-    int flag = 0;
-    char given[MPI_MAX_INFO_VAL + 1];
-    MPI_Info_get(*info_used, key, MPI_MAX_INFO_VAL, given, &flag);
-    if (!flag) MPI_Info_set(*info_used, key, value);
-  }
+  set_hint_values(*info_used, f->hints);
+  MPI_Info_set(*info_used, "nc_num_subfiles", "0");  // PnetCDF is built without subfiling
   return NC_NOERR;
 }
 

@@ -5,6 +5,7 @@
 
 #include "config.hpp"
 #include "interpose.hpp"
+#include "layout.hpp"
 
 #include <cove/client.hpp>
 
@@ -53,6 +54,7 @@ struct Schema {
   // never gets bytes that another job put under the same version (one that
   // died before close, or wrote the same file name at the same time).
   std::uint64_t writer = 0;
+  Layout layout;  // the file's layout at the last enddef (layout.hpp)
 
   std::string serialize() const;
   static Schema parse(const std::string& text);
@@ -102,7 +104,14 @@ struct File {
   std::vector<ShallowPiece> shallow;  // this version's, while it is open
   std::vector<bool> defined;          // per variable: defined in Cove by this process
   std::size_t fixed_vars = 0;         // variables before the last enddef: their fill value is fixed
-  MPI_Info info = MPI_INFO_NULL;      // the hints given at create or open (ours, freed with the file)
+  MPI_Info info = MPI_INFO_NULL;      // the hints given at create or open and PNETCDF_HINTS (ours, freed with the file)
+  Hints hints;                        // PnetCDF's own hints, as its enddef fixes them
+  // What the file's reads and writes would have moved on this rank
+  // (ncmpi_inq_put_size, ncmpi_inq_get_size): the data's external bytes,
+  // and the header rank 0 writes at each enddef.
+  MPI_Offset put_size = 0;
+  std::string committed;  // the schema at the last enddef (or open), serialized: what a failed enddef at close keeps
+  MPI_Offset get_size = 0;
 };
 
 // The bytes (external type) unwritten cells of a variable read as once its

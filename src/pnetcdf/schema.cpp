@@ -31,6 +31,10 @@ Att att_of(const json& j) {
 
 std::string Schema::serialize() const {
   json j{{"cmode", cmode}, {"unlimdim", unlimdim}, {"fill_mode", fill_mode}, {"numrecs", numrecs}, {"writer", writer}};
+  if (layout.xsz > 0) {
+    j["layout"] = {{"xsz", layout.xsz}, {"begin_var", layout.begin_var}, {"begin_rec", layout.begin_rec},
+                   {"recsize", layout.recsize}, {"begin", layout.begin}};
+  }
   j["dims"] = json::array();
   for (const auto& d : dims) j["dims"].push_back({{"name", d.name}, {"len", d.len}});
   j["atts"] = json::array();
@@ -54,6 +58,14 @@ Schema Schema::parse(const std::string& text) {
   s.numrecs = j.at("numrecs").get<MPI_Offset>();
   s.fill_mode = j.value("fill_mode", NC_NOFILL);
   s.writer = j.at("writer").get<std::uint64_t>();
+  if (j.contains("layout")) {
+    const auto& l = j.at("layout");
+    s.layout.xsz = l.at("xsz").get<MPI_Offset>();
+    s.layout.begin_var = l.at("begin_var").get<MPI_Offset>();
+    s.layout.begin_rec = l.at("begin_rec").get<MPI_Offset>();
+    s.layout.recsize = l.at("recsize").get<MPI_Offset>();
+    s.layout.begin = l.at("begin").get<std::vector<MPI_Offset>>();
+  }
   for (const auto& d : j.at("dims")) s.dims.push_back({d.at("name").get<std::string>(), d.at("len").get<MPI_Offset>()});
   for (const auto& a : j.at("atts")) s.atts.push_back(att_of(a));
   for (const auto& v : j.at("vars")) {

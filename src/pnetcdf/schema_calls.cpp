@@ -255,6 +255,79 @@ COVE_PNETCDF_API int ncmpi_del_att(int ncid, int varid, const char* name) {
   return NC_NOERR;
 }
 
+// PnetCDF's order: write permission, the variable, both names, then the
+// attribute, the new name in use, and in data mode a name that grows.
+COVE_PNETCDF_API int ncmpi_rename_att(int ncid, int varid, const char* name, const char* newname) {
+  COUPLED(ncmpi_rename_att, ncid, varid, name, newname)
+  if (!f->writer) return NC_EPERM;
+  auto* atts = atts_of(*f, varid);
+  if (atts == nullptr) return NC_ENOTVAR;
+  if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  if (std::strlen(name) > NC_MAX_NAME) return NC_EMAXNAME;
+  if (newname == nullptr || *newname == '\0') return NC_EBADNAME;
+  if (std::strlen(newname) > NC_MAX_NAME) return NC_EMAXNAME;
+  const int id = index_of(*atts, name);
+  if (id < 0) return NC_ENOTATT;
+  if (index_of(*atts, newname) >= 0) return NC_ENAMEINUSE;
+  Att& a = (*atts)[static_cast<std::size_t>(id)];
+  if (!f->define_mode && a.name.size() < std::strlen(newname)) return NC_ENOTINDEFINE;
+  a.name = newname;
+  return NC_NOERR;
+}
+
+}  // extern "C"
+
+namespace {
+
+// An attribute of an uncoupled file, read through the real library.
+int real_att(int ncid, int varid, const char* name, Att& out) {
+  static const auto inq = real_fn<decltype(&::ncmpi_inq_att)>("ncmpi_inq_att");
+  static const auto get = real_fn<decltype(&::ncmpi_get_att)>("ncmpi_get_att");
+  if (const int rc = inq(ncid, varid, name, &out.type, &out.len); rc != NC_NOERR) return rc;
+  out.name = name;
+  out.data.resize(static_cast<std::size_t>(out.len) * type_size(out.type));
+  return out.len > 0 ? get(ncid, varid, name, out.data.data()) : NC_NOERR;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ncmpi_copy_att between any two files, coupled or not: PnetCDF's checks
+// (the output file writable, both variables, the name), then the
+// attribute read from the input and put into the output (put_att's rules:
+// in data mode only over an attribute at least as large). A copy onto
+// itself does nothing, as in PnetCDF.
+COVE_PNETCDF_API int ncmpi_copy_att(int ncid_in, int varid_in, const char* name, int ncid_out, int varid_out) {
+  static const auto real = real_fn<decltype(&::ncmpi_copy_att)>("ncmpi_copy_att");
+  static const auto real_put = real_fn<decltype(&::ncmpi_put_att)>("ncmpi_put_att");
+  File* in = find_file(ncid_in);
+  File* out = find_file(ncid_out);
+  if (in == nullptr && out == nullptr) return real(ncid_in, varid_in, name, ncid_out, varid_out);
+  if ((in != nullptr && in->real_too) || (out != nullptr && out->real_too)) {
+    return report(NC_ENOTSUPPORT, "ncmpi_copy_att is not supported with a file coupled in `both` mode");
+  }
+  if (out != nullptr) {
+    if (!out->writer) return NC_EPERM;
+    if (atts_of(*out, varid_out) == nullptr) return NC_ENOTVAR;
+  }
+  if (in != nullptr && atts_of(*in, varid_in) == nullptr) return NC_ENOTVAR;
+  if (name == nullptr || *name == '\0') return NC_EBADNAME;
+  if (std::strlen(name) > NC_MAX_NAME) return NC_EMAXNAME;
+  Att a;
+  if (in != nullptr) {
+    int status = NC_NOERR;
+    const Att* found = find_att(*in, varid_in, name, &status);
+    if (found == nullptr) return status;
+    a = *found;
+  } else if (const int rc = real_att(ncid_in, varid_in, name, a); rc != NC_NOERR) {
+    return rc;
+  }
+  if (in == out && varid_in == varid_out) return NC_NOERR;
+  if (out == nullptr) return real_put(ncid_out, varid_out, name, a.type, a.len, a.data.data());
+  return put_att(ncid_out, varid_out, name, a.type, a.len, a.data.data(), a.type);
+}
+
 // Fill mode, as PnetCDF's ncmpi_set_fill: the file's mode for variables
 // defined next, and every variable's so far.
 COVE_PNETCDF_API int ncmpi_set_fill(int ncid, int fillmode, int* old_modep) {
@@ -485,23 +558,65 @@ COVE_PNETCDF_API int ncmpi_inq_varnatts(int ncid, int varid, int* nattsp) {
   return ncmpi_inq_var(ncid, varid, nullptr, nullptr, nullptr, nullptr, nattsp);
 }
 
-// The bytes one record takes in the file, as PnetCDF computes it at
-// enddef: each record variable's record, padded to 4 bytes, unless it is
-// the only record variable.
+// The layout queries answer with what the file would hold after the last
+// enddef (layout.hpp), 0 before the first one, as PnetCDF's.
 COVE_PNETCDF_API int ncmpi_inq_recsize(int ncid, MPI_Offset* recsize) {
   COUPLED(ncmpi_inq_recsize, ncid, recsize)
   if (f->real_too || recsize == nullptr) return NC_NOERR;
-  MPI_Offset total = 0, last = 0;
-  int count = 0;
-  for (const auto& v : f->schema.vars) {
-    if (v.dims.empty() || v.dims[0] != f->schema.unlimdim) continue;
-    MPI_Offset bytes = static_cast<MPI_Offset>(type_size(v.type));
-    for (std::size_t d = 1; d < v.dims.size(); ++d) bytes *= f->schema.dims[static_cast<std::size_t>(v.dims[d])].len;
-    last = bytes;
-    total += (bytes + 3) / 4 * 4;
-    ++count;
-  }
-  *recsize = count == 1 ? last : total;
+  *recsize = f->schema.layout.recsize;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_header_size(int ncid, MPI_Offset* header_size) {
+  COUPLED(ncmpi_inq_header_size, ncid, header_size)
+  if (f->real_too || header_size == nullptr) return NC_NOERR;
+  *header_size = f->schema.layout.xsz;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_header_extent(int ncid, MPI_Offset* header_extent) {
+  COUPLED(ncmpi_inq_header_extent, ncid, header_extent)
+  if (f->real_too || header_extent == nullptr) return NC_NOERR;
+  *header_extent = f->schema.layout.begin_var;
+  return NC_NOERR;
+}
+
+// A variable defined since the last enddef has offset 0, as in PnetCDF.
+COVE_PNETCDF_API int ncmpi_inq_varoffset(int ncid, int varid, MPI_Offset* offset) {
+  COUPLED(ncmpi_inq_varoffset, ncid, varid, offset)
+  if (f->real_too) return NC_NOERR;
+  if (varid == NC_GLOBAL) return NC_EGLOBAL;
+  if (var_of(*f, varid) == nullptr) return NC_ENOTVAR;
+  if (offset == nullptr) return NC_NOERR;
+  const auto& begin = f->schema.layout.begin;
+  *offset = static_cast<std::size_t>(varid) < begin.size() ? begin[static_cast<std::size_t>(varid)] : 0;
+  return NC_NOERR;
+}
+
+// The bytes this rank's puts and gets moved (the data's external bytes,
+// and rank 0's header at each enddef): PnetCDF also counts the header read
+// at open and the numrecs it writes, which Cove does not.
+COVE_PNETCDF_API int ncmpi_inq_put_size(int ncid, MPI_Offset* put_size) {
+  COUPLED(ncmpi_inq_put_size, ncid, put_size)
+  if (f->real_too || put_size == nullptr) return NC_NOERR;
+  *put_size = f->put_size;
+  return NC_NOERR;
+}
+
+COVE_PNETCDF_API int ncmpi_inq_get_size(int ncid, MPI_Offset* get_size) {
+  COUPLED(ncmpi_inq_get_size, ncid, get_size)
+  if (f->real_too || get_size == nullptr) return NC_NOERR;
+  *get_size = f->get_size;
+  return NC_NOERR;
+}
+
+// A file in memory has no file system striping: 0 and 0, as PnetCDF
+// answers where MPI-IO reports none.
+COVE_PNETCDF_API int ncmpi_inq_striping(int ncid, int* striping_size, int* striping_count) {
+  COUPLED(ncmpi_inq_striping, ncid, striping_size, striping_count)
+  if (f->real_too) return NC_NOERR;
+  if (striping_size != nullptr) *striping_size = 0;
+  if (striping_count != nullptr) *striping_count = 0;
   return NC_NOERR;
 }
 

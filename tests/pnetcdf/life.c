@@ -34,6 +34,68 @@ static void show_ints(int nc, const char* name, MPI_Offset n) {
   }
 }
 
+/* Every attribute of a variable (or NC_GLOBAL): name, type, length, text values. */
+static void show_atts(int nc, int varid) {
+  int natts = -1;
+  SAY(varid == NC_GLOBAL ? ncmpi_inq_natts(nc, &natts) : ncmpi_inq_varnatts(nc, varid, &natts));
+  for (int i = 0; i < natts; ++i) {
+    char name[NC_MAX_NAME + 1], text[64] = "";
+    nc_type type;
+    MPI_Offset len;
+    ncmpi_inq_attname(nc, varid, i, name);
+    ncmpi_inq_att(nc, varid, name, &type, &len);
+    if (type == NC_CHAR && len < 63) ncmpi_get_att_text(nc, varid, name, text);
+    if (rank == 0) printf("  att %d of %d: %s type %d len %lld %s\n", i, varid, name, type, len, text);
+  }
+}
+
+/* rename_att and copy_att on a coupled file and between it and an
+ * uncoupled one, in define and data mode. */
+static void attributes(const char* dir) {
+  char path[4096], plain[4096];
+  snprintf(path, sizeof path, "%s/life_att.nc", dir);
+  snprintf(plain, sizeof plain, "%s/plain_att.nc", dir);
+  int nc, other, x, n = 7;
+  SAY(ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER, MPI_INFO_NULL, &nc));
+  SAY(ncmpi_create(MPI_COMM_WORLD, plain, NC_CLOBBER, MPI_INFO_NULL, &other));
+  SAY(ncmpi_put_att_text(nc, NC_GLOBAL, "title", 5, "hello"));
+  SAY(ncmpi_put_att_int(nc, NC_GLOBAL, "n", NC_INT, 1, &n));
+  SAY(ncmpi_put_att_text(other, NC_GLOBAL, "from_plain", 3, "abc"));
+  SAY(ncmpi_def_var(nc, "x", NC_INT, 0, NULL, &x));
+  SAY(ncmpi_copy_att(nc, NC_GLOBAL, "title", nc, x));
+  SAY(ncmpi_copy_att(nc, NC_GLOBAL, "title", nc, NC_GLOBAL));
+  SAY(ncmpi_copy_att(nc, NC_GLOBAL, "title", other, NC_GLOBAL));
+  SAY(ncmpi_copy_att(other, NC_GLOBAL, "from_plain", nc, NC_GLOBAL));
+  SAY(ncmpi_copy_att(nc, NC_GLOBAL, "missing", nc, x));
+  SAY(ncmpi_copy_att(nc, 5, "title", nc, x));
+  SAY(ncmpi_copy_att(nc, NC_GLOBAL, "title", nc, 5));
+  SAY(ncmpi_copy_att(nc, NC_GLOBAL, "", nc, x));
+  SAY(ncmpi_rename_att(nc, NC_GLOBAL, "n", "count"));
+  SAY(ncmpi_rename_att(nc, NC_GLOBAL, "count", "title"));
+  SAY(ncmpi_rename_att(nc, NC_GLOBAL, "missing", "other"));
+  SAY(ncmpi_rename_att(nc, 5, "count", "other"));
+  SAY(ncmpi_rename_att(nc, NC_GLOBAL, "count", ""));
+  SAY(ncmpi_enddef(nc));
+  SAY(ncmpi_enddef(other));
+  /* data mode: a name may not grow, a copy not add or grow an attribute */
+  SAY(ncmpi_rename_att(nc, NC_GLOBAL, "count", "cnt"));
+  SAY(ncmpi_rename_att(nc, NC_GLOBAL, "cnt", "a_longer_name"));
+  SAY(ncmpi_put_att_text(other, NC_GLOBAL, "from_plain", 2, "de"));
+  SAY(ncmpi_copy_att(other, NC_GLOBAL, "from_plain", nc, NC_GLOBAL));
+  SAY(ncmpi_copy_att(nc, NC_GLOBAL, "title", nc, NC_GLOBAL));
+  SAY(ncmpi_copy_att(nc, NC_GLOBAL, "cnt", nc, x));
+  SAY(ncmpi_copy_att(nc, x, "title", other, NC_GLOBAL));
+  SAY(ncmpi_close(other));
+  SAY(ncmpi_close(nc));
+  SAY(ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc));
+  show_atts(nc, NC_GLOBAL);
+  show_atts(nc, 0);
+  SAY(ncmpi_close(nc));
+  SAY(ncmpi_open(MPI_COMM_WORLD, plain, NC_NOWRITE, MPI_INFO_NULL, &other));
+  show_atts(other, NC_GLOBAL);
+  SAY(ncmpi_close(other));
+}
+
 static void show(int nc) {
   int v, ndims, nvars, mode = -1, no_fill = -1, fill = 0;
   double d[6];
@@ -201,6 +263,27 @@ int main(int argc, char** argv) {
   SAY(ncmpi_inq_dimname(nc, 0, dname));
   if (rank == 0) printf("dimension 0: %s\n", dname);
   SAY(ncmpi_close(nc));
+
+  /* ncmpi_delete (rank 0): the file is gone for every rank, until it is
+   * created anew (NC_NOCLOBBER then succeeds). */
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) SAY(ncmpi_delete(path, MPI_INFO_NULL));
+  MPI_Barrier(MPI_COMM_WORLD);
+  SAY(ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc));
+  if (rank == 0) SAY(ncmpi_delete(path, MPI_INFO_NULL));
+  MPI_Barrier(MPI_COMM_WORLD);
+  SAY(ncmpi_create(MPI_COMM_WORLD, path, NC_NOCLOBBER, MPI_INFO_NULL, &nc));
+  SAY(ncmpi_def_dim(nc, "y", 2, &dx));
+  SAY(ncmpi_close(nc));
+  SAY(ncmpi_create(MPI_COMM_WORLD, path, NC_NOCLOBBER, MPI_INFO_NULL, &nc));
+  SAY(ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc));
+  int ndims = -1, nvars = -1;
+  MPI_Offset ylen = -1;
+  SAY(ncmpi_inq(nc, &ndims, &nvars, NULL, NULL));
+  SAY(ncmpi_inq_dimlen(nc, 0, &ylen));
+  if (rank == 0) printf("created anew: %d dimensions (y = %lld), %d variables\n", ndims, ylen, nvars);
+  SAY(ncmpi_close(nc));
+  attributes(argv[1]);
   MPI_Finalize();
   return 0;
 }

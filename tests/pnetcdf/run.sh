@@ -34,6 +34,11 @@
 #     life             one process creates a file with fill values, closes it, reopens it
 #                      read-only, NC_WRITE (changes it), read-only again: every value and
 #                      return code the same through Cove as on a real file
+#     layout           the layout queries (header size and extent, variable offsets, record
+#                      size, put/get sizes, striping, inq_file_info's hints) of CDF-1, 2 and 5
+#                      files through enddef, __enddef, redef and reopen, and the formats' size
+#                      limits (NC_EVARSIZE at enddef and close): the same through Cove as on
+#                      real files, line for line
 # Needs COVE_BIN (cove-server), COVE_PNETCDF_LIB (the library), COVE_TEST_BIN (the programs).
 set -euo pipefail
 dir=$1 case=$2
@@ -264,5 +269,16 @@ case "$case" in
     not_on_disk "$data/life.nc"
     grep -q '^a = 1 2 -2147483647 -2147483647 -2147483647 55$' "$dir/real.out" || { cat "$dir/real.out"; exit 1; }
     diff "$dir/real.out" "$dir/cove.out" && echo "life: $(wc -l < "$dir/cove.out") lines identical" ;;
+  layout)
+    t=$COVE_TEST_BIN/cove-test-pnetcdf-layout
+    mkdir -p "$dir/real"
+    "${mpi[@]}" -n 2 "$t" "$dir/real" > "$dir/real.out"
+    printf 'timeout = 5\n[[file]]\nname = "layout*.nc"\n' > "$COVE_PNETCDF_CONFIG"
+    "${mpi[@]}" "${pre[@]}" -n 2 "$t" "$data" > "$dir/cove.out"
+    not_on_disk "$data/layout_cdf1.nc"
+    # The real library's answers this test stands on: an aligned header, an enddef that fails.
+    grep -q '^after enddef: rc 0 header 400 extent 512 recsize 28 striping 0 0$' "$dir/real.out" || { cat "$dir/real.out"; exit 1; }
+    grep -q '^enddef: NC_EVARSIZE$' "$dir/real.out" || { cat "$dir/real.out"; exit 1; }
+    diff "$dir/real.out" "$dir/cove.out" && echo "layout: $(wc -l < "$dir/cove.out") lines identical" ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
