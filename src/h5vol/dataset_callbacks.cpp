@@ -110,7 +110,14 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hi
     if (o.under && !memory_only)
       under = native(H5VLdataset_open(o.under, loc, nvol(o), name, dapl, dxpl, req), "H5Dopen");
     if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
-    auto d = lookup(*o.file, resolve(o, loc), name);
+    auto base = resolve(o, loc);
+    auto d = lookup(*o.file, base, name);
+    if (!d)
+      if (auto* x = open_external(o, base, name)) {
+        if (x->node->kind == Node::Kind::dataset) return x;
+        delete x;
+        fail(std::string(name) + " is not a dataset");
+      }
     if (!d) fail("no dataset \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
     if (d->kind != Node::Kind::dataset) fail(d->path + " is not a dataset");
     return child(o, Object::Kind::dataset, d, under);

@@ -25,6 +25,13 @@ Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shar
 
 // Resolves a path ("a/b", "/a/b", ".") from `from`; nullptr when a component is missing.
 std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path);
+// The first external link a path (from `from`) meets, and the rest of the
+// path after it; `link` null when the path leads to an object or to nothing.
+struct ExternalHop {
+  std::shared_ptr<Node> link;
+  std::string rest;
+};
+ExternalHop external_on_path(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path);
 // The object a location names; throws Failure naming it when it does not exist.
 std::shared_ptr<Node> resolve(const Object& obj, const H5VL_loc_params_t* loc);
 // The n-th link of `group` by name or creation order, increasing or decreasing.

@@ -109,7 +109,7 @@ void write_node(Writer& w, const Node& n) {
   }
   w.seen.emplace(&n, w.seen.size());
   w.u64(static_cast<std::uint64_t>(n.kind));
-  if (n.kind == Node::Kind::soft) {
+  if (n.kind == Node::Kind::soft || n.kind == Node::Kind::external) {
     w.str(n.target);
     return;
   }
@@ -161,9 +161,9 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
   r.nodes.push_back(n);
   n->path = path;
   n->id = next_id++;
-  if (kind > 3) fail("file metadata has an unknown object kind");
+  if (kind > static_cast<std::uint64_t>(Node::Kind::external)) fail("file metadata has an unknown object kind");
   n->kind = static_cast<Node::Kind>(kind);
-  if (n->kind == Node::Kind::soft) {
+  if (n->kind == Node::Kind::soft || n->kind == Node::Kind::external) {
     n->target = r.str();
     return n;
   }

@@ -55,15 +55,17 @@ struct Attribute {
 };
 
 struct Node {
-  // soft: a soft link (H5Lcreate_soft) to `target`; datatype: a committed datatype (`type`)
-  enum class Kind : std::uint8_t { group, dataset, soft, datatype };
+  // soft: a soft link (H5Lcreate_soft) to `target`; datatype: a committed datatype (`type`);
+  // external: an external link (H5Lcreate_external), `target` its value as HDF5 packs it
+  // (H5Lget_val, H5Lunpack_elink_val: a flags byte, the file name and the object path, each ended by '\0')
+  enum class Kind : std::uint8_t { group, dataset, soft, datatype, external };
   Kind kind = Kind::group;
   std::string path;  // "/" or "/a/b"; "" while anonymous (H5Dcreate_anon, H5Gcreate_anon, not linked yet)
   // Datasets: the Cove variable's name within the file ("h5:<file>:<var>"):
   // the path it was created at, or "#anon/v<version>/<id>" for an anonymous
   // one; it stays when the dataset is linked, moved or linked again.
   std::string var;
-  std::string target;  // soft links: the path they name (followed by lookup, never stored resolved)
+  std::string target;  // soft links: the path they name (followed by lookup, never stored resolved); external links: their value
   std::uint64_t id = 0;
   std::map<std::string, std::shared_ptr<Node>> links;  // groups
   std::vector<std::string> link_order;                  // the link names in creation order

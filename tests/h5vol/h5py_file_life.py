@@ -16,7 +16,13 @@ Cases:
               exit: HDF5 closes it from its atexit handler (this crashed there)
   fork        a forked child uses h5py through the connector and exits through
               HDF5's own shutdown; it must not touch its parent's connection
+  external    external links: created (also on intermediate groups), their
+              value and class as HDF5 packs them (H5Lget_info2, H5Lget_val), followed
+              to the other file's objects (also after a soft link, and after the
+              file is reopened), copied through (H5Ocopy), and a missing object or
+              file is a KeyError naming the link; natively the same
 """
+import ctypes
 import os
 import sys
 import time
@@ -157,5 +163,70 @@ def fork(path):
     print("fork: ok")
 
 
+class H5L_info2_u(ctypes.Union):
+    _fields_ = [("token", ctypes.c_ubyte * 16), ("val_size", ctypes.c_size_t)]
+
+
+class H5L_info2_t(ctypes.Structure):  # HDF5 1.14's, for the calls h5py makes only in their version 1
+    _fields_ = [("type", ctypes.c_int), ("corder_valid", ctypes.c_bool), ("corder", ctypes.c_int64),
+                ("cset", ctypes.c_int), ("u", H5L_info2_u)]
+
+
+def hdf5_library():
+    """The HDF5 library h5py loaded (the same instance, so h5py's identifiers are valid in it)."""
+    with open("/proc/self/maps") as maps:
+        path = next(line.split()[-1] for line in maps if "/libhdf5.so" in line)
+    return ctypes.CDLL(path)
+
+
+def external(path):
+    target = path + ".target"
+    with h5py.File(target, "w") as t:
+        g = t.create_group("g")
+        g.attrs["a"] = 7
+        g["d"] = np.arange(3)
+    with h5py.File(path, "w") as f:
+        f["ext"] = h5py.ExternalLink(target, "/g")
+        f["ext_root"] = h5py.ExternalLink(target, "/")
+        f["missing"] = h5py.ExternalLink(target, "/nope")
+        f["nofile"] = h5py.ExternalLink(target + ".none", "/x")
+        f["soft"] = h5py.SoftLink("/ext/d")
+        f.create_group("h")["deep"] = h5py.ExternalLink(target, "/g/d")
+        f.copy("ext/d", "copied")  # H5Ocopy of an object named through the link
+    lib = hdf5_library()
+    lib.H5Lget_val.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64]
+    lib.H5Lget_info2.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.POINTER(H5L_info2_t), ctypes.c_int64]
+    lib.H5Lunpack_elink_val.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint),
+                                        ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_char_p)]
+    with h5py.File(path, "r") as f:  # a new version: the links were stored with the file
+        assert f["ext"].attrs["a"] == 7 and f["ext"].name == "/g", f["ext"].name
+        assert list(f["ext/d"][()]) == [0, 1, 2]
+        assert list(f["ext_root"]["g/d"][()]) == [0, 1, 2]
+        assert list(f["soft"][()]) == [0, 1, 2]
+        assert list(f["h/deep"][()]) == [0, 1, 2]
+        assert list(f["copied"][()]) == [0, 1, 2]
+        assert isinstance(f["ext"], h5py.Group) and isinstance(f["ext/d"], h5py.Dataset)
+        for name in ("missing", "nofile"):
+            try:
+                f[name]
+                raise AssertionError(f"opening the dangling external link {name} succeeded")
+            except KeyError:
+                pass
+        info = H5L_info2_t()
+        assert lib.H5Lget_info2(f.id.id, b"ext", ctypes.byref(info), 0) >= 0
+        size = info.u.val_size
+        assert info.type == h5py.h5l.TYPE_EXTERNAL and size == 1 + len(target) + 1 + len("/g") + 1, (info.type, size)
+        buf = ctypes.create_string_buffer(size)
+        assert lib.H5Lget_val(f.id.id, b"ext", buf, size, 0) >= 0
+        flags, fname, oname = ctypes.c_uint(), ctypes.c_char_p(), ctypes.c_char_p()
+        assert lib.H5Lunpack_elink_val(buf, size, ctypes.byref(flags), ctypes.byref(fname), ctypes.byref(oname)) >= 0
+        assert (fname.value.decode(), oname.value) == (target, b"/g"), (fname.value, oname.value)
+        kinds = {}
+        f.id.links.iterate(lambda name, info: kinds.__setitem__(name, info.type), info=True)
+        assert kinds[b"ext"] == h5py.h5l.TYPE_EXTERNAL and kinds[b"soft"] == h5py.h5l.TYPE_SOFT, kinds
+    print("external: ok")
+
+
 if __name__ == "__main__":
-    {"anonymous": anonymous, "reopen": reopen, "fill": fill, "errors": errors, "refexit": refexit, "fork": fork}[sys.argv[1]](sys.argv[2])
+    {"anonymous": anonymous, "reopen": reopen, "fill": fill, "errors": errors, "refexit": refexit, "fork": fork,
+     "external": external}[sys.argv[1]](sys.argv[2])
