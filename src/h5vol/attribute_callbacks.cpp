@@ -21,10 +21,8 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     auto owner = resolve(o, loc);
     if (owner->find_attribute(name)) fail("attribute \"" + std::string(name) + "\" of " + owner->path + " already exists");
     const bool strings = is_variable_string(type);
-    if (!strings && H5Tget_class(type) == H5T_VLEN)
-      check_vlen_type(type, "attribute \"" + std::string(name) + "\"");  // a sequence of a fixed-size type
-    else if (!strings && H5Tdetect_class(type, H5T_VLEN) > 0)
-      unsupported("a variable-length attribute (\"" + std::string(name) + "\") other than of strings or sequences");
+    const bool nested = is_nested_vlen(type);  // unwritten: no bytes (zeros, empty sequences, null strings)
+    if (!strings && is_vlen(type)) check_vlen_type(type, "attribute \"" + std::string(name) + "\"");
     auto a = std::make_shared<Attribute>();
     a->name = name;
     a->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
@@ -32,7 +30,7 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(space), "H5Sget_simple_extent_npoints"));
     if (strings)
       a->data = encode_strings(nullptr, n);  // unwritten: empty strings
-    else
+    else if (!nested)
       a->data.assign(n * H5Tget_size(type), std::byte{0});
     a->corder = owner->next_corder++;
     owner->attributes.push_back(a);

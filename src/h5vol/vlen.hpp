@@ -7,10 +7,23 @@
 
 namespace cove::h5vol {
 
-// A variable-length string or sequence type (at the top level).
+// A type holding variable-length data anywhere: a variable-length string or
+// sequence, or a compound or array with one among its members.
 bool is_vlen(hid_t type);
+// Variable-length data below the top level (a compound or array with a
+// variable-length member, a sequence of such or of strings): each element
+// is kept whole, with its variable-length parts, as bytes of its own
+// (encode_nested / decode_nested); the two plain kinds keep their own form.
+bool is_nested_vlen(hid_t type);
+// n elements of `mem_type` at `buf` as the bytes of n elements of
+// `file_type` (converted by HDF5 first), one vector per element.
+std::vector<std::vector<std::byte>> encode_nested(hid_t mem_type, hid_t file_type, const void* buf, std::size_t n);
+// Back: n elements of `mem_type` into `buf` (an empty vector reads as an
+// unwritten element: zeros, empty sequences, null strings); the
+// variable-length parts are HDF5-allocated (the caller frees them, H5Treclaim).
+void decode_nested(const std::vector<const std::vector<std::byte>*>& elements, hid_t file_type, hid_t mem_type, void* buf);
 // Whether the connector keeps datasets of this type (throws Failure naming
-// `what` for nested variable-length or reference members it does not).
+// `what` for variable-length data holding references, which it does not).
 void check_vlen_type(hid_t type, const std::string& what);
 // H5Dwrite / H5Dread of such a dataset, by the file and memory selections;
 // the memory type must be variable-length too (HDF5 converts between fixed-

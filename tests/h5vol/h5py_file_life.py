@@ -21,6 +21,11 @@ Cases:
               to the other file's objects (also after a soft link, and after the
               file is reopened), copied through (H5Ocopy), and a missing object or
               file is a KeyError naming the link; natively the same
+  vlen        variable-length data below the top level: compounds with sequence
+              and string members (nested, of enums and booleans), sequences of
+              such compounds, in datasets and attributes; read whole, by field and
+              by selection, unwritten elements empty, after a close and after a
+              read-write reopen (whose close failed on any variable-length dataset)
 """
 import ctypes
 import os
@@ -227,6 +232,56 @@ def external(path):
     print("external: ok")
 
 
+def vlen(path):
+    vi = h5py.vlen_dtype(np.int32)
+    vs = h5py.string_dtype()
+    inner = np.dtype([("n", np.int16), ("s", vs)])
+    dt = np.dtype([("a", np.int64), ("b", vi), ("c", vs), ("d", inner)])
+    venum = h5py.vlen_dtype(h5py.enum_dtype({"RED": 0, "GREEN": 1}, basetype="i1"))
+    vbool = h5py.vlen_dtype(np.bool_)
+    seq = h5py.vlen_dtype(np.dtype([("x", np.float32), ("y", vs)]))
+
+    def row(i):
+        return (i, np.arange(i, dtype=np.int32), f"s{i}" * i, (-i, "\u00e1" * i))
+
+    def check(f):
+        got = f["c"][()]
+        assert len(got) == 5
+        for i in (0, 1, 3, 4):  # element 2 was never written: empty sequence and strings, zeros
+            assert got[i]["a"] == i and list(got[i]["b"]) == list(range(i)), got[i]
+            assert got[i]["c"] == (f"s{i}" * i).encode() and got[i]["d"]["n"] == -i, got[i]
+            assert got[i]["d"]["s"].decode() == "\u00e1" * i, got[i]
+        assert got[2]["a"] == 0 and len(got[2]["b"]) == 0 and got[2]["c"] == b"", got[2]
+        assert [list(x) for x in f["c"]["b"][3:5]] == [[0, 1, 2], [0, 1, 2, 3]]  # one field, a selection
+        assert [x.decode() for x in f["c"].fields(["c"])[[1, 3]]["c"]] == ["s1", "s3s3s3"]
+        e = f["e"][()]
+        assert [list(x) for x in e] == [[0, 1, 1], []], e
+        assert [list(x) for x in f["bool"][()]] == [[True, False], [False]]
+        q = f["seq"][0]
+        assert [(float(x), y.decode()) for x, y in q] == [(1.5, "p"), (2.5, "qq")], q
+        a = f["c"].attrs["row"]
+        assert a["a"] == 7 and list(a["b"]) == list(range(7)) and a["d"]["s"].decode() == "\u00e1" * 7, a
+
+    with h5py.File(path, "w") as f:
+        c = f.create_dataset("c", (5,), dtype=dt)
+        for i in (0, 1, 3, 4):
+            c[i] = row(i)
+        f.create_dataset("e", data=np.array([np.array([0, 1, 1], "i1"), np.array([], "i1")], dtype=object), dtype=venum)
+        f.create_dataset("bool", data=np.array([np.array([True, False]), np.array([False])], dtype=object), dtype=vbool)
+        s = f.create_dataset("seq", (1,), dtype=seq)
+        s[0] = np.array([(1.5, "p"), (2.5, "qq")], dtype=seq.metadata["vlen"])
+        c.attrs.create("row", np.array(row(7), dtype=dt))
+        check(f)  # the writer's own reads
+    with h5py.File(path, "r") as f:  # the published version
+        check(f)
+    with h5py.File(path, "a") as f:  # read-write: a version derived from it; its close publishes it
+        check(f)
+        f["c"][2] = row(2)
+    with h5py.File(path, "r") as f:
+        assert list(f["c"][2]["b"]) == [0, 1] and f["c"][2]["c"] == b"s2s2"
+    print("vlen: ok")
+
+
 if __name__ == "__main__":
     {"anonymous": anonymous, "reopen": reopen, "fill": fill, "errors": errors, "refexit": refexit, "fork": fork,
-     "external": external}[sys.argv[1]](sys.argv[2])
+     "external": external, "vlen": vlen}[sys.argv[1]](sys.argv[2])
