@@ -42,6 +42,12 @@ bool allocated(const Node& d) {
   if (H5Pget_alloc_time(d.dcpl.get(), &when) >= 0 && when == H5D_ALLOC_TIME_EARLY) return true;
   return d.written;
 }
+// Keeps a copy of the dataset access list for H5Dget_access_plist.
+Object* with_access(Object* o, hid_t dapl) {
+  std::unique_ptr<Object> guard(o);
+  o->access = Hid(check(H5Pcopy(dapl == H5P_DEFAULT ? H5P_DATASET_ACCESS_DEFAULT : dapl), "H5Pcopy"));
+  return guard.release();
+}
 }  // namespace
 void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t lcpl, hid_t type, hid_t space,
                      hid_t dcpl, hid_t dapl, hid_t dxpl, void** req) {
@@ -97,7 +103,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
       add_link(*o.file, parent, leaf, d);
     else
       o.file->index(d);
-    return child(o, Object::Kind::dataset, d, under);
+    return with_access(child(o, Object::Kind::dataset, d, under), dapl);
   });
 }
 void* dataset_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t dapl, hid_t dxpl, void** req) {
@@ -114,13 +120,13 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hi
     auto d = lookup(*o.file, base, name);
     if (!d)
       if (auto* x = open_external(o, base, name)) {
-        if (x->node->kind == Node::Kind::dataset) return x;
+        if (x->node->kind == Node::Kind::dataset) return with_access(x, dapl);
         delete x;
         fail(std::string(name) + " is not a dataset");
       }
     if (!d) fail("no dataset \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
     if (d->kind != Node::Kind::dataset) fail(d->path + " is not a dataset");
-    return child(o, Object::Kind::dataset, d, under);
+    return with_access(child(o, Object::Kind::dataset, d, under), dapl);
   });
 }
 herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[], hid_t dxpl,
@@ -166,9 +172,16 @@ herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* a, hid_t dxpl, void** req
     if (!in_memory(as(obj))) return H5VLdataset_get(as(obj).under, nvol(as(obj)), a, dxpl, req);
     auto& d = *as(obj).node;
     switch (a->op_type) {
-      case H5VL_DATASET_GET_DAPL:
-        a->args.get_dapl.dapl_id = check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate");
+      case H5VL_DATASET_GET_DAPL: {
+        // As natively: the list it was opened with; a chunk cache only for a chunked dataset.
+        const auto& o = as(obj);
+        Hid dapl(check(o.access.get() >= 0 ? H5Pcopy(o.access.get()) : H5Pcreate(H5P_DATASET_ACCESS), "H5Pcopy"));
+        if (H5Pget_layout(d.dcpl.get()) != H5D_CHUNKED)
+          check(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, H5D_CHUNK_CACHE_NBYTES_DEFAULT,
+                                   H5D_CHUNK_CACHE_W0_DEFAULT), "H5Pset_chunk_cache");
+        a->args.get_dapl.dapl_id = dapl.release();
         break;
+      }
       case H5VL_DATASET_GET_DCPL:
         a->args.get_dcpl.dcpl_id = check(H5Pcopy(d.dcpl.get()), "H5Pcopy");
         break;

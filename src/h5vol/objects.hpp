@@ -19,6 +19,7 @@ struct Object {
   void* under = nullptr;            // modes file and both: the native connector's object
   bool handle = false;              // files: a handle of H5Fcreate / H5Fopen / H5Freopen (FileState::handles)
   bool alias = false;               // files: an identifier HDF5 made for the file (H5Iget_file_id); owns nothing
+  Hid access;                       // datasets in memory: the access list they were created or opened with
 };
 
 Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shared_ptr<Node> node);

@@ -26,6 +26,8 @@ Cases:
               such compounds, in datasets and attributes; read whole, by field and
               by selection, unwritten elements empty, after a close and after a
               read-write reopen (whose close failed on any variable-length dataset)
+  access      H5Dget_access_plist: the list a dataset was created or opened with
+              (chunk cache of a chunked one, virtual and external file prefixes)
 """
 import ctypes
 import os
@@ -282,6 +284,23 @@ def vlen(path):
     print("vlen: ok")
 
 
+def access(path):
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("c", (10, 20), "i4", chunks=(5, 4), rdcc_nbytes=2 << 20, rdcc_w0=0.2, rdcc_nslots=997,
+                             virtual_prefix="/v/p", efile_prefix="/e/p")
+        dapl = d.id.get_access_plist()
+        assert dapl.get_chunk_cache() == (997, 2 << 20, 0.2), dapl.get_chunk_cache()
+        assert (dapl.get_virtual_prefix(), dapl.get_efile_prefix()) == (b"/v/p", b"/e/p")
+        plain = f.create_dataset("p", (4,), "i4", rdcc_nslots=13, rdcc_nbytes=1 << 10, rdcc_w0=0.5)
+        assert plain.id.get_access_plist().get_chunk_cache() != (13, 1 << 10, 0.5)  # not chunked: no cache
+        assert f.create_dataset("q", (4,), "i4").id.get_access_plist().get_virtual_prefix() == b""
+    with h5py.File(path, "r") as f:
+        d = f.require_dataset("c", (10, 20), "i4", rdcc_nslots=101, rdcc_nbytes=1 << 16, rdcc_w0=1.0)
+        assert d.id.get_access_plist().get_chunk_cache() == (101, 1 << 16, 1.0)
+        assert f["c"].id.get_access_plist().get_virtual_prefix() == b""
+    print("access: ok")
+
+
 if __name__ == "__main__":
     {"anonymous": anonymous, "reopen": reopen, "fill": fill, "errors": errors, "refexit": refexit, "fork": fork,
-     "external": external, "vlen": vlen}[sys.argv[1]](sys.argv[2])
+     "external": external, "vlen": vlen, "access": access}[sys.argv[1]](sys.argv[2])
