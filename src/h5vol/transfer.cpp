@@ -285,6 +285,9 @@ DType dtype_of(hid_t type) {
 
 std::vector<std::byte> fill_value(const Node& dataset) {
   std::vector<std::byte> fill(H5Tget_size(dataset.type.get()), std::byte{0});
+  // Fill time never: natively the cells are undefined until written; here zeros (never the fill value).
+  H5D_fill_time_t when = H5D_FILL_TIME_IFSET;
+  if (H5Pget_fill_time(dataset.dcpl.get(), &when) >= 0 && when == H5D_FILL_TIME_NEVER) return fill;
   H5D_fill_value_t status = H5D_FILL_VALUE_UNDEFINED;
   if (H5Pfill_value_defined(dataset.dcpl.get(), &status) >= 0 && status != H5D_FILL_VALUE_UNDEFINED)
     check(H5Pget_fill_value(dataset.dcpl.get(), dataset.type.get(), fill.data()), "H5Pget_fill_value");

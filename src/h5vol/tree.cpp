@@ -1,6 +1,7 @@
 #include "h5vol/tree.hpp"
 
 #include "h5vol/errors.hpp"
+#include "h5vol/vlen.hpp"
 
 #include <set>
 #include <cstring>
@@ -131,8 +132,18 @@ void write_node(Writer& w, const Node& n) {
       w.u64(n.dims[d]);
       w.u64(n.maxdims[d]);
     }
-    w.plist(n.dcpl.get());
-    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u) | (n.written ? 4u : 0u) | (n.null_space ? 8u : 0u));
+    // A variable-length fill value goes beside the list (vlen.hpp: H5Pencode keeps only its pointers).
+    const auto vfill = is_vlen(n.type.get()) ? vlen_fill(n.dcpl.get(), n.type.get()) : std::nullopt;
+    if (vfill) {
+      Hid bare(check(H5Pcopy(n.dcpl.get()), "H5Pcopy"));
+      check(H5Pset_fill_value(bare.get(), n.type.get(), nullptr), "H5Pset_fill_value");
+      w.plist(bare.get());
+    } else {
+      w.plist(n.dcpl.get());
+    }
+    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u) | (n.written ? 4u : 0u) | (n.null_space ? 8u : 0u) |
+          (vfill ? 16u : 0u));
+    if (vfill) w.bytes(vfill->data(), vfill->size());
     w.str(n.var);
     w.u64(n.vlen.size());
     for (const auto& e : n.vlen) w.bytes(e.data(), e.size());
@@ -197,6 +208,7 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     n->held = (flags & 2u) != 0;
     n->written = (flags & 4u) != 0;
     n->null_space = (flags & 8u) != 0;
+    if (flags & 16u) set_vlen_fill(n->dcpl.get(), n->type.get(), r.bytes());
     n->var = r.str();
     const auto nvlen = r.u64();
     if (nvlen > (1u << 28)) fail("file metadata has too many variable-length elements");

@@ -276,9 +276,69 @@ std::set<void*> parts(hid_t t, const std::byte* buf, std::size_t n) {
   return all;
 }
 
+// The stored form of the dataset's fill value (what unwritten elements read
+// as); empty (empty strings and sequences, zeros) without a fill value of
+// the user's or with fill time never.
+std::vector<std::byte> fill_element(const Node& dataset) {
+  H5D_fill_time_t when = H5D_FILL_TIME_IFSET;
+  if (H5Pget_fill_time(dataset.dcpl.get(), &when) >= 0 && when == H5D_FILL_TIME_NEVER) return {};
+  return vlen_fill(dataset.dcpl.get(), dataset.type.get()).value_or(std::vector<std::byte>{});
+}
+
 }  // namespace
 
 bool is_vlen(hid_t type) { return has_vlen(type); }
+
+std::optional<std::vector<std::byte>> vlen_fill(hid_t dcpl, hid_t t) {
+  H5D_fill_value_t status = H5D_FILL_VALUE_UNDEFINED;
+  if (H5Pfill_value_defined(dcpl, &status) < 0 || status != H5D_FILL_VALUE_USER_DEFINED) return std::nullopt;
+  // HDF5 copies the parts out (a variable-length type is always converted): they are ours to free.
+  std::vector<std::byte> value(H5Tget_size(t), std::byte{0});
+  check(H5Pget_fill_value(dcpl, t, value.data()), "H5Pget_fill_value");
+  std::vector<std::byte> out;
+  if (is_vstring(t)) {
+    const char* s = nullptr;
+    std::memcpy(&s, value.data(), sizeof s);
+    if (s) put_raw(out, s, std::strlen(s));
+  } else if (H5Tget_class(t) == H5T_VLEN && !is_nested_vlen(t)) {
+    hvl_t h;
+    std::memcpy(&h, value.data(), sizeof h);
+    Hid base(check(H5Tget_super(t), "H5Tget_super"));
+    put_raw(out, h.p, h.len * H5Tget_size(base.get()));
+  } else {
+    put(t, value.data(), out);
+  }
+  free_parts(t, value.data(), 1, {});
+  return out;
+}
+
+void set_vlen_fill(hid_t dcpl, hid_t t, const std::vector<std::byte>& stored) {
+  std::vector<std::byte> value(H5Tget_size(t), std::byte{0});
+  if (is_vstring(t)) {
+    auto* s = static_cast<char*>(H5allocate_memory(stored.size() + 1, false));
+    if (!s) fail("no memory for a fill value");
+    if (!stored.empty()) std::memcpy(s, stored.data(), stored.size());
+    s[stored.size()] = '\0';
+    std::memcpy(value.data(), &s, sizeof s);
+  } else if (H5Tget_class(t) == H5T_VLEN && !is_nested_vlen(t)) {
+    Hid base(check(H5Tget_super(t), "H5Tget_super"));
+    const std::size_t bs = H5Tget_size(base.get());
+    hvl_t h{bs ? stored.size() / bs : 0, nullptr};
+    if (h.len) {
+      h.p = H5allocate_memory(h.len * bs, false);
+      if (!h.p) fail("no memory for a fill value");
+      std::memcpy(h.p, stored.data(), h.len * bs);
+    }
+    std::memcpy(value.data(), &h, sizeof h);
+  } else {
+    In in{stored.data(), stored.data() + stored.size()};
+    get(t, in, value.data());
+  }
+  // HDF5 converts the value into the list (copying its parts): ours are freed.
+  const herr_t r = H5Pset_fill_value(dcpl, t, value.data());
+  free_parts(t, value.data(), 1, {});
+  check(r, "H5Pset_fill_value");
+}
 
 bool is_nested_vlen(hid_t type) {
   if (is_vstring(type)) return false;
@@ -409,7 +469,7 @@ void write_vlen(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_space,
   std::vector<std::byte> g(n * msize);
   check(H5Dgather(p.mspace, buf, mem_type, n * msize, g.data(), nullptr, nullptr), "H5Dgather");
   const auto total = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(p.fspace.get()), "H5Sget_simple_extent_npoints"));
-  if (dataset.vlen.size() < total) dataset.vlen.resize(total);
+  if (dataset.vlen.size() < total) dataset.vlen.resize(total, fill_element(dataset));
   if (nested) {
     auto elements = encode_nested(mem_type, dataset.type.get(), g.data(), n);
     for (std::size_t i = 0; i < n; ++i) dataset.vlen[p.index[i]] = std::move(elements[i]);
@@ -444,7 +504,7 @@ void read_vlen(const FileState&, const Node& dataset, hid_t mem_type, hid_t mem_
   if (n == 0) return;
   const std::size_t msize = H5Tget_size(mem_type);
   std::vector<std::byte> g(n * msize);
-  static const std::vector<std::byte> none;
+  const auto none = fill_element(dataset);  // unwritten elements
   auto element = [&](std::size_t i) -> const std::vector<std::byte>& {
     return p.index[i] < dataset.vlen.size() ? dataset.vlen[p.index[i]] : none;
   };

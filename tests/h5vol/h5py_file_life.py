@@ -6,7 +6,8 @@ Cases:
               hard links, H5Ldelete, creation order
   reopen      create, close, reopen read-only (own version at once), read-write
               (a new version derived from it), several opens, EXCL on an existing name
-  fill        unwritten cells read the fill value (own reads and after the close),
+  fill        unwritten cells read the fill value (own reads and after the close;
+              also variable-length strings and sequences; none with fill time never),
               space status and storage size as natively; a compound written from a
               subset of its fields keeps the others (they were zeroed)
   errors      after HDF5 refuses native-only calls (references, H5Lget_info1),
@@ -98,10 +99,27 @@ def fill(path):
         c[...] = np.array([(1, 1.5), (2, 2.5), (3, 3.5)], dtype=dt)
         c["b"] = np.array([9.0, 8.0, 7.0])
         assert c[()].tolist() == [(1, 9.0), (2, 8.0), (3, 7.0)], c[()]
+        # Variable-length strings and sequences: unwritten elements read the fill value.
+        s = f.create_dataset("s", (6,), dtype=h5py.string_dtype(), fillvalue="b\u00e1r")
+        s[3] = "x"
+        v = f.create_dataset("v", (3,), dtype=h5py.vlen_dtype("i2"))
+        v[2] = np.array([5, 6], "i2")
+        # Fill time never: no fill value (natively undefined, never it).
+        n = f.create_dataset("n", (4,), dtype="f8", fillvalue=4.0, fill_time="never")
+        assert not (n[()] == 4.0).any(), n[()]
+
+    def strings(f):
+        assert [x.decode() for x in f["s"][()]] == ["b\u00e1r"] * 3 + ["x"] + ["b\u00e1r"] * 2, f["s"][()]
+        assert [list(x) for x in f["v"][()]] == [[], [], [5, 6]], f["v"][()]
+        assert f["s"].fillvalue == "b\u00e1r".encode(), f["s"].fillvalue
+    with h5py.File(path, "r+") as f:
+        strings(f)
     with h5py.File(path, "r") as f:
         assert list(f["x"][()]) == [7, 1, 2, 7, 7, 7], f["x"][()]
         assert (f["z"][()] == 0).all()
         assert f["c"][()].tolist() == [(1, 9.0), (2, 8.0), (3, 7.0)], f["c"][()]
+        strings(f)
+        assert not (f["n"][()] == 4.0).any(), f["n"][()]
     print("fill: ok")
 
 
