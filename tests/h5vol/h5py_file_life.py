@@ -27,6 +27,8 @@ Cases:
               such compounds, in datasets and attributes; read whole, by field and
               by selection, unwritten elements empty, after a close and after a
               read-write reopen (whose close failed on any variable-length dataset)
+  objids      H5Fget_obj_count / H5Fget_obj_ids: the identifiers open in the file, by
+              kind (they were always none), so that h5py's close closes them
   access      H5Dget_access_plist: the list a dataset was created or opened with
               (chunk cache of a chunked one, virtual and external file prefixes)
 """
@@ -102,6 +104,7 @@ def fill(path):
         # Variable-length strings and sequences: unwritten elements read the fill value.
         s = f.create_dataset("s", (6,), dtype=h5py.string_dtype(), fillvalue="b\u00e1r")
         s[3] = "x"
+        f.create_dataset("t", (2,), dtype=h5py.string_dtype(), fillvalue=b"zz")  # never written
         v = f.create_dataset("v", (3,), dtype=h5py.vlen_dtype("i2"))
         v[2] = np.array([5, 6], "i2")
         # Fill time never: no fill value (natively undefined, never it).
@@ -112,6 +115,7 @@ def fill(path):
         assert [x.decode() for x in f["s"][()]] == ["b\u00e1r"] * 3 + ["x"] + ["b\u00e1r"] * 2, f["s"][()]
         assert [list(x) for x in f["v"][()]] == [[], [], [5, 6]], f["v"][()]
         assert f["s"].fillvalue == "b\u00e1r".encode(), f["s"].fillvalue
+        assert list(f["t"][()]) == [b"zz", b"zz"], f["t"][()]
     with h5py.File(path, "r+") as f:
         strings(f)
     with h5py.File(path, "r") as f:
@@ -302,6 +306,27 @@ def vlen(path):
     print("vlen: ok")
 
 
+def objids(path):
+    f = h5py.File(path, "w")
+    g = f.create_group("g")
+    d = g.create_dataset("d", (4,), "i4")
+    t = f["t"] = np.dtype("f8")  # a committed datatype
+    t = f["t"]
+    other = h5py.File(path + ".other", "w")
+    od = other.create_dataset("x", (2,), "i4")
+    fid = f.id
+    counts = [h5py.h5f.get_obj_count(fid, k) for k in (h5py.h5f.OBJ_FILE, h5py.h5f.OBJ_DATASET, h5py.h5f.OBJ_GROUP,
+                                              h5py.h5f.OBJ_DATATYPE, h5py.h5f.OBJ_ALL)]
+    assert counts == [1, 1, 1, 1, 4], counts
+    ids = h5py.h5f.get_obj_ids(fid, h5py.h5f.OBJ_ALL)
+    assert sorted(i.id for i in ids) == sorted(x.id.id for x in (f, g, d, t)), ids
+    f.close()  # closes every object of the file first
+    assert not d and not g and not t and repr(d) == "<Closed HDF5 dataset>", repr(d)
+    assert od and h5py.h5f.get_obj_count(other.id, h5py.h5f.OBJ_ALL) == 2  # the other file's stay open
+    other.close()
+    print("objids: ok")
+
+
 def access(path):
     with h5py.File(path, "w") as f:
         d = f.create_dataset("c", (10, 20), "i4", chunks=(5, 4), rdcc_nbytes=2 << 20, rdcc_w0=0.2, rdcc_nslots=997,
@@ -321,4 +346,4 @@ def access(path):
 
 if __name__ == "__main__":
     {"anonymous": anonymous, "reopen": reopen, "fill": fill, "errors": errors, "refexit": refexit, "fork": fork,
-     "external": external, "vlen": vlen, "access": access}[sys.argv[1]](sys.argv[2])
+     "external": external, "vlen": vlen, "access": access, "objids": objids}[sys.argv[1]](sys.argv[2])
