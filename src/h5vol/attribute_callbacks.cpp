@@ -33,6 +33,7 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     else if (!nested)
       a->data.assign(n * H5Tget_size(type), std::byte{0});
     a->corder = owner->next_corder++;
+    a->named_type = committed_path(o, type);
     owner->attributes.push_back(a);
     auto* r = child(o, Object::Kind::attribute, owner, under);
     r->attr = a;
@@ -94,7 +95,7 @@ herr_t attr_get(void* obj, H5VL_attr_get_args_t* a, hid_t dxpl, void** req) {
         a->args.get_space.space_id = check(H5Scopy(o.attr->space.get()), "H5Scopy");
         break;
       case H5VL_ATTR_GET_TYPE:
-        a->args.get_type.type_id = check(H5Tcopy(o.attr->type.get()), "H5Tcopy");
+        a->args.get_type.type_id = type_id_of(o, o.attr->type.get(), o.attr->named_type);
         break;
       case H5VL_ATTR_GET_STORAGE_SIZE:
         *a->args.get_storage_size.data_size = o.attr->data.size();

@@ -74,6 +74,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     d->id = o.file->next_id++;
     if (parent) d->path = join_path(parent->path, leaf);
     d->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
+    d->named_type = committed_path(o, type);
     const auto cls = H5Sget_simple_extent_type(space);
     const std::string what = name ? d->path : "an anonymous dataset";
     d->null_space = cls == H5S_NULL;
@@ -200,7 +201,7 @@ herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* a, hid_t dxpl, void** req
         break;
       }
       case H5VL_DATASET_GET_TYPE:
-        a->args.get_type.type_id = check(H5Tcopy(d.type.get()), "H5Tcopy");
+        a->args.get_type.type_id = type_id_of(as(obj), d.type.get(), d.named_type);
         break;
       default:
         unsupported("this H5Dget query");

@@ -72,6 +72,7 @@ std::shared_ptr<Node> clone(FileState& from, std::shared_ptr<Node> n, FileState&
     b->type = Hid(check(H5Tcopy(a->type.get()), "H5Tcopy"));
     b->space = Hid(check(H5Scopy(a->space.get()), "H5Scopy"));
     b->data = a->data;
+    b->named_type = a->named_type;
     b->corder = c->next_corder++;
     c->attributes.push_back(std::move(b));
   }
@@ -80,6 +81,7 @@ std::shared_ptr<Node> clone(FileState& from, std::shared_ptr<Node> n, FileState&
     c->maxdims = n->maxdims;
     c->null_space = n->null_space;
     c->vlen = n->vlen;
+    c->named_type = n->named_type;
     c->written = n->written && !n->vlen.empty();
     c->var = "#copy/v" + std::to_string(to.version) + "/" + std::to_string(c->id);
     if (!is_vlen(c->type.get()) && !n->file_only) {

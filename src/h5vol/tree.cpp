@@ -120,6 +120,7 @@ void write_node(Writer& w, const Node& n) {
     w.type(a->type.get());
     w.space(a->space.get());
     w.bytes(a->data.data(), a->data.size());
+    w.str(a->named_type);
   }
   if (n.kind == Node::Kind::datatype) {
     w.type(n.type.get());
@@ -145,6 +146,7 @@ void write_node(Writer& w, const Node& n) {
           (vfill ? 16u : 0u));
     if (vfill) w.bytes(vfill->data(), vfill->size());
     w.str(n.var);
+    w.str(n.named_type);
     w.u64(n.vlen.size());
     for (const auto& e : n.vlen) w.bytes(e.data(), e.size());
     return;
@@ -186,6 +188,7 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     a->space = r.space();
     auto data = r.bytes();
     a->data = std::move(data);
+    a->named_type = r.str();
     a->corder = n->next_corder++;
     n->attributes.push_back(std::move(a));
   }
@@ -210,6 +213,7 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     n->null_space = (flags & 8u) != 0;
     if (flags & 16u) set_vlen_fill(n->dcpl.get(), n->type.get(), r.bytes());
     n->var = r.str();
+    n->named_type = r.str();
     const auto nvlen = r.u64();
     if (nvlen > (1u << 28)) fail("file metadata has too many variable-length elements");
     n->vlen.reserve(static_cast<std::size_t>(nvlen));

@@ -52,6 +52,7 @@ struct Attribute {
   Hid space;
   std::vector<std::byte> data;  // npoints * size of `type`
   std::int64_t corder = 0;
+  std::string named_type;  // created with a committed datatype: its path (H5Aget_type gives it committed)
 };
 
 struct Node {
@@ -65,6 +66,7 @@ struct Node {
   // the path it was created at, or "#anon/v<version>/<id>" for an anonymous
   // one; it stays when the dataset is linked, moved or linked again.
   std::string var;
+  std::string named_type;  // datasets created with a committed datatype: its path (H5Dget_type gives it committed)
   std::string target;  // soft links: the path they name (followed by lookup, never stored resolved); external links: their value
   std::uint64_t id = 0;
   std::map<std::string, std::shared_ptr<Node>> links;  // groups

@@ -84,6 +84,22 @@ void link_info(const Node& n, H5L_info2_t* info) {
   token_of(n, &info->u.token);
 }
 
+std::string committed_path(const Object& o, hid_t type) {
+  if (H5Tcommitted(type) <= 0) return {};
+  char name[8] = {};
+  if (H5VLget_connector_name(type, name, sizeof name) < 0 || std::strcmp(name, "cove") != 0) return {};
+  const auto* t = static_cast<const Object*>(H5VLobject(type));
+  if (!t || t->file != o.file || !t->node || t->node->kind != Node::Kind::datatype) return {};
+  return t->node->path;
+}
+
+hid_t type_id_of(const Object& o, hid_t type, const std::string& named) {
+  if (!named.empty())
+    if (auto t = lookup(*o.file, o.file->root, named); t && t->kind == Node::Kind::datatype)
+      return register_id(o, t);  // HDF5 makes it a committed datatype (H5T_construct_datatype)
+  return check(H5Tcopy(type), "H5Tcopy");
+}
+
 namespace {
 Object* open_external(const Object& o, const std::shared_ptr<Node>& base, const std::string& path, int depth) {
   auto hop = external_on_path(*o.file, base, path);

@@ -29,6 +29,9 @@ Cases:
               read-write reopen (whose close failed on any variable-length dataset)
   objids      H5Fget_obj_count / H5Fget_obj_ids: the identifiers open in the file, by
               kind (they were always none), so that h5py's close closes them
+  named       a dataset or attribute created with a committed datatype: H5Dget_type
+              and H5Aget_type give that datatype, committed (also after a reopen);
+              with a transient one, a transient copy
   access      H5Dget_access_plist: the list a dataset was created or opened with
               (chunk cache of a chunked one, virtual and external file prefixes)
 """
@@ -327,6 +330,26 @@ def objids(path):
     print("objids: ok")
 
 
+def named(path):
+    def check(f):
+        t = f["t"]
+        d = f["d"]
+        assert d.id.get_type().committed() and d.id.get_type() == t.id and d.dtype == np.dtype("<i2")
+        a = h5py.h5a.open(f.id, b"a")
+        assert a.get_type().committed() and a.get_type() == t.id and f.attrs["a"] == 42
+        assert not f["plain"].id.get_type().committed()
+        assert list(d[()]) == [1, 2, 3]
+    with h5py.File(path, "w") as f:
+        f["t"] = np.dtype("<i2")
+        f.create_dataset("d", data=[1, 2, 3], dtype=f["t"])
+        f.attrs.create("a", 42, dtype=f["t"])
+        f.create_dataset("plain", (2,), "<i2")
+        check(f)
+    with h5py.File(path, "r") as f:
+        check(f)
+    print("named: ok")
+
+
 def access(path):
     with h5py.File(path, "w") as f:
         d = f.create_dataset("c", (10, 20), "i4", chunks=(5, 4), rdcc_nbytes=2 << 20, rdcc_w0=0.2, rdcc_nslots=997,
@@ -346,4 +369,5 @@ def access(path):
 
 if __name__ == "__main__":
     {"anonymous": anonymous, "reopen": reopen, "fill": fill, "errors": errors, "refexit": refexit, "fork": fork,
-     "external": external, "vlen": vlen, "access": access, "objids": objids}[sys.argv[1]](sys.argv[2])
+     "external": external, "vlen": vlen, "access": access, "objids": objids,
+     "named": named}[sys.argv[1]](sys.argv[2])
