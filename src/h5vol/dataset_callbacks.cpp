@@ -1,5 +1,6 @@
 // The VOL callbacks of datasets: create, open, read and write (transfer.hpp), queries.
 #include "h5vol/vol.hpp"
+#include "h5vol/lossy.hpp"
 #include "h5vol/vlen.hpp"
 
 #include <cove/error.hpp>
@@ -11,18 +12,15 @@ namespace cove::h5vol {
 
 // ---- datasets ----
 namespace {
-// Lossy filters change the values natively; in memory the data are stored
-// raw, so they are refused rather than giving other values (lossless ones
-// are kept in the creation list: the values are the same).
-void refuse_lossy_filters(hid_t dcpl, const std::string& what) {
-  const int n = H5Pget_nfilters(dcpl);
-  for (int i = 0; i < n; ++i) {
-    unsigned flags = 0, config = 0;
-    std::size_t nelmts = 0;
-    const H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &nelmts, nullptr, 0, nullptr, &config);
-    if (id == H5Z_FILTER_SCALEOFFSET) unsupported("the scale-offset filter (lossy) on " + what + " in memory");
-    if (id == H5Z_FILTER_NBIT) unsupported("the n-bit filter (lossy) on " + what + " in memory");
-  }
+// Lossy filters change the values natively: in memory the values are
+// those (lossy.hpp), written by one process; lossless ones are kept in the
+// creation list (the values are the same, stored raw).
+void refuse_lossy_filters(const FileState& file, hid_t dcpl, const std::string& what) {
+  const auto filter = lossy_filter(dcpl);
+  if (filter.empty()) return;
+  int size = 1;
+  if (file.comm != MPI_COMM_NULL) MPI_Comm_size(file.comm, &size);
+  if (size > 1) unsupported(filter + " (lossy) on " + what + " in memory, in a file of " + std::to_string(size) + " ranks");
 }
 // A data transform (H5Pset_data_transform) changes the values natively.
 // H5Pget_data_transform fails (and HDF5 prints its stack) when none is
@@ -84,7 +82,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     if (rank > 0) check(H5Sget_simple_extent_dims(space, d->dims.data(), d->maxdims.data()), "H5Sget_simple_extent_dims");
     if (rank > kMaxDims) unsupported(what + " of rank " + std::to_string(rank) + " (at most 10)");
     d->dcpl = Hid(check(H5Pcopy(dcpl == H5P_DEFAULT ? H5P_DATASET_CREATE_DEFAULT : dcpl), "H5Pcopy"));
-    refuse_lossy_filters(d->dcpl.get(), what);
+    refuse_lossy_filters(*o.file, d->dcpl.get(), what);
     d->file_only = dmode == Mode::file;
     d->held = !d->file_only && o.file->settings.dataset_transfer(name ? d->path : "") != Transfer::deep;
     if (name) {

@@ -1,5 +1,6 @@
 // The VOL callbacks of files: create, open, get, specific, optional, close.
 #include "h5vol/vol.hpp"
+#include "h5vol/lossy.hpp"
 
 #include <cove/error.hpp>
 
@@ -216,7 +217,10 @@ herr_t file_close(void* obj, hid_t dxpl, void** req) {
     // The file on disk is complete before the version is published.
     if (o->under) native(H5VLfile_close(o->under, nvol(*o), dxpl, req), "H5Fclose");
     // The last handle of the file publishes its version (a producer's).
-    if (o->handle && --o->file->handles <= 0) Session::get().close(*o->file);
+    if (o->handle && --o->file->handles <= 0) {
+      filter_lossy(*o->file);  // lossy filters give their values before the version is published
+      Session::get().close(*o->file);
+    }
     return herr_t{0};
   });
   delete o;
