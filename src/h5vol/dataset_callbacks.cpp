@@ -70,6 +70,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     auto d = std::make_shared<Node>();
     d->kind = Node::Kind::dataset;
     d->id = o.file->next_id++;
+    d->mtime = creation_time(dcpl);
     if (parent) d->path = join_path(parent->path, leaf);
     d->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
     d->named_type = committed_path(o, type);

@@ -99,6 +99,7 @@ herr_t group_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req
         st.fileno[0] = o.file->fileno;
         st.objno[0] = static_cast<unsigned long>(n->id);
         st.nlink = 1;
+        st.mtime = static_cast<time_t>(n->mtime);
         st.type = n->kind == Node::Kind::group      ? H5G_GROUP
                   : n->kind == Node::Kind::dataset  ? H5G_DATASET
                   : n->kind == Node::Kind::datatype ? H5G_TYPE

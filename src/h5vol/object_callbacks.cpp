@@ -82,6 +82,7 @@ std::shared_ptr<Node> clone(FileState& from, std::shared_ptr<Node> n, FileState&
     c->null_space = n->null_space;
     c->vlen = n->vlen;
     c->named_type = n->named_type;
+    c->mtime = n->mtime;  // copied with the object header, as natively
     c->written = n->written && !n->vlen.empty();
     c->var = "#copy/v" + std::to_string(to.version) + "/" + std::to_string(c->id);
     if (!is_vlen(c->type.get()) && !n->file_only) {
@@ -178,6 +179,7 @@ herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_
         info->type = object_type(*n);
         info->rc = 1;
         info->num_attrs = n->attributes.size();
+        info->atime = info->mtime = info->ctime = info->btime = static_cast<time_t>(n->mtime);
         break;
       }
     }

@@ -114,6 +114,7 @@ void write_node(Writer& w, const Node& n) {
     w.str(n.target);
     return;
   }
+  w.u64(static_cast<std::uint64_t>(n.mtime));
   w.u64(n.attributes.size());
   for (const auto& a : n.attributes) {
     w.str(a->name);
@@ -180,6 +181,7 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     n->target = r.str();
     return n;
   }
+  n->mtime = static_cast<std::int64_t>(r.u64());
   const auto nattr = r.u64();
   for (std::uint64_t i = 0; i < nattr; ++i) {
     auto a = std::make_shared<Attribute>();

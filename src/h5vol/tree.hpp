@@ -74,6 +74,11 @@ struct Node {
   std::map<std::string, std::int64_t> link_corder;      // each link's creation order (never reused)
   std::int64_t next_link_corder = 0;
   std::vector<std::shared_ptr<Attribute>> attributes;  // in creation order
+  // Datasets: seconds since the epoch when it was created if its creation list tracks
+  // times (H5Pset_obj_track_times, on by default), else 0: H5Oget_info's times,
+  // H5Gget_objinfo's mtime. Groups and committed datatypes: 0, as natively in a file
+  // of the default format (their version-1 object headers keep no times).
+  std::int64_t mtime = 0;
   std::int64_t next_corder = 0;
   // datasets
   Hid type;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 namespace cove::h5vol {
 
@@ -82,6 +83,12 @@ void link_info(const Node& n, H5L_info2_t* info) {
   }
   info->type = H5L_TYPE_HARD;
   token_of(n, &info->u.token);
+}
+
+std::int64_t creation_time(hid_t ocpl) {
+  hbool_t track = true;
+  if (ocpl >= 0 && ocpl != H5P_DEFAULT) check(H5Pget_obj_track_times(ocpl, &track), "H5Pget_obj_track_times");
+  return track ? static_cast<std::int64_t>(std::time(nullptr)) : 0;
 }
 
 std::string committed_path(const Object& o, hid_t type) {

@@ -57,6 +57,8 @@ void link_info(const Node& n, H5L_info2_t* info);
 // keeps its path: H5Dget_type and H5Aget_type then give that datatype,
 // committed, as natively (a transient copy of `type` when it is gone).
 std::string committed_path(const Object& o, hid_t type);
+// Now (seconds since the epoch) when the object creation list tracks times (the default), else 0.
+std::int64_t creation_time(hid_t ocpl);
 hid_t type_id_of(const Object& o, hid_t type, const std::string& named);
 // H5Oopen, H5Gopen, H5Dopen and H5Topen of `path` (from `base` in o's file)
 // when the path meets an external link: the object in the file the link

@@ -35,6 +35,8 @@ Cases:
   lossy       the scale-offset filter (floats, and integers with too few bits):
               exactly the values the native library gives (a native run of the same
               writes in a subprocess is the oracle), chunks written in parts too
+  times       objects created with time tracking (the default) report their creation
+              time (H5Gget_objinfo's mtime), others 0 (it was always 0), also after a reopen
   access      H5Dget_access_plist: the list a dataset was created or opened with
               (chunk cache of a chunked one, virtual and external file prefixes)
 """
@@ -382,6 +384,23 @@ def lossy(path):
     print("lossy: ok")
 
 
+def times(path):
+    t0 = int(time.time())
+    with h5py.File(path, "w") as f:
+        f.create_dataset("on", data=np.arange(3), track_times=True)
+        f.create_dataset("off", data=np.arange(3), track_times=False)
+        f.create_group("g")
+        f.create_dataset_like("like", f["on"])
+        got = {k: h5py.h5g.get_objinfo(f[k].id).mtime for k in ("on", "off", "g", "like")}
+    t1 = int(time.time())
+    # h5py makes groups without time tracking (natively 0 too)
+    assert got["off"] == got["g"] == 0 and all(t0 <= got[k] <= t1 for k in ("on", "like")), (t0, got, t1)
+    with h5py.File(path, "r") as f:
+        again = {k: h5py.h5g.get_objinfo(f[k].id).mtime for k in got}
+        assert again == got, (again, got)
+    print("times: ok")
+
+
 def access(path):
     with h5py.File(path, "w") as f:
         d = f.create_dataset("c", (10, 20), "i4", chunks=(5, 4), rdcc_nbytes=2 << 20, rdcc_w0=0.2, rdcc_nslots=997,
@@ -402,4 +421,4 @@ def access(path):
 if __name__ == "__main__":
     {"anonymous": anonymous, "reopen": reopen, "fill": fill, "errors": errors, "refexit": refexit, "fork": fork,
      "external": external, "vlen": vlen, "access": access, "objids": objids,
-     "named": named, "lossy": lossy}[sys.argv[1]](sys.argv[2])
+     "named": named, "lossy": lossy, "times": times}[sys.argv[1]](sys.argv[2])
