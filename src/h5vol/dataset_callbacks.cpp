@@ -1,6 +1,7 @@
 // The VOL callbacks of datasets: create, open, read and write (transfer.hpp), queries.
 #include "h5vol/vol.hpp"
 #include "h5vol/lossy.hpp"
+#include "h5vol/transform.hpp"
 #include "h5vol/vlen.hpp"
 
 #include <cove/error.hpp>
@@ -21,19 +22,6 @@ void refuse_lossy_filters(const FileState& file, hid_t dcpl, const std::string& 
   int size = 1;
   if (file.comm != MPI_COMM_NULL) MPI_Comm_size(file.comm, &size);
   if (size > 1) unsupported(filter + " (lossy) on " + what + " in memory, in a file of " + std::to_string(size) + " ranks");
-}
-// A data transform (H5Pset_data_transform) changes the values natively.
-// H5Pget_data_transform fails (and HDF5 prints its stack) when none is
-// set, the usual case: printing is off for the question.
-void refuse_transform(hid_t dxpl, const char* op) {
-  if (dxpl < 0 || dxpl == H5P_DEFAULT) return;
-  H5E_auto2_t print = nullptr;
-  void* print_data = nullptr;
-  H5Eget_auto2(H5E_DEFAULT, &print, &print_data);
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const ssize_t length = H5Pget_data_transform(dxpl, nullptr, 0);
-  H5Eset_auto2(H5E_DEFAULT, print, print_data);
-  if (length > 0) unsupported(std::string("a data transform (H5Pset_data_transform) in ") + op + " in memory");
 }
 bool allocated(const Node& d) {
   H5D_alloc_time_t when = H5D_ALLOC_TIME_LATE;
@@ -134,8 +122,12 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spac
   return guarded<herr_t>("H5Dread", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
-      if (in_memory(o)) refuse_transform(dxpl, "H5Dread");
-      if (in_memory(o) && is_vlen(o.node->type.get())) {
+      const auto transform = in_memory(o) ? data_transform(dxpl) : std::string();
+      if (!transform.empty() && is_vlen(o.node->type.get()))
+        unsupported("a data transform (H5Pset_data_transform) on variable-length dataset " + o.node->path);
+      if (!transform.empty()) {
+        read_transformed(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], transform, buf[i]);
+      } else if (in_memory(o) && is_vlen(o.node->type.get())) {
         read_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       } else if (in_memory(o)) {
         read_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
@@ -153,8 +145,12 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spa
   return guarded<herr_t>("H5Dwrite", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
-      if (in_memory(o)) refuse_transform(dxpl, "H5Dwrite");
-      if (in_memory(o) && is_vlen(o.node->type.get()))
+      const auto transform = in_memory(o) ? data_transform(dxpl) : std::string();
+      if (!transform.empty() && is_vlen(o.node->type.get()))
+        unsupported("a data transform (H5Pset_data_transform) on variable-length dataset " + o.node->path);
+      if (!transform.empty())
+        write_transformed(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], transform, buf[i]);
+      else if (in_memory(o) && is_vlen(o.node->type.get()))
         write_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       else if (in_memory(o))
         write_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);

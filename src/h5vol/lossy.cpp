@@ -67,12 +67,7 @@ void filter_dataset(FileState& file, Node& dataset) {
     block = Hid(check(H5Screate_simple(rank, count.data(), nullptr), "H5Screate_simple"));
     return static_cast<std::size_t>(check(H5Sget_select_npoints(region.get()), "H5Sget_select_npoints"));
   };
-  static std::atomic<unsigned> serial{0};
-  const std::string name = "cove-lossy-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
-  Hid fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
-  check(H5Pset_fapl_core(fapl.get(), 1 << 20, 0), "H5Pset_fapl_core");
-  check(H5Pset_vol(fapl.get(), H5VL_NATIVE, nullptr), "H5Pset_vol");
-  Hid native_file(check(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "H5Fcreate of a file in memory"));
+  Hid native_file = native_file_in_memory();
   Hid space(dataset.make_space());
   Hid d(check(H5Dcreate2(native_file.get(), "d", type, space.get(), H5P_DEFAULT, dataset.dcpl.get(), H5P_DEFAULT),
               "H5Dcreate2 of the filtered dataset in memory"));
@@ -95,6 +90,15 @@ void filter_dataset(FileState& file, Node& dataset) {
 }
 
 }  // namespace
+
+Hid native_file_in_memory() {
+  static std::atomic<unsigned> serial{0};
+  const std::string name = "cove-scratch-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
+  Hid fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
+  check(H5Pset_fapl_core(fapl.get(), 1 << 20, 0), "H5Pset_fapl_core");
+  check(H5Pset_vol(fapl.get(), H5VL_NATIVE, nullptr), "H5Pset_vol");
+  return Hid(check(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "H5Fcreate of a native file in memory"));
+}
 
 std::string lossy_filter(hid_t dcpl) {
   const int n = H5Pget_nfilters(dcpl);

@@ -17,6 +17,9 @@
 
 namespace cove::h5vol {
 
+// A new native HDF5 file held in memory (core driver, nothing on disk), for
+// running HDF5's own code on a dataset's values (here and transform.hpp).
+Hid native_file_in_memory();
 // The name of the first lossy filter in `dcpl` ("" when none).
 std::string lossy_filter(hid_t dcpl);
 // At the writer's close, before the version is published.

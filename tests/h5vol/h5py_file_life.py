@@ -35,6 +35,8 @@ Cases:
   lossy       the scale-offset filter (floats, and integers with too few bits):
               exactly the values the native library gives (a native run of the same
               writes in a subprocess is the oracle), chunks written in parts too
+  transform   data transforms (H5Pset_data_transform) on H5Dwrite and H5Dread, also of
+              a selection: exactly the native values (a native run in a subprocess)
   times       objects created with time tracking (the default) report their creation
               time (H5Gget_objinfo's mtime), others 0 (it was always 0), also after a reopen
   access      H5Dget_access_plist: the list a dataset was created or opened with
@@ -384,6 +386,46 @@ def lossy(path):
     print("lossy: ok")
 
 
+def transform_io(path):
+    lib = hdf5_library()
+    lib.H5Pset_data_transform.argtypes = [ctypes.c_int64, ctypes.c_char_p]
+
+    def xfer(expression):
+        plist = h5py.h5p.create(h5py.h5p.DATASET_XFER)
+        assert lib.H5Pset_data_transform(plist.id, expression) >= 0
+        return plist
+    with h5py.File(path, "w") as f:
+        i = f.create_dataset("i", (6,), "i4")
+        x = f.create_dataset("x", (2, 3), "f8")
+        i.id.write(h5py.h5s.ALL, h5py.h5s.ALL, np.arange(6, dtype="i4"), dxpl=xfer(b"2*x+1"))
+        x.id.write(h5py.h5s.ALL, h5py.h5s.ALL, np.arange(6.0).reshape(2, 3) / 7, dxpl=xfer(b"x*x-0.5"))
+        own = np.empty(6, "i4")
+        i.id.read(h5py.h5s.ALL, h5py.h5s.ALL, own, dxpl=xfer(b"x/3"))
+    with h5py.File(path, "r") as f:
+        out = np.empty(6, "i4")
+        f["i"].id.read(h5py.h5s.ALL, h5py.h5s.ALL, out, dxpl=xfer(b"x/3-1"))
+        fspace = f["x"].id.get_space()
+        fspace.select_hyperslab((0, 1), (2, 2))
+        part = np.empty((2, 2))
+        f["x"].id.read(h5py.h5s.create_simple((2, 2)), fspace, part, dxpl=xfer(b"10*x"))
+        return [own, f["i"][()], out, f["x"][()], part]
+
+
+def transform(path):
+    if sys.argv[3:] == ["native"]:  # the oracle's run
+        np.savez(path + ".npz", *transform_io(path))
+        return
+    env = {k: v for k, v in os.environ.items() if k not in ("HDF5_VOL_CONNECTOR", "HDF5_PLUGIN_PATH")}
+    subprocess.run([sys.executable, __file__, "transform", path + ".native", "native"], env=env, check=True)
+    native = np.load(path + ".native.npz")
+    got = transform_io(path)
+    for k, g in enumerate(got):
+        n = native[f"arr_{k}"]
+        assert g.dtype == n.dtype and np.array_equal(g, n), (k, g, n)
+    assert list(got[1]) == [1, 3, 5, 7, 9, 11], got[1]  # stored as transformed
+    print("transform: ok")
+
+
 def times(path):
     t0 = int(time.time())
     with h5py.File(path, "w") as f:
@@ -421,4 +463,5 @@ def access(path):
 if __name__ == "__main__":
     {"anonymous": anonymous, "reopen": reopen, "fill": fill, "errors": errors, "refexit": refexit, "fork": fork,
      "external": external, "vlen": vlen, "access": access, "objids": objids,
-     "named": named, "lossy": lossy, "times": times}[sys.argv[1]](sys.argv[2])
+     "named": named, "lossy": lossy, "times": times,
+     "transform": transform}[sys.argv[1]](sys.argv[2])
