@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fcntl.h>
+#include <map>
 #include <unistd.h>
 
 namespace cove::server {
@@ -43,14 +44,23 @@ void Dispatcher::start() {
   for (int i = 0; i < workers_; ++i) threads_.emplace_back([this] { work(); });
 }
 
+namespace {
+// Per thread: how many run()s it is in, by dispatcher (a handler may reach
+// another server of this process, whose dispatcher runs on this thread too).
+thread_local std::map<const Dispatcher*, int> running_here;
+}  // namespace
+
 void Dispatcher::stop() {
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (stopped_) return;
     stopped_ = true;
     queue_.clear();
+    wake_.notify_all();
+    const auto it = running_here.find(this);
+    const int mine = it == running_here.end() ? 0 : it->second;
+    idle_.wait(lock, [&] { return running_ == mine; });
   }
-  wake_.notify_all();
   for (auto& t : threads_)
     if (t.get_id() != std::this_thread::get_id()) t.join();
     else t.detach();  // a handler stopping the server from a worker
@@ -122,6 +132,25 @@ void Dispatcher::work() {
 }
 
 void Dispatcher::run(const std::shared_ptr<net::Request>& request) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;  // dropping it fails the caller
+    ++running_;
+  }
+  ++running_here[this];
+  struct Done {
+    Dispatcher& d;
+    ~Done() {
+      if (--running_here[&d] == 0) running_here.erase(&d);
+      std::lock_guard lock(d.mutex_);
+      --d.running_;
+      d.idle_.notify_all();
+    }
+  } done{*this};
+  handle(request);
+}
+
+void Dispatcher::handle(const std::shared_ptr<net::Request>& request) {
   net::Header h;
   try {
     h = net::read_header(request->message());

@@ -96,8 +96,11 @@ class Dispatcher {
   void start();
   // Routes one request (from the transport's thread).
   void deliver(std::shared_ptr<net::Request> request);
-  // Joins the workers; queued requests are dropped (their callers see the
-  // connection fail). Idempotent.
+  // Joins the workers and waits for the handlers running on other threads
+  // (inline ones run on the transport's or, in process, on the caller's
+  // thread), so that nothing a handler touches goes while it runs; queued
+  // and later requests are dropped (their callers see the connection
+  // fail). Idempotent; a handler may call it (its own run is not waited for).
   void stop();
   bool is_worker(std::thread::id id) const;
 
@@ -110,7 +113,8 @@ class Dispatcher {
     Handler handler;
   };
   void add(net::Op op, RunsInline runs_inline, Handler handler);
-  void run(const std::shared_ptr<net::Request>& request);  // checks the sender, then the handler
+  void run(const std::shared_ptr<net::Request>& request);     // counted in running_, none after stop()
+  void handle(const std::shared_ptr<net::Request>& request);  // checks the sender, then the handler
   void work();
 
   int workers_;
@@ -120,6 +124,8 @@ class Dispatcher {
   std::condition_variable wake_;
   std::deque<std::shared_ptr<net::Request>> queue_;
   bool stopped_ = false;
+  int running_ = 0;              // run()s in progress, on any thread
+  std::condition_variable idle_;  // running_ went down
   std::vector<std::thread> threads_;
 };
 
