@@ -215,15 +215,23 @@ herr_t file_close(void* obj, hid_t dxpl, void** req) {
   const herr_t r = guarded<herr_t>("H5Fclose", -1, [&] {
     if (o->alias) return herr_t{0};  // H5Iget_file_id's identifier: the file stays open
     // The file on disk is complete before the version is published.
-    if (o->under) native(H5VLfile_close(o->under, nvol(*o), dxpl, req), "H5Fclose");
+    if (o->under) {
+      native(H5VLfile_close(o->under, nvol(*o), dxpl, req), "H5Fclose");
+      o->under = nullptr;  // closed once, whatever follows
+    }
     // The last handle of the file publishes its version (a producer's).
-    if (o->handle && --o->file->handles <= 0) {
-      filter_lossy(*o->file);  // lossy filters give their values before the version is published
-      Session::get().close(*o->file);
+    if (o->handle) {
+      o->handle = false;  // counted once: a failed close is not tried again (its error was reported)
+      if (--o->file->handles <= 0) {
+        filter_lossy(*o->file);  // lossy filters give their values before the version is published
+        Session::get().close(*o->file);
+      }
     }
     return herr_t{0};
   });
-  delete o;
+  // A failed close leaves the identifier registered (HDF5 keeps it, and
+  // closes it again at exit): its object stays until a close succeeds.
+  if (r >= 0) delete o;
   return r;
 }
 

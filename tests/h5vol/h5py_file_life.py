@@ -35,6 +35,10 @@ Cases:
   lossy       the scale-offset filter (floats, and integers with too few bits):
               exactly the values the native library gives (a native run of the same
               writes in a subprocess is the oracle), chunks written in parts too
+  closefail   H5Fclose fails (the server went away before the version is published):
+              h5py gets the error naming the cause, and the process exits cleanly
+              (HDF5 keeps the identifier of a failed close and closes it again at
+              exit, where the freed object crashed)
   transform   data transforms (H5Pset_data_transform) on H5Dwrite and H5Dread, also of
               a selection: exactly the native values (a native run in a subprocess)
   times       objects created with time tracking (the default) report their creation
@@ -426,6 +430,19 @@ def transform(path):
     print("transform: ok")
 
 
+def closefail(path):
+    f = h5py.File(path, "w")
+    f["x"] = np.arange(4)
+    server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration", "server.sh")
+    subprocess.run([server, "stop", os.path.dirname(os.environ["COVE_CONNECT"])], check=True)
+    try:
+        f.close()
+        raise AssertionError("H5Fclose succeeded without a server")
+    except RuntimeError as e:
+        assert "H5Fclose" in str(e), str(e)
+    print("closefail: ok")  # the process must now also exit cleanly
+
+
 def times(path):
     t0 = int(time.time())
     with h5py.File(path, "w") as f:
@@ -464,4 +481,4 @@ if __name__ == "__main__":
     {"anonymous": anonymous, "reopen": reopen, "fill": fill, "errors": errors, "refexit": refexit, "fork": fork,
      "external": external, "vlen": vlen, "access": access, "objids": objids,
      "named": named, "lossy": lossy, "times": times,
-     "transform": transform}[sys.argv[1]](sys.argv[2])
+     "transform": transform, "closefail": closefail}[sys.argv[1]](sys.argv[2])
