@@ -21,10 +21,8 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     auto owner = resolve(o, loc);
     if (owner->find_attribute(name)) fail("attribute \"" + std::string(name) + "\" of " + owner->path + " already exists");
     const bool strings = is_variable_string(type);
-    if (!strings && H5Tget_class(type) == H5T_VLEN)
-      check_vlen_type(type, "attribute \"" + std::string(name) + "\"");  // a sequence of a fixed-size type
-    else if (!strings && H5Tdetect_class(type, H5T_VLEN) > 0)
-      unsupported("a variable-length attribute (\"" + std::string(name) + "\") other than of strings or sequences");
+    const bool nested = is_nested_vlen(type);  // unwritten: no bytes (zeros, empty sequences, null strings)
+    if (!strings && is_vlen(type)) check_vlen_type(type, "attribute \"" + std::string(name) + "\"");
     auto a = std::make_shared<Attribute>();
     a->name = name;
     a->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
@@ -32,9 +30,10 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(space), "H5Sget_simple_extent_npoints"));
     if (strings)
       a->data = encode_strings(nullptr, n);  // unwritten: empty strings
-    else
+    else if (!nested)
       a->data.assign(n * H5Tget_size(type), std::byte{0});
     a->corder = owner->next_corder++;
+    a->named_type = committed_path(o, type);
     owner->attributes.push_back(a);
     auto* r = child(o, Object::Kind::attribute, owner, under);
     r->attr = a;
@@ -96,7 +95,7 @@ herr_t attr_get(void* obj, H5VL_attr_get_args_t* a, hid_t dxpl, void** req) {
         a->args.get_space.space_id = check(H5Scopy(o.attr->space.get()), "H5Scopy");
         break;
       case H5VL_ATTR_GET_TYPE:
-        a->args.get_type.type_id = check(H5Tcopy(o.attr->type.get()), "H5Tcopy");
+        a->args.get_type.type_id = type_id_of(o, o.attr->type.get(), o.attr->named_type);
         break;
       case H5VL_ATTR_GET_STORAGE_SIZE:
         *a->args.get_storage_size.data_size = o.attr->data.size();

@@ -1,5 +1,7 @@
 // The VOL callbacks of datasets: create, open, read and write (transfer.hpp), queries.
 #include "h5vol/vol.hpp"
+#include "h5vol/lossy.hpp"
+#include "h5vol/transform.hpp"
 #include "h5vol/vlen.hpp"
 
 #include <cove/error.hpp>
@@ -11,36 +13,26 @@ namespace cove::h5vol {
 
 // ---- datasets ----
 namespace {
-// Lossy filters change the values natively; in memory the data are stored
-// raw, so they are refused rather than giving other values (lossless ones
-// are kept in the creation list: the values are the same).
-void refuse_lossy_filters(hid_t dcpl, const std::string& what) {
-  const int n = H5Pget_nfilters(dcpl);
-  for (int i = 0; i < n; ++i) {
-    unsigned flags = 0, config = 0;
-    std::size_t nelmts = 0;
-    const H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &nelmts, nullptr, 0, nullptr, &config);
-    if (id == H5Z_FILTER_SCALEOFFSET) unsupported("the scale-offset filter (lossy) on " + what + " in memory");
-    if (id == H5Z_FILTER_NBIT) unsupported("the n-bit filter (lossy) on " + what + " in memory");
-  }
-}
-// A data transform (H5Pset_data_transform) changes the values natively.
-// H5Pget_data_transform fails (and HDF5 prints its stack) when none is
-// set, the usual case: printing is off for the question.
-void refuse_transform(hid_t dxpl, const char* op) {
-  if (dxpl < 0 || dxpl == H5P_DEFAULT) return;
-  H5E_auto2_t print = nullptr;
-  void* print_data = nullptr;
-  H5Eget_auto2(H5E_DEFAULT, &print, &print_data);
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const ssize_t length = H5Pget_data_transform(dxpl, nullptr, 0);
-  H5Eset_auto2(H5E_DEFAULT, print, print_data);
-  if (length > 0) unsupported(std::string("a data transform (H5Pset_data_transform) in ") + op + " in memory");
+// Lossy filters change the values natively: in memory the values are
+// those (lossy.hpp), written by one process; lossless ones are kept in the
+// creation list (the values are the same, stored raw).
+void refuse_lossy_filters(const FileState& file, hid_t dcpl, const std::string& what) {
+  const auto filter = lossy_filter(dcpl);
+  if (filter.empty()) return;
+  int size = 1;
+  if (file.comm != MPI_COMM_NULL) MPI_Comm_size(file.comm, &size);
+  if (size > 1) unsupported(filter + " (lossy) on " + what + " in memory, in a file of " + std::to_string(size) + " ranks");
 }
 bool allocated(const Node& d) {
   H5D_alloc_time_t when = H5D_ALLOC_TIME_LATE;
   if (H5Pget_alloc_time(d.dcpl.get(), &when) >= 0 && when == H5D_ALLOC_TIME_EARLY) return true;
   return d.written;
+}
+// Keeps a copy of the dataset access list for H5Dget_access_plist.
+Object* with_access(Object* o, hid_t dapl) {
+  std::unique_ptr<Object> guard(o);
+  o->access = Hid(check(H5Pcopy(dapl == H5P_DEFAULT ? H5P_DATASET_ACCESS_DEFAULT : dapl), "H5Pcopy"));
+  return guard.release();
 }
 }  // namespace
 void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t lcpl, hid_t type, hid_t space,
@@ -66,8 +58,10 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     auto d = std::make_shared<Node>();
     d->kind = Node::Kind::dataset;
     d->id = o.file->next_id++;
+    d->mtime = creation_time(dcpl);
     if (parent) d->path = join_path(parent->path, leaf);
     d->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
+    d->named_type = committed_path(o, type);
     const auto cls = H5Sget_simple_extent_type(space);
     const std::string what = name ? d->path : "an anonymous dataset";
     d->null_space = cls == H5S_NULL;
@@ -77,7 +71,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     if (rank > 0) check(H5Sget_simple_extent_dims(space, d->dims.data(), d->maxdims.data()), "H5Sget_simple_extent_dims");
     if (rank > kMaxDims) unsupported(what + " of rank " + std::to_string(rank) + " (at most 10)");
     d->dcpl = Hid(check(H5Pcopy(dcpl == H5P_DEFAULT ? H5P_DATASET_CREATE_DEFAULT : dcpl), "H5Pcopy"));
-    refuse_lossy_filters(d->dcpl.get(), what);
+    refuse_lossy_filters(*o.file, d->dcpl.get(), what);
     d->file_only = dmode == Mode::file;
     d->held = !d->file_only && o.file->settings.dataset_transfer(name ? d->path : "") != Transfer::deep;
     if (name) {
@@ -97,7 +91,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
       add_link(*o.file, parent, leaf, d);
     else
       o.file->index(d);
-    return child(o, Object::Kind::dataset, d, under);
+    return with_access(child(o, Object::Kind::dataset, d, under), dapl);
   });
 }
 void* dataset_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t dapl, hid_t dxpl, void** req) {
@@ -110,10 +104,17 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hi
     if (o.under && !memory_only)
       under = native(H5VLdataset_open(o.under, loc, nvol(o), name, dapl, dxpl, req), "H5Dopen");
     if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
-    auto d = lookup(*o.file, resolve(o, loc), name);
+    auto base = resolve(o, loc);
+    auto d = lookup(*o.file, base, name);
+    if (!d)
+      if (auto* x = open_external(o, base, name)) {
+        if (x->node->kind == Node::Kind::dataset) return with_access(x, dapl);
+        delete x;
+        fail(std::string(name) + " is not a dataset");
+      }
     if (!d) fail("no dataset \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
     if (d->kind != Node::Kind::dataset) fail(d->path + " is not a dataset");
-    return child(o, Object::Kind::dataset, d, under);
+    return with_access(child(o, Object::Kind::dataset, d, under), dapl);
   });
 }
 herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[], hid_t dxpl,
@@ -121,8 +122,12 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spac
   return guarded<herr_t>("H5Dread", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
-      if (in_memory(o)) refuse_transform(dxpl, "H5Dread");
-      if (in_memory(o) && is_vlen(o.node->type.get())) {
+      const auto transform = in_memory(o) ? data_transform(dxpl) : std::string();
+      if (!transform.empty() && is_vlen(o.node->type.get()))
+        unsupported("a data transform (H5Pset_data_transform) on variable-length dataset " + o.node->path);
+      if (!transform.empty()) {
+        read_transformed(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], transform, buf[i]);
+      } else if (in_memory(o) && is_vlen(o.node->type.get())) {
         read_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       } else if (in_memory(o)) {
         read_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
@@ -140,8 +145,12 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spa
   return guarded<herr_t>("H5Dwrite", -1, [&] {
     for (size_t i = 0; i < count; ++i) {
       auto& o = as(dset[i]);
-      if (in_memory(o)) refuse_transform(dxpl, "H5Dwrite");
-      if (in_memory(o) && is_vlen(o.node->type.get()))
+      const auto transform = in_memory(o) ? data_transform(dxpl) : std::string();
+      if (!transform.empty() && is_vlen(o.node->type.get()))
+        unsupported("a data transform (H5Pset_data_transform) on variable-length dataset " + o.node->path);
+      if (!transform.empty())
+        write_transformed(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], transform, buf[i]);
+      else if (in_memory(o) && is_vlen(o.node->type.get()))
         write_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       else if (in_memory(o))
         write_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
@@ -159,9 +168,16 @@ herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* a, hid_t dxpl, void** req
     if (!in_memory(as(obj))) return H5VLdataset_get(as(obj).under, nvol(as(obj)), a, dxpl, req);
     auto& d = *as(obj).node;
     switch (a->op_type) {
-      case H5VL_DATASET_GET_DAPL:
-        a->args.get_dapl.dapl_id = check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate");
+      case H5VL_DATASET_GET_DAPL: {
+        // As natively: the list it was opened with; a chunk cache only for a chunked dataset.
+        const auto& o = as(obj);
+        Hid dapl(check(o.access.get() >= 0 ? H5Pcopy(o.access.get()) : H5Pcreate(H5P_DATASET_ACCESS), "H5Pcopy"));
+        if (H5Pget_layout(d.dcpl.get()) != H5D_CHUNKED)
+          check(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, H5D_CHUNK_CACHE_NBYTES_DEFAULT,
+                                   H5D_CHUNK_CACHE_W0_DEFAULT), "H5Pset_chunk_cache");
+        a->args.get_dapl.dapl_id = dapl.release();
         break;
+      }
       case H5VL_DATASET_GET_DCPL:
         a->args.get_dcpl.dcpl_id = check(H5Pcopy(d.dcpl.get()), "H5Pcopy");
         break;
@@ -180,7 +196,7 @@ herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* a, hid_t dxpl, void** req
         break;
       }
       case H5VL_DATASET_GET_TYPE:
-        a->args.get_type.type_id = check(H5Tcopy(d.type.get()), "H5Tcopy");
+        a->args.get_type.type_id = type_id_of(as(obj), d.type.get(), d.named_type);
         break;
       default:
         unsupported("this H5Dget query");

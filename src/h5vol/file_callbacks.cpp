@@ -1,8 +1,10 @@
 // The VOL callbacks of files: create, open, get, specific, optional, close.
 #include "h5vol/vol.hpp"
+#include "h5vol/lossy.hpp"
 
 #include <cove/error.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 namespace cove::h5vol {
@@ -57,6 +59,40 @@ void* file_open(const char* name, unsigned flags, hid_t fapl, hid_t dxpl, void**
     return o;
   });
 }
+namespace {
+// H5Fget_obj_count and H5Fget_obj_ids: the identifiers the application holds
+// (files, datasets, groups, committed datatypes, attributes, in that order,
+// as natively) of this connector's objects in o's file; up to `max` of them
+// into `list` when given. Every identifier of the file counts, local or not
+// (one process shares one state per file).
+std::size_t open_objects(const Object& o, unsigned types, hid_t* list, std::size_t max) {
+  struct Walk {
+    const FileState* file;
+    hid_t* list;
+    std::size_t max;
+    std::size_t count = 0;
+  } walk{o.file.get(), list, max};
+  const std::pair<unsigned, H5I_type_t> kinds[] = {{H5F_OBJ_FILE, H5I_FILE}, {H5F_OBJ_DATASET, H5I_DATASET},
+                                                   {H5F_OBJ_GROUP, H5I_GROUP}, {H5F_OBJ_DATATYPE, H5I_DATATYPE},
+                                                   {H5F_OBJ_ATTR, H5I_ATTR}};
+  for (const auto& kind : kinds) {
+    if (!(types & kind.first)) continue;
+    const H5I_type_t type = kind.second;
+    check(H5Iiterate(type, [](hid_t id, void* data) -> herr_t {
+            auto& w = *static_cast<Walk*>(data);
+            if (H5Iget_type(id) == H5I_DATATYPE && H5Tcommitted(id) <= 0) return 0;  // a transient type: no VOL object
+            char name[8] = {};
+            if (H5VLget_connector_name(id, name, sizeof name) < 0 || std::strcmp(name, "cove") != 0) return 0;
+            const auto* x = static_cast<const Object*>(H5VLobject(id));
+            if (!x || x->file.get() != w.file) return 0;
+            if (w.list && w.count < w.max) w.list[w.count] = id;
+            ++w.count;
+            return 0;
+          }, &walk), "H5Iiterate");
+  }
+  return list ? std::min(walk.count, max) : walk.count;
+}
+}  // namespace
 herr_t file_get(void* obj, H5VL_file_get_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Fget", -1, [&] {
     auto& o = as(obj);
@@ -86,10 +122,11 @@ herr_t file_get(void* obj, H5VL_file_get_args_t* a, hid_t dxpl, void** req) {
         copy_name(f.name, a->args.get_name.buf, a->args.get_name.buf_size, a->args.get_name.file_name_len);
         break;
       case H5VL_FILE_GET_OBJ_COUNT:
-        *a->args.get_obj_count.count = 0;
+        *a->args.get_obj_count.count = open_objects(o, a->args.get_obj_count.types, nullptr, 0);
         break;
       case H5VL_FILE_GET_OBJ_IDS:
-        *a->args.get_obj_ids.count = 0;
+        *a->args.get_obj_ids.count =
+            open_objects(o, a->args.get_obj_ids.types, a->args.get_obj_ids.oid_list, a->args.get_obj_ids.max_objs);
         break;
       default:
         unsupported("this H5Fget query");
@@ -178,12 +215,23 @@ herr_t file_close(void* obj, hid_t dxpl, void** req) {
   const herr_t r = guarded<herr_t>("H5Fclose", -1, [&] {
     if (o->alias) return herr_t{0};  // H5Iget_file_id's identifier: the file stays open
     // The file on disk is complete before the version is published.
-    if (o->under) native(H5VLfile_close(o->under, nvol(*o), dxpl, req), "H5Fclose");
+    if (o->under) {
+      native(H5VLfile_close(o->under, nvol(*o), dxpl, req), "H5Fclose");
+      o->under = nullptr;  // closed once, whatever follows
+    }
     // The last handle of the file publishes its version (a producer's).
-    if (o->handle && --o->file->handles <= 0) Session::get().close(*o->file);
+    if (o->handle) {
+      o->handle = false;  // counted once: a failed close is not tried again (its error was reported)
+      if (--o->file->handles <= 0) {
+        filter_lossy(*o->file);  // lossy filters give their values before the version is published
+        Session::get().close(*o->file);
+      }
+    }
     return herr_t{0};
   });
-  delete o;
+  // A failed close leaves the identifier registered (HDF5 keeps it, and
+  // closes it again at exit): its object stays until a close succeeds.
+  if (r >= 0) delete o;
   return r;
 }
 

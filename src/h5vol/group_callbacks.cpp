@@ -38,6 +38,12 @@ void* group_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_
     if (!in_memory(o)) return child(o, Object::Kind::group, nullptr, under);
     auto base = resolve(o, loc);
     auto g = lookup(*o.file, base, name);
+    if (!g)
+      if (auto* x = open_external(o, base, name)) {
+        if (x->node->kind == Node::Kind::group) return x;
+        delete x;
+        fail(std::string(name) + " is not a group");
+      }
     if (!g) fail("no group \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
     if (g->kind != Node::Kind::group) fail(g->path + " is not a group");
     return child(o, Object::Kind::group, g, under);
@@ -93,11 +99,14 @@ herr_t group_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req
         st.fileno[0] = o.file->fileno;
         st.objno[0] = static_cast<unsigned long>(n->id);
         st.nlink = 1;
+        st.mtime = static_cast<time_t>(n->mtime);
         st.type = n->kind == Node::Kind::group      ? H5G_GROUP
                   : n->kind == Node::Kind::dataset  ? H5G_DATASET
                   : n->kind == Node::Kind::datatype ? H5G_TYPE
+                  : n->kind == Node::Kind::external ? H5G_UDLINK
                                                     : H5G_LINK;
         if (n->kind == Node::Kind::soft) st.linklen = n->target.size() + 1;
+        if (n->kind == Node::Kind::external) st.linklen = n->target.size();
       }
       return herr_t{0};
     }

@@ -68,7 +68,29 @@ herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_
       add_link(*o.file, parent, leaf, soft);
       return herr_t{0};
     }
-    if (a->op_type != H5VL_LINK_CREATE_HARD) unsupported("H5Lcreate_external / user-defined links in memory");
+    if (a->op_type == H5VL_LINK_CREATE_UD) {
+      // H5Lcreate_external: the link keeps its value as HDF5 packed it (followed by open_external).
+      if (a->args.ud.type != H5L_TYPE_EXTERNAL)
+        unsupported("H5Lcreate_ud (a user-defined link of class " + std::to_string(static_cast<int>(a->args.ud.type)) + ") in memory");
+      if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+      if (loc->type != H5VL_OBJECT_BY_NAME) fail("a new link needs a name");
+      std::string value(static_cast<const char*>(a->args.ud.buf), a->args.ud.buf_size);
+      unsigned flags = 0;
+      const char* file = nullptr;
+      const char* path = nullptr;
+      if (value.empty() || H5Lunpack_elink_val(value.data(), value.size(), &flags, &file, &path) < 0)
+        fail("H5Lcreate_external: a malformed external link value for \"" + std::string(loc->loc_data.loc_by_name.name) + "\"");
+      unsigned intermediate = 0;
+      if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
+      auto [parent, leaf] = parent_for_link(*o.file, o.node, loc->loc_data.loc_by_name.name, intermediate != 0);
+      auto ext = std::make_shared<Node>();
+      ext->kind = Node::Kind::external;
+      ext->target = std::move(value);
+      ext->id = o.file->next_id++;
+      add_link(*o.file, parent, leaf, ext);
+      return herr_t{0};
+    }
+    if (a->op_type != H5VL_LINK_CREATE_HARD) unsupported("this kind of link creation in memory");
     // H5Olink (an anonymous object gets its name) and H5Lcreate_hard.
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     if (loc->type != H5VL_OBJECT_BY_NAME) fail("a new link needs a name");
@@ -107,9 +129,10 @@ herr_t relink(bool move, void* src, const H5VL_loc_params_t* loc1, void* dst, co
   auto [to, leaf2] = parent_for_link(*s.file, d.node, loc2->loc_data.loc_by_name.name, intermediate != 0);
   if (node->kind == Node::Kind::group && contains(*node, *to))
     fail("moving or copying " + node->path + " into itself");
-  if (!move && node->kind == Node::Kind::soft) {  // a copy of a soft link is a soft link of its own
+  if (!move && (node->kind == Node::Kind::soft || node->kind == Node::Kind::external)) {
+    // a copy of a soft or external link is a link of its own
     auto soft = std::make_shared<Node>();
-    soft->kind = Node::Kind::soft;
+    soft->kind = node->kind;
     soft->target = node->target;
     soft->id = s.file->next_id++;
     node = soft;
@@ -150,9 +173,13 @@ herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a
       copy_name(name, a->args.get_name.name, a->args.get_name.name_size, a->args.get_name.name_len);
     } else if (a->op_type == H5VL_LINK_GET_VAL) {
       auto link = the_link(o, loc);
-      if (link.node->kind != Node::Kind::soft) fail("H5Lget_val: " + link.leaf + " is not a soft link");
       const auto& t = link.node->target;
       auto* out = static_cast<char*>(a->args.get_val.buf);
+      if (link.node->kind == Node::Kind::external) {  // the packed value, cut to the buffer as natively
+        if (out) std::memcpy(out, t.data(), std::min(a->args.get_val.buf_size, t.size()));
+        return herr_t{0};
+      }
+      if (link.node->kind != Node::Kind::soft) fail("H5Lget_val: " + link.leaf + " is not a soft or external link");
       if (out && a->args.get_val.buf_size > 0) {
         const auto n = std::min(a->args.get_val.buf_size - 1, t.size());
         std::memcpy(out, t.data(), n);

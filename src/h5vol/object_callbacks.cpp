@@ -34,6 +34,11 @@ void* object_open(void* obj, const H5VL_loc_params_t* loc, H5I_type_t* type, hid
       void* under = native(H5VLobject_open(o.under, loc, nvol(o), type, dxpl, req), "H5Oopen");
       return child(o, kind_of(*type), nullptr, under);
     }
+    if (loc->type == H5VL_OBJECT_BY_NAME && loc->loc_data.loc_by_name.name)
+      if (auto* x = open_external(o, o.node, loc->loc_data.loc_by_name.name)) {
+        *type = id_type(*x->node);
+        return x;
+      }
     auto n = resolve(o, loc);
     *type = id_type(*n);
     return new_object(object_kind(*n), o.file, n);
@@ -67,6 +72,7 @@ std::shared_ptr<Node> clone(FileState& from, std::shared_ptr<Node> n, FileState&
     b->type = Hid(check(H5Tcopy(a->type.get()), "H5Tcopy"));
     b->space = Hid(check(H5Scopy(a->space.get()), "H5Scopy"));
     b->data = a->data;
+    b->named_type = a->named_type;
     b->corder = c->next_corder++;
     c->attributes.push_back(std::move(b));
   }
@@ -75,6 +81,8 @@ std::shared_ptr<Node> clone(FileState& from, std::shared_ptr<Node> n, FileState&
     c->maxdims = n->maxdims;
     c->null_space = n->null_space;
     c->vlen = n->vlen;
+    c->named_type = n->named_type;
+    c->mtime = n->mtime;  // copied with the object header, as natively
     c->written = n->written && !n->vlen.empty();
     c->var = "#copy/v" + std::to_string(to.version) + "/" + std::to_string(c->id);
     if (!is_vlen(c->type.get()) && !n->file_only) {
@@ -110,7 +118,14 @@ herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc, const char* 
     if (!in_memory(s) || !in_memory(d)) unsupported("H5Ocopy between a file in memory and one on disk");
     if (d.under) unsupported("H5Ocopy in mode both");
     if (!d.file->writer) fail("file \"" + d.file->name + "\" was opened for reading");
-    auto n = lookup(*s.file, resolve(s, src_loc), src_name);
+    auto base = resolve(s, src_loc);
+    auto n = lookup(*s.file, base, src_name);
+    std::shared_ptr<FileState> from = s.file;
+    if (!n)  // the source named through an external link: the object in its file
+      if (std::unique_ptr<Object> x{open_external(s, base, src_name)}) {
+        n = x->node;
+        from = x->file;
+      }
     if (!n) fail("no object \"" + std::string(src_name) + "\" to copy in file \"" + s.file->name + "\"");
     unsigned intermediate = 0;
     if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
@@ -119,7 +134,7 @@ herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc, const char* 
     unsigned flags = 0;
     if (ocpypl >= 0 && ocpypl != H5P_DEFAULT) check(H5Pget_copy_object(ocpypl, &flags), "H5Pget_copy_object");
     std::map<const Node*, std::shared_ptr<Node>> done;
-    auto c = clone(*s.file, n, *d.file, done, flags, 0);
+    auto c = clone(*from, n, *d.file, done, flags, 0);
     add_link(*d.file, parent, leaf, c);
     return herr_t{0};
   });
@@ -164,6 +179,7 @@ herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_
         info->type = object_type(*n);
         info->rc = 1;
         info->num_attrs = n->attributes.size();
+        info->atime = info->mtime = info->ctime = info->btime = static_cast<time_t>(n->mtime);
         break;
       }
     }
@@ -233,7 +249,13 @@ void* datatype_open(void* obj, const H5VL_loc_params_t* loc, const char* name, h
     void* under = nullptr;
     if (o.under) under = native(H5VLdatatype_open(o.under, loc, nvol(o), name, tapl, dxpl, req), "H5Topen");
     if (!in_memory(o)) return child(o, Object::Kind::datatype, nullptr, under);
-    auto t = lookup(*o.file, resolve(o, loc), name);
+    auto base = resolve(o, loc);
+    auto t = lookup(*o.file, base, name);
+    if (!t)
+      if (auto* x = open_external(o, base, name)) {
+        if (x->node->kind == Node::Kind::datatype) return x;
+        delete x;
+      }
     if (!t || t->kind != Node::Kind::datatype)
       fail("no committed datatype \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
     return child(o, Object::Kind::datatype, t, under);

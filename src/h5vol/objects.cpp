@@ -17,8 +17,11 @@ Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shar
 }
 
 namespace {
-// Follows soft links (relative to the group holding them), at most 16 deep as natively.
-std::shared_ptr<Node> walk(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path, int depth) {
+// Follows soft links (relative to the group holding them), at most 16 deep as
+// natively. An external link ends the walk (nullptr); `hop`, when given, then
+// tells which one and the rest of the path after it.
+std::shared_ptr<Node> walk(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path, int depth,
+                           ExternalHop* hop) {
   if (depth > 16) return nullptr;
   auto node = (!path.empty() && path[0] == '/') ? file.root : from;
   std::size_t pos = 0;
@@ -31,7 +34,18 @@ std::shared_ptr<Node> walk(const FileState& file, const std::shared_ptr<Node>& f
     auto it = node->links.find(part);
     if (it == node->links.end()) return nullptr;
     auto next = it->second;
-    if (next->kind == Node::Kind::soft) next = walk(file, node, next->target, depth + 1);
+    const std::string rest = pos < path.size() ? path.substr(pos) : "";
+    if (next->kind == Node::Kind::external) {
+      if (hop) *hop = ExternalHop{next, rest};
+      return nullptr;
+    }
+    if (next->kind == Node::Kind::soft) {
+      next = walk(file, node, next->target, depth + 1, hop);
+      if (!next && hop && hop->link) {  // the soft link leads through an external one
+        if (!rest.empty()) hop->rest = hop->rest.empty() ? rest : hop->rest + "/" + rest;
+        return nullptr;
+      }
+    }
     node = next;
   }
   return node;
@@ -39,7 +53,13 @@ std::shared_ptr<Node> walk(const FileState& file, const std::shared_ptr<Node>& f
 }  // namespace
 
 std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path) {
-  return walk(file, from, path, 0);
+  return walk(file, from, path, 0, nullptr);
+}
+
+ExternalHop external_on_path(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path) {
+  ExternalHop hop;
+  if (walk(file, from, path, 0, &hop)) return {};
+  return hop;
 }
 
 std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H5_index_t index, H5_iter_order_t order,

@@ -19,12 +19,20 @@ struct Object {
   void* under = nullptr;            // modes file and both: the native connector's object
   bool handle = false;              // files: a handle of H5Fcreate / H5Fopen / H5Freopen (FileState::handles)
   bool alias = false;               // files: an identifier HDF5 made for the file (H5Iget_file_id); owns nothing
+  Hid access;                       // datasets in memory: the access list they were created or opened with
 };
 
 Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shared_ptr<Node> node);
 
 // Resolves a path ("a/b", "/a/b", ".") from `from`; nullptr when a component is missing.
 std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path);
+// The first external link a path (from `from`) meets, and the rest of the
+// path after it; `link` null when the path leads to an object or to nothing.
+struct ExternalHop {
+  std::shared_ptr<Node> link;
+  std::string rest;
+};
+ExternalHop external_on_path(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path);
 // The object a location names; throws Failure naming it when it does not exist.
 std::shared_ptr<Node> resolve(const Object& obj, const H5VL_loc_params_t* loc);
 // The n-th link of `group` by name or creation order, increasing or decreasing.

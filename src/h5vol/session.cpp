@@ -1,5 +1,7 @@
 #include "h5vol/session.hpp"
 
+#include "h5vol/vlen.hpp"
+
 #include "h5vol/errors.hpp"
 #include "h5vol/timing.hpp"
 
@@ -393,6 +395,7 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
       // (no bytes copied); one never written there has nothing to share.
       std::uint64_t next_id = 1;
       for_each_memory_dataset(deserialize(meta.data, next_id), [&](Node& n) {
+        if (is_vlen(n.type.get())) return;  // its elements are in the tree (vlen.hpp), no variable
         try {
           client().derive(f->variable(n), meta.version, to);
         } catch (const Error& e) {
@@ -414,6 +417,7 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
   f->index(f->root);
   // Defined by the version's producer: no define again, but sealed at close.
   for_each_memory_dataset(f->root, [&](Node& n) {
+    if (is_vlen(n.type.get())) return;
     f->defined.insert(f->variable(n));
     defined_.insert(f->variable(n));
   });

@@ -285,6 +285,9 @@ DType dtype_of(hid_t type) {
 
 std::vector<std::byte> fill_value(const Node& dataset) {
   std::vector<std::byte> fill(H5Tget_size(dataset.type.get()), std::byte{0});
+  // Fill time never: natively the cells are undefined until written; here zeros (never the fill value).
+  H5D_fill_time_t when = H5D_FILL_TIME_IFSET;
+  if (H5Pget_fill_time(dataset.dcpl.get(), &when) >= 0 && when == H5D_FILL_TIME_NEVER) return fill;
   H5D_fill_value_t status = H5D_FILL_VALUE_UNDEFINED;
   if (H5Pfill_value_defined(dataset.dcpl.get(), &status) >= 0 && status != H5D_FILL_VALUE_UNDEFINED)
     check(H5Pget_fill_value(dataset.dcpl.get(), dataset.type.get(), fill.data()), "H5Pget_fill_value");
@@ -552,6 +555,19 @@ std::vector<std::string> decode_strings(const std::vector<std::byte>& data, std:
 }
 
 void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
+  if (is_nested_vlen(attr.type.get())) {  // per element: its length, then its bytes (vlen.hpp)
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    std::vector<std::byte> data;
+    for (const auto& e : encode_nested(mem_type, attr.type.get(), buf, n)) {
+      const std::uint64_t len = e.size();
+      const auto at = data.size();
+      data.resize(at + sizeof len + e.size());
+      std::memcpy(data.data() + at, &len, sizeof len);
+      if (len) std::memcpy(data.data() + at + sizeof len, e.data(), e.size());
+    }
+    attr.data = std::move(data);
+    return;
+  }
   if (H5Tget_class(attr.type.get()) == H5T_VLEN) {
     const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
     attr.data = encode_sequences(mem_type, attr.type.get(), buf, n);
@@ -576,6 +592,24 @@ void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
 }
 
 void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
+  if (is_nested_vlen(attr.type.get())) {
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    std::vector<std::vector<std::byte>> elements(n);  // unwritten: all empty
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < n && !attr.data.empty(); ++i) {
+      std::uint64_t len = 0;
+      if (attr.data.size() - at < sizeof len) fail("attribute " + attr.name + ": its stored bytes are truncated");
+      std::memcpy(&len, attr.data.data() + at, sizeof len);
+      at += sizeof len;
+      if (attr.data.size() - at < len) fail("attribute " + attr.name + ": its stored bytes are truncated");
+      elements[i].assign(attr.data.begin() + static_cast<std::ptrdiff_t>(at), attr.data.begin() + static_cast<std::ptrdiff_t>(at + len));
+      at += static_cast<std::size_t>(len);
+    }
+    std::vector<const std::vector<std::byte>*> refs(n);
+    for (std::size_t i = 0; i < n; ++i) refs[i] = &elements[i];
+    decode_nested(refs, attr.type.get(), mem_type, buf);
+    return;
+  }
   if (H5Tget_class(attr.type.get()) == H5T_VLEN) {
     const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
     if (attr.data.empty() && n > 0) fail("attribute " + attr.name + " has not been written");

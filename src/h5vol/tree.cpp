@@ -1,6 +1,7 @@
 #include "h5vol/tree.hpp"
 
 #include "h5vol/errors.hpp"
+#include "h5vol/vlen.hpp"
 
 #include <set>
 #include <cstring>
@@ -109,16 +110,18 @@ void write_node(Writer& w, const Node& n) {
   }
   w.seen.emplace(&n, w.seen.size());
   w.u64(static_cast<std::uint64_t>(n.kind));
-  if (n.kind == Node::Kind::soft) {
+  if (n.kind == Node::Kind::soft || n.kind == Node::Kind::external) {
     w.str(n.target);
     return;
   }
+  w.u64(static_cast<std::uint64_t>(n.mtime));
   w.u64(n.attributes.size());
   for (const auto& a : n.attributes) {
     w.str(a->name);
     w.type(a->type.get());
     w.space(a->space.get());
     w.bytes(a->data.data(), a->data.size());
+    w.str(a->named_type);
   }
   if (n.kind == Node::Kind::datatype) {
     w.type(n.type.get());
@@ -131,9 +134,20 @@ void write_node(Writer& w, const Node& n) {
       w.u64(n.dims[d]);
       w.u64(n.maxdims[d]);
     }
-    w.plist(n.dcpl.get());
-    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u) | (n.written ? 4u : 0u) | (n.null_space ? 8u : 0u));
+    // A variable-length fill value goes beside the list (vlen.hpp: H5Pencode keeps only its pointers).
+    const auto vfill = is_vlen(n.type.get()) ? vlen_fill(n.dcpl.get(), n.type.get()) : std::nullopt;
+    if (vfill) {
+      Hid bare(check(H5Pcopy(n.dcpl.get()), "H5Pcopy"));
+      check(H5Pset_fill_value(bare.get(), n.type.get(), nullptr), "H5Pset_fill_value");
+      w.plist(bare.get());
+    } else {
+      w.plist(n.dcpl.get());
+    }
+    w.u64((n.file_only ? 1u : 0u) | (n.held ? 2u : 0u) | (n.written ? 4u : 0u) | (n.null_space ? 8u : 0u) |
+          (vfill ? 16u : 0u));
+    if (vfill) w.bytes(vfill->data(), vfill->size());
     w.str(n.var);
+    w.str(n.named_type);
     w.u64(n.vlen.size());
     for (const auto& e : n.vlen) w.bytes(e.data(), e.size());
     return;
@@ -161,12 +175,13 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
   r.nodes.push_back(n);
   n->path = path;
   n->id = next_id++;
-  if (kind > 3) fail("file metadata has an unknown object kind");
+  if (kind > static_cast<std::uint64_t>(Node::Kind::external)) fail("file metadata has an unknown object kind");
   n->kind = static_cast<Node::Kind>(kind);
-  if (n->kind == Node::Kind::soft) {
+  if (n->kind == Node::Kind::soft || n->kind == Node::Kind::external) {
     n->target = r.str();
     return n;
   }
+  n->mtime = static_cast<std::int64_t>(r.u64());
   const auto nattr = r.u64();
   for (std::uint64_t i = 0; i < nattr; ++i) {
     auto a = std::make_shared<Attribute>();
@@ -175,6 +190,7 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     a->space = r.space();
     auto data = r.bytes();
     a->data = std::move(data);
+    a->named_type = r.str();
     a->corder = n->next_corder++;
     n->attributes.push_back(std::move(a));
   }
@@ -197,7 +213,9 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     n->held = (flags & 2u) != 0;
     n->written = (flags & 4u) != 0;
     n->null_space = (flags & 8u) != 0;
+    if (flags & 16u) set_vlen_fill(n->dcpl.get(), n->type.get(), r.bytes());
     n->var = r.str();
+    n->named_type = r.str();
     const auto nvlen = r.u64();
     if (nvlen > (1u << 28)) fail("file metadata has too many variable-length elements");
     n->vlen.reserve(static_cast<std::size_t>(nvlen));

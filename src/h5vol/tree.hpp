@@ -52,24 +52,33 @@ struct Attribute {
   Hid space;
   std::vector<std::byte> data;  // npoints * size of `type`
   std::int64_t corder = 0;
+  std::string named_type;  // created with a committed datatype: its path (H5Aget_type gives it committed)
 };
 
 struct Node {
-  // soft: a soft link (H5Lcreate_soft) to `target`; datatype: a committed datatype (`type`)
-  enum class Kind : std::uint8_t { group, dataset, soft, datatype };
+  // soft: a soft link (H5Lcreate_soft) to `target`; datatype: a committed datatype (`type`);
+  // external: an external link (H5Lcreate_external), `target` its value as HDF5 packs it
+  // (H5Lget_val, H5Lunpack_elink_val: a flags byte, the file name and the object path, each ended by '\0')
+  enum class Kind : std::uint8_t { group, dataset, soft, datatype, external };
   Kind kind = Kind::group;
   std::string path;  // "/" or "/a/b"; "" while anonymous (H5Dcreate_anon, H5Gcreate_anon, not linked yet)
   // Datasets: the Cove variable's name within the file ("h5:<file>:<var>"):
   // the path it was created at, or "#anon/v<version>/<id>" for an anonymous
   // one; it stays when the dataset is linked, moved or linked again.
   std::string var;
-  std::string target;  // soft links: the path they name (followed by lookup, never stored resolved)
+  std::string named_type;  // datasets created with a committed datatype: its path (H5Dget_type gives it committed)
+  std::string target;  // soft links: the path they name (followed by lookup, never stored resolved); external links: their value
   std::uint64_t id = 0;
   std::map<std::string, std::shared_ptr<Node>> links;  // groups
   std::vector<std::string> link_order;                  // the link names in creation order
   std::map<std::string, std::int64_t> link_corder;      // each link's creation order (never reused)
   std::int64_t next_link_corder = 0;
   std::vector<std::shared_ptr<Attribute>> attributes;  // in creation order
+  // Datasets: seconds since the epoch when it was created if its creation list tracks
+  // times (H5Pset_obj_track_times, on by default), else 0: H5Oget_info's times,
+  // H5Gget_objinfo's mtime. Groups and committed datatypes: 0, as natively in a file
+  // of the default format (their version-1 object headers keep no times).
+  std::int64_t mtime = 0;
   std::int64_t next_corder = 0;
   // datasets
   Hid type;

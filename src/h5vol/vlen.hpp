@@ -5,12 +5,35 @@
 // one size. Written by one process (a file of several ranks refuses them).
 #include "h5vol/session.hpp"
 
+#include <optional>
+
 namespace cove::h5vol {
 
-// A variable-length string or sequence type (at the top level).
+// A type holding variable-length data anywhere: a variable-length string or
+// sequence, or a compound or array with one among its members.
 bool is_vlen(hid_t type);
+// Variable-length data below the top level (a compound or array with a
+// variable-length member, a sequence of such or of strings): each element
+// is kept whole, with its variable-length parts, as bytes of its own
+// (encode_nested / decode_nested); the two plain kinds keep their own form.
+bool is_nested_vlen(hid_t type);
+// n elements of `mem_type` at `buf` as the bytes of n elements of
+// `file_type` (converted by HDF5 first), one vector per element.
+std::vector<std::vector<std::byte>> encode_nested(hid_t mem_type, hid_t file_type, const void* buf, std::size_t n);
+// Back: n elements of `mem_type` into `buf` (an empty vector reads as an
+// unwritten element: zeros, empty sequences, null strings); the
+// variable-length parts are HDF5-allocated (the caller frees them, H5Treclaim).
+void decode_nested(const std::vector<const std::vector<std::byte>*>& elements, hid_t file_type, hid_t mem_type, void* buf);
+// A variable-length type's fill value in `dcpl`, in the form its elements
+// are stored in; nothing when the list has none of the user's. H5Pencode
+// keeps such a value's pointers, not what they point to (another process
+// decodes dangling ones, and two lists free one string): the tree stores
+// the value this way beside a creation list without it (tree.cpp), and
+// set_vlen_fill puts it back (H5Pset_fill_value).
+std::optional<std::vector<std::byte>> vlen_fill(hid_t dcpl, hid_t type);
+void set_vlen_fill(hid_t dcpl, hid_t type, const std::vector<std::byte>& stored);
 // Whether the connector keeps datasets of this type (throws Failure naming
-// `what` for nested variable-length or reference members it does not).
+// `what` for variable-length data holding references, which it does not).
 void check_vlen_type(hid_t type, const std::string& what);
 // H5Dwrite / H5Dread of such a dataset, by the file and memory selections;
 // the memory type must be variable-length too (HDF5 converts between fixed-

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 namespace cove::h5vol {
 
@@ -75,8 +76,73 @@ void link_info(const Node& n, H5L_info2_t* info) {
     info->u.val_size = n.target.size() + 1;
     return;
   }
+  if (n.kind == Node::Kind::external) {
+    info->type = H5L_TYPE_EXTERNAL;
+    info->u.val_size = n.target.size();
+    return;
+  }
   info->type = H5L_TYPE_HARD;
   token_of(n, &info->u.token);
+}
+
+std::int64_t creation_time(hid_t ocpl) {
+  hbool_t track = true;
+  if (ocpl >= 0 && ocpl != H5P_DEFAULT) check(H5Pget_obj_track_times(ocpl, &track), "H5Pget_obj_track_times");
+  return track ? static_cast<std::int64_t>(std::time(nullptr)) : 0;
+}
+
+std::string committed_path(const Object& o, hid_t type) {
+  if (H5Tcommitted(type) <= 0) return {};
+  char name[8] = {};
+  if (H5VLget_connector_name(type, name, sizeof name) < 0 || std::strcmp(name, "cove") != 0) return {};
+  const auto* t = static_cast<const Object*>(H5VLobject(type));
+  if (!t || t->file != o.file || !t->node || t->node->kind != Node::Kind::datatype) return {};
+  return t->node->path;
+}
+
+hid_t type_id_of(const Object& o, hid_t type, const std::string& named) {
+  if (!named.empty())
+    if (auto t = lookup(*o.file, o.file->root, named); t && t->kind == Node::Kind::datatype)
+      return register_id(o, t);  // HDF5 makes it a committed datatype (H5T_construct_datatype)
+  return check(H5Tcopy(type), "H5Tcopy");
+}
+
+namespace {
+Object* open_external(const Object& o, const std::shared_ptr<Node>& base, const std::string& path, int depth) {
+  auto hop = external_on_path(*o.file, base, path);
+  if (!hop.link) return nullptr;
+  if (depth >= 16) fail("more than 16 external links on the way to \"" + path + "\"");
+  std::string value = hop.link->target;
+  unsigned flags = 0;
+  const char* file_name = nullptr;
+  const char* obj_path = nullptr;
+  if (H5Lunpack_elink_val(value.data(), value.size(), &flags, &file_name, &obj_path) < 0)
+    fail("the external link " + hop.link->path + " has a malformed value");
+  const std::string link = "the external link " + hop.link->path + " (file \"" + file_name + "\", object \"" + obj_path + "\")";
+  auto& session = Session::get();
+  if (session.config().settings_for(file_name).mode != Mode::memory)
+    unsupported("following " + link + " to a file outside memory mode");
+  // The file this process has open (shared, as natively), else its version
+  // read-only; the objects opened through the link keep it, no handle does.
+  auto f = session.open_file(file_name);
+  if (!f) {
+    f = session.open(file_name, H5P_FILE_ACCESS_DEFAULT);
+    --f->handles;
+  }
+  if (!f->memory) unsupported("following " + link + " to a file outside memory mode");
+  const std::string target = hop.rest.empty() ? std::string(obj_path) : join_path(obj_path, hop.rest);
+  Object at;
+  at.file = f;
+  at.node = f->root;
+  if (auto* further = open_external(at, f->root, target, depth + 1)) return further;
+  auto n = lookup(*f, f->root, target);
+  if (!n) fail("no object \"" + target + "\" in file \"" + f->name + "\" (through " + link + ")");
+  return new_object(object_kind(*n), f, n);
+}
+}  // namespace
+
+Object* open_external(const Object& o, const std::shared_ptr<Node>& base, const std::string& path) {
+  return open_external(o, base, path, 0);
 }
 
 }  // namespace cove::h5vol

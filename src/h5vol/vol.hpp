@@ -53,6 +53,20 @@ void copy_name(const std::string& name, char* buf, std::size_t size, std::size_t
 // callback can be given one; closing it deletes the Object.
 hid_t register_id(const Object& from, const std::shared_ptr<Node>& node);
 void link_info(const Node& n, H5L_info2_t* info);
+// A dataset or attribute created with a committed datatype of the same file
+// keeps its path: H5Dget_type and H5Aget_type then give that datatype,
+// committed, as natively (a transient copy of `type` when it is gone).
+std::string committed_path(const Object& o, hid_t type);
+// Now (seconds since the epoch) when the object creation list tracks times (the default), else 0.
+std::int64_t creation_time(hid_t ocpl);
+hid_t type_id_of(const Object& o, hid_t type, const std::string& named);
+// H5Oopen, H5Gopen, H5Dopen and H5Topen of `path` (from `base` in o's file)
+// when the path meets an external link: the object in the file the link
+// names (memory mode, opened read-only, as H5Fopen would: the file this
+// process has open, else its version), after the rest of the path; nullptr
+// when the path meets no external link. Throws Failure naming the link
+// when its file or object cannot be opened.
+Object* open_external(const Object& o, const std::shared_ptr<Node>& base, const std::string& path);
 // True on this thread while register_id registers one of the connector's own
 // Objects: wrap_object then leaves it as it is (everything else HDF5 asks to
 // wrap in a file of mode both is the native connector's, and is wrapped).

@@ -24,7 +24,7 @@
 #   h5py_suite MIN MOD...  h5py's own test modules natively and in memory mode (tests/conformance/hdf5.sh):
 #                       no crash or hang, and at least MIN of the native passes pass in memory
 #   h5py_life CASE      tests/h5vol/h5py_file_life.py CASE: a file's life in one h5py process
-#                       (anonymous, reopen, fill, errors, refexit, fork); must exit 0 and print "CASE: ok"
+#                       (anonymous, reopen, fill, errors, refexit, fork, external, vlen, access, objids, named, lossy, times, transform, closefail); must exit 0 and print "CASE: ok"
 # Environment: COVE_BIN (cove-server, cove), COVE_TEST_BIN (the test
 # programs), COVE_H5VOL_DIR (the plugin's folder), COVE_H5DUMP (h5dump of
 # the HDF5 build the connector uses).
