@@ -29,7 +29,7 @@ SOAK_SECONDS ?= 600
 BENCH_ARGS ?=
 WORKFLOW_ARGS ?=
 
-.PHONY: conformance pip-check run-python soak mutate all setup build run bench bench-workflow bench-compare bench-placement bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build fuzz-garbage clean
+.PHONY: conformance pip-check run-python soak mutate all setup build run bench bench-workflow bench-compare bench-placement bench-network bench-quick test test-asan test-tsan test-fuzz fuzz fuzz-build fuzz-garbage clean
 
 all: build
 
@@ -69,6 +69,7 @@ conformance: build
 bench: build
 	$(BUILD)/bench/cove-core-bench --csv $(BUILD)/core_bench.csv
 	bash bench/staging_bench.sh --build $(BUILD)
+	@$(MAKE) --no-print-directory bench-network
 	PYTHONPATH=$(BUILD)/python $(BUILD)/venv/bin/python bench/python_bench.py --build $(BUILD) --csv $(BUILD)/python_bench.csv
 	@$(MAKE) --no-print-directory bench-workflow
 	@$(MAKE) --no-print-directory bench-compare
@@ -94,6 +95,12 @@ bench-compare: setup
 	@if [ -x $(BUILD)/bench/cove-pnetcdf-s3d ]; then \
 	  python3 bench/pnetcdf_compare.py --build $(BUILD) $(if $(findstring --quick,$(BENCH_ARGS)),--quick); \
 	else echo "PnetCDF exchange skipped: $(BUILD)/bench/cove-pnetcdf-s3d not built (COVE_ENABLE_PNETCDF)"; fi
+
+# Between hosts, on one: MPI, ucx_perftest and Cove over TCP on loopback,
+# same run (bench/network.py; ucx_perftest comes with scripts/setup-bench.sh).
+bench-network: build
+	@bash scripts/setup-bench.sh $(BUILD)
+	python3 bench/network.py --build $(BUILD) $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench-compare BENCH_ARGS="--quick $(BENCH_ARGS)"

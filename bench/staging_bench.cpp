@@ -293,7 +293,7 @@ int main(int argc, char** argv) {
     if (!csv.empty()) {
       std::ofstream out(csv, std::ios::app);
       for (const auto& r : rows)
-        out << transport << ',' << r.name << ',' << r.value << ',' << r.memcpy_gbps << ','
+        out << transport << ",\"" << r.name << "\"," << r.value << ',' << r.memcpy_gbps << ','
             << (r.memcpy_gbps > 0 ? r.value / r.memcpy_gbps : 0) << ',' << (r.met ? "met" : "missed") << '\n';
     }
   }

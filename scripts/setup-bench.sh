@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the optional baselines of the comparison benchmark
-# (bench/compare.py, `make bench`): parallel HDF5 from Debian's packages, and
+# (bench/compare.py, `make bench`): parallel HDF5 and UCX's ucx_perftest
+# (bench/network.py) from Debian's packages, and
 # a Python virtual environment under the build folder with ADIOS2 (its wheel
 # carries C++ headers, a CMake package and the libraries, built without MPI)
 # and matplotlib for the plots. Nothing else needs these: the library, its
@@ -20,6 +21,16 @@ if ! dpkg-query -W -f='${Status}' libhdf5-openmpi-dev 2>/dev/null | grep -q "ins
   echo "setup-bench: installing libhdf5-openmpi-dev (parallel HDF5 baseline)"
   if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends libhdf5-openmpi-dev > /dev/null; }; then
     echo "setup-bench: could not install libhdf5-openmpi-dev; the HDF5 baseline will be skipped" >&2
+  fi
+fi
+
+# UCX's own ucx_perftest, a baseline of the network benchmark (bench/network.py).
+if ! command -v ucx_perftest > /dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo > /dev/null 2>&1 && sudo="sudo"
+  echo "setup-bench: installing ucx-utils (ucx_perftest, network baseline)"
+  if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends ucx-utils > /dev/null; }; then
+    echo "setup-bench: could not install ucx-utils; the ucx_perftest rows will be skipped" >&2
   fi
 fi
 
