@@ -1052,6 +1052,22 @@ std::optional<MappedWindow> LocalEndpoint::mapped(Conn& c, const KeyHeader& k, b
                       m.mapping->size()};
 }
 
+namespace {
+
+// Exposed memory (segments mapped, bytes read through the socket) goes
+// only to processes of this process's user, as the kernel names them
+// (SO_PEERCRED): any local user can connect to an abstract socket, and
+// before the group's secret is proven a peer gets nothing but the answer
+// to its hello (docs/security.md). Segment ids and region ids are small
+// counters, so a key is no secret.
+void check_same_user(const PeerProcess& peer) {
+  if (peer.pid() > 0 && peer.uid() == ::geteuid()) return;
+  fail(Code::PermissionDenied, "memory is served only to processes of user ", ::geteuid(), "; this connection is from ",
+       peer.pid() > 0 ? "user " + std::to_string(peer.uid()) : std::string("a process the kernel does not name"));
+}
+
+}  // namespace
+
 // A peer asks for a descriptor of a segment of ours: read-only, or
 // read-write for a process the region allows to write.
 void LocalEndpoint::serve_map(Conn& c, std::uint64_t id, std::span<const std::byte> payload) {
@@ -1063,6 +1079,7 @@ void LocalEndpoint::serve_map(Conn& c, std::uint64_t id, std::span<const std::by
     const std::uint64_t region = r.u64();
     const bool writable = r.u32() != 0;
     r.expect_end();
+    check_same_user(c.process);
     std::shared_lock lock(table_->mutex);
     auto it = table_->regions.find(region);
     if (it == table_->regions.end()) fail(Code::NotFound, "memory region ", region & ~RegionTable::kSegmentBit, " has been withdrawn");
@@ -1104,6 +1121,7 @@ void LocalEndpoint::serve_read(Conn& c, std::uint64_t id, std::span<const std::b
   Bytes out;
   try {
     const ReadAsk ask = decode_read_ask(payload);
+    check_same_user(c.process);
     std::size_t total = 0;
     for (const auto& [offset, bytes] : ask.parts) {
       if (offset > ask.key.length || bytes > ask.key.length - offset)

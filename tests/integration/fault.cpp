@@ -31,7 +31,9 @@
 #include "common/shard_map.hpp"
 
 #include "net/handshake.hpp"
+#include "net/memory_key.hpp"
 #include "net/messages.hpp"
+#include "net/region_table.hpp"
 #include "net/transport.hpp"
 
 #include <unistd.h>
@@ -362,6 +364,44 @@ int garbage(const std::string& server) {
   return bad ? 1 : 0;
 }
 
+// Another user's process, with no secret, asks the server at `address`
+// (local transport) for its memory by key, guessing the ids: segment
+// descriptors (MapRequest) and bytes (ReadRequest, as when the kernel
+// refuses process_vm_readv). Every answer must be PermissionDenied; a
+// NotFound or an out-of-window error would say the id exists, and a
+// descriptor handed out would map the server's pieces.
+int steal(const std::string& address) {
+  auto ep = cove::net::make_endpoint("local");
+  const auto peer = ep->connect(address, cove::net::deadline_in(5000));
+  int served = 0, refused = 0;
+  for (std::uint64_t id = 0; id < 64; ++id) {
+    for (const bool segment : {true, false}) {
+      cove::net::KeyHeader k{};
+      k.region = segment ? (id | cove::net::RegionTable::kSegmentBit) : id;
+      const auto key = cove::net::make_key(k);
+      std::byte sink[1];
+      const cove::net::RemoteOp op{0, sink, 0};
+      try {
+        if (segment)
+          ep->map(peer, key, false, cove::net::deadline_in(5000));
+        else
+          ep->read(peer, key, {&op, 1}, cove::net::deadline_in(5000));
+        ++served;
+        std::printf("%s %llu: answered\n", segment ? "segment" : "region", static_cast<unsigned long long>(id));
+      } catch (const cove::Error& e) {
+        if (e.code() == cove::Code::PermissionDenied) {
+          ++refused;
+          continue;
+        }
+        ++served;
+        std::printf("%s %llu: %s\n", segment ? "segment" : "region", static_cast<unsigned long long>(id), e.what());
+      }
+    }
+  }
+  std::printf("%d memory requests refused, %d not\n", refused, served);
+  return served == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 // replicas = 2: versions a writer was told were stored survive a member's death.
@@ -433,13 +473,14 @@ int main(int argc, char** argv) {
   if (argc < 2 || argc > 4) {
     std::fprintf(stderr,
                  "usage: %s big-put|seed|check-intact|wait-on-death|garbage|late|hold-local FILE|lease-hang|grant-hang|"
-                 "put-big|get-loop|replicated-writer VAR FILE|replicated-check VAR OUT (see the source)\n",
+                 "put-big|get-loop|replicated-writer VAR FILE|replicated-check VAR OUT|steal ADDRESS (see the source)\n",
                  argv[0]);
     return 2;
   }
   const std::string role = argv[1];
   try {
     if (role == "garbage") return garbage(cove::Client::resolve("", 10000).front());
+    if (role == "steal" && argc == 3) return steal(argv[2]);
     if (role == "lease-hang") return lease_hang();
     if (role == "grant-hang") return grant_hang();
     cove::ConnectOptions o;

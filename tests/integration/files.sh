@@ -115,7 +115,17 @@ case "$case" in
       out=$(nobody env COVE_SECRET=guessed-but-not-the-secret "$cove" $what --connect "$address")
       echo "$out" | grep -q "refused this process's proof" || fail "a guessed secret was taken for cove $what: $out"
     done
+    # Nor is it handed the server's memory by guessed keys (the local
+    # transport's segment descriptors and reads), which its owner's
+    # processes reach.
+    local_part=$(echo "$address" | tr '|' '\n' | grep -m1 '^local:') || fail "no local address in $address"
+    timeout 30 "${as_nobody[@]}" test -x "$COVE_TEST_BIN"/cove-test-fault || skip "nobody cannot run cove-test-fault"
+    out=$(nobody "$COVE_TEST_BIN"/cove-test-fault steal "$local_part")
+    echo "$out" | grep -qx "128 memory requests refused, 0 not" || fail "nobody was answered memory requests: $out"
+    if "$COVE_TEST_BIN"/cove-test-fault steal "$local_part" > /dev/null; then
+      fail "the owner's memory requests were refused too"
+    fi
     "$cove" ls | grep -q "^small" || fail "the server lost what it held"
-    echo "ok: nobody is refused, and the server serves its owner" ;;
+    echo "ok: nobody is refused, memory included, and the server serves its owner" ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
