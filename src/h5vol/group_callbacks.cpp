@@ -72,7 +72,16 @@ herr_t group_get(void* obj, H5VL_group_get_args_t* a, hid_t dxpl, void** req) {
 herr_t group_specific(void* obj, H5VL_group_specific_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5G specific", -1, [&] {
     auto& o = as(obj);
-    if (!in_memory(o)) return H5VLgroup_specific(o.under, nvol(o), a, dxpl, req);
+    if (!in_memory(o)) {
+      if (a->op_type != H5VL_GROUP_MOUNT) return H5VLgroup_specific(o.under, nvol(o), a, dxpl, req);
+      // H5Fmount: the child is a file of this connector too; the native connector takes its own object.
+      H5VL_group_specific_args_t b = *a;
+      const auto& child = as(a->args.mount.child_file);
+      if (!child.under || in_memory(child))
+        unsupported("H5Fmount of a file in memory onto a file on disk");
+      b.args.mount.child_file = child.under;
+      return H5VLgroup_specific(o.under, nvol(o), &b, dxpl, req);
+    }
     if (a->op_type == H5VL_GROUP_FLUSH || a->op_type == H5VL_GROUP_REFRESH) return herr_t{0};
     unsupported("H5Fmount / H5Funmount");
   });

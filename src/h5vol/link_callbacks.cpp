@@ -46,14 +46,20 @@ Link the_link(const Object& o, const H5VL_loc_params_t* loc) {
 herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_t* loc, hid_t lcpl, hid_t lapl,
                    hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Lcreate", -1, [&]() -> herr_t {
-    auto& o = as(obj);
+    // H5Lcreate_hard(cur, name, H5L_SAME_LOC, new_name): HDF5 passes no object, the link goes beside
+    // curr_obj (the native connector takes the one location for both).
+    void* self = obj;
+    if (!self && a->op_type == H5VL_LINK_CREATE_HARD) self = a->args.hard.curr_obj;
+    if (!self) fail("H5Lcreate: no location for the new link");
+    auto& o = as(self);
     if (o.under) {  // mode file, and the file half of mode both
       H5VL_link_create_args_t b = *a;
       if (b.op_type == H5VL_LINK_CREATE_HARD && b.args.hard.curr_obj)
         b.args.hard.curr_obj = as(b.args.hard.curr_obj).under;
-      if (!in_memory(o)) return H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req);
+      void* under = obj ? o.under : nullptr;
+      if (!in_memory(o)) return H5VLlink_create(&b, under, loc, nvol(o), lcpl, lapl, dxpl, req);
       if (a->op_type != H5VL_LINK_CREATE_HARD || !a->args.hard.curr_obj || as(a->args.hard.curr_obj).under)
-        native(H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req), "H5Lcreate");
+        native(H5VLlink_create(&b, under, loc, nvol(o), lcpl, lapl, dxpl, req), "H5Lcreate");
     }
     if (a->op_type == H5VL_LINK_CREATE_SOFT) {
       if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
