@@ -17,6 +17,8 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     if (o.under)
       under = native(H5VLattr_create(o.under, loc, nvol(o), name, type, space, acpl, aapl, dxpl, req), "H5Acreate");
     if (!in_memory(o)) return child(o, Object::Kind::attribute, nullptr, under);
+    check_plist(acpl, H5P_ATTRIBUTE_CREATE, "attribute creation property list");
+    check_plist(aapl, H5P_ATTRIBUTE_ACCESS, "attribute access property list");
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     auto owner = resolve(o, loc);
     if (owner->find_attribute(name)) fail("attribute \"" + std::string(name) + "\" of " + owner->path + " already exists");

@@ -51,6 +51,9 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     if (o.under && dmode != Mode::memory)
       under = native(H5VLdataset_create(o.under, loc, nvol(o), name, lcpl, type, space, dcpl, dapl, dxpl, req), "H5Dcreate");
     if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
+    check_plist(lcpl, H5P_LINK_CREATE, "link creation property list");
+    check_plist(dcpl, H5P_DATASET_CREATE, "dataset creation property list");
+    check_plist(dapl, H5P_DATASET_ACCESS, "dataset access property list");
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     std::shared_ptr<Node> parent;
     std::string leaf;

@@ -17,6 +17,9 @@ void* group_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hi
     void* under = nullptr;
     if (o.under) under = native(H5VLgroup_create(o.under, loc, nvol(o), name, lcpl, gcpl, gapl, dxpl, req), "H5Gcreate");
     if (!in_memory(o)) return child(o, Object::Kind::group, nullptr, under);
+    check_plist(lcpl, H5P_LINK_CREATE, "link creation property list");
+    check_plist(gcpl, H5P_GROUP_CREATE, "group creation property list");
+    check_plist(gapl, H5P_GROUP_ACCESS, "group access property list");
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     auto g = std::make_shared<Node>();
     g->id = o.file->next_id++;

@@ -61,6 +61,8 @@ herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_
       if (a->op_type != H5VL_LINK_CREATE_HARD || !a->args.hard.curr_obj || as(a->args.hard.curr_obj).under)
         native(H5VLlink_create(&b, under, loc, nvol(o), lcpl, lapl, dxpl, req), "H5Lcreate");
     }
+    check_plist(lcpl, H5P_LINK_CREATE, "link creation property list");
+    check_plist(lapl, H5P_LINK_ACCESS, "link access property list");
     if (a->op_type == H5VL_LINK_CREATE_SOFT) {
       if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
       if (loc->type != H5VL_OBJECT_BY_NAME) fail("a new link needs a name");
