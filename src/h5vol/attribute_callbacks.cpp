@@ -1,9 +1,11 @@
 // The VOL callbacks of attributes.
 #include "h5vol/vol.hpp"
+
 #include "h5vol/vlen.hpp"
 
 #include <cove/error.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 namespace cove::h5vol {
@@ -42,12 +44,39 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     return r;
   });
 }
+namespace {
+// H5Aopen_by_idx, H5Aget_info_by_idx, H5Aget_name_by_idx: the n-th attribute of the object named by
+// the location, in creation or name order, increasing or decreasing (an index past the end fails).
+std::pair<std::shared_ptr<Node>, std::shared_ptr<Attribute>> attribute_by_index(const Object& o, const H5VL_loc_params_t& loc) {
+  const auto& by = loc.loc_data.loc_by_idx;
+  H5VL_loc_params_t l = loc;
+  l.type = H5VL_OBJECT_BY_NAME;
+  l.loc_data.loc_by_name.name = by.name ? by.name : ".";
+  l.loc_data.loc_by_name.lapl_id = by.lapl_id;
+  auto owner = resolve(o, &l);
+  std::vector<std::shared_ptr<Attribute>> list(owner->attributes.begin(), owner->attributes.end());
+  if (by.idx_type == H5_INDEX_NAME)
+    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x->name < y->name; });
+  else if (by.idx_type != H5_INDEX_CRT_ORDER)
+    fail("attribute index type " + std::to_string(static_cast<int>(by.idx_type)) + " is neither name nor creation order");
+  if (by.order == H5_ITER_DEC) std::reverse(list.begin(), list.end());
+  if (by.n >= list.size())
+    fail("attribute index " + std::to_string(by.n) + " is past the " + std::to_string(list.size()) + " attributes of " + owner->path);
+  return {owner, list[by.n]};
+}
+}  // namespace
 void* attr_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t aapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Aopen", nullptr, [&]() -> void* {
     auto& o = as(obj);
     void* under = nullptr;
     if (o.under) under = native(H5VLattr_open(o.under, loc, nvol(o), name, aapl, dxpl, req), "H5Aopen");
     if (!in_memory(o)) return child(o, Object::Kind::attribute, nullptr, under);
+    if (loc->type == H5VL_OBJECT_BY_IDX) {
+      auto [owner, at] = attribute_by_index(o, *loc);
+      auto* r = child(o, Object::Kind::attribute, owner, under);
+      r->attr = at;
+      return r;
+    }
     auto owner = resolve(o, loc);
     for (auto& a : owner->attributes)
       if (a->name == name) {
@@ -78,8 +107,8 @@ herr_t attr_write(void* obj, hid_t mem_type, const void* buf, hid_t dxpl, void**
 namespace {
 std::shared_ptr<Attribute> attribute_at(const Object& o, const H5VL_loc_params_t& loc, const char* by_name) {
   if (loc.type == H5VL_OBJECT_BY_SELF && o.kind == Object::Kind::attribute && !by_name) return o.attr;
+  if (loc.type == H5VL_OBJECT_BY_IDX) return attribute_by_index(o, loc).second;
   auto owner = resolve(o, &loc);
-  if (loc.type == H5VL_OBJECT_BY_IDX) fail("attributes by index are not supported");
   for (auto& a : owner->attributes)
     if (by_name && a->name == by_name) return a;
   fail("no attribute \"" + std::string(by_name ? by_name : "") + "\" on " + owner->path);
@@ -108,14 +137,7 @@ herr_t attr_get(void* obj, H5VL_attr_get_args_t* a, hid_t dxpl, void** req) {
         if (g.loc_params.type == H5VL_OBJECT_BY_SELF) {
           at = o.attr;
         } else if (g.loc_params.type == H5VL_OBJECT_BY_IDX) {
-          H5VL_loc_params_t l = g.loc_params;
-          l.type = H5VL_OBJECT_BY_NAME;
-          l.loc_data.loc_by_name.name = g.loc_params.loc_data.loc_by_idx.name;
-          l.loc_data.loc_by_name.lapl_id = H5P_DEFAULT;
-          auto owner = resolve(o, &l);
-          const auto n = g.loc_params.loc_data.loc_by_idx.n;
-          if (n >= owner->attributes.size()) fail("attribute index " + std::to_string(n) + " is out of range");
-          at = owner->attributes[g.loc_params.loc_data.loc_by_idx.order == H5_ITER_DEC ? owner->attributes.size() - 1 - n : n];
+          at = attribute_by_index(o, g.loc_params).second;
         } else {
           unsupported("this form of H5Aget_name");
         }

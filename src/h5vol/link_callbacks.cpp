@@ -255,6 +255,8 @@ herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific
       case H5VL_LINK_DELETE: {
         if (o.under) native(H5VLlink_specific(o.under, loc, nvol(o), a, dxpl, req), "H5Ldelete");
         if (!o.file->writer) fail("H5Ldelete in file \"" + o.file->name + "\" opened for reading");
+        check_plist(loc->type == H5VL_OBJECT_BY_NAME ? loc->loc_data.loc_by_name.lapl_id : loc->loc_data.loc_by_idx.lapl_id,
+                    H5P_LINK_ACCESS, "link access property list");
         std::shared_ptr<Node> parent;
         std::string leaf;
         if (loc->type == H5VL_OBJECT_BY_NAME) {
