@@ -18,7 +18,8 @@
 #   series              transfers with a file per step and keep_files = 2: held versions of a
 #                       removed file are retired, the writer garbles their buffers then
 #   api                 calls of HDF5's API tests (api_calls.c: H5Lcreate_hard with H5L_SAME_LOC,
-#                       H5Fmount) print what they print natively (memory mode: H5Fmount refused)
+#                       H5Fmount, H5Ovisit, reference counts, attributes by index, invalid property
+#                       lists) print what they print natively (memory mode: H5Fmount refused)
 #   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
 #   split               same-name creates on split communicators (split_writer.c): no hang, each
@@ -187,7 +188,9 @@ TOML
         # too except that H5Fmount is refused
     env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "$COVE_TEST_BIN/cove-h5vol-api-calls" native.h5 native-child.h5 \
       > native.out 2> native.err || { cat native.out native.err; exit 1; }
-    for want in "g/y: 7, g/z: 7" "both same_loc: -1" "mount: 0" "mnt/c: 11" "mnt/c after unmount: -1"; do
+    for want in "g/y: 7, g/z: 7" "both same_loc: -1" "mount: 0" "mnt/c: 11" "mnt/c after unmount: -1" \
+                "attribute index 0 order 0: first a = 11, second's creation order 0" "rc x: 3, g: 1" "incr: 0, rc 4" \
+                "visit g/y: type 1, rc 3" "co max_corder emptied: 0" "invalid gapl: -1" "invalid lapl delete: -1"; do
       grep -qx "$want" native.out || { echo "FAIL: native HDF5 did not print '$want'"; cat native.out; exit 1; }
     done
     "$COVE_TEST_BIN/cove-h5vol-api-calls" cove.h5 cove-child.h5 > cove.out 2> cove.err ||
