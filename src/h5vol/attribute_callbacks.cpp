@@ -45,6 +45,18 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
   });
 }
 namespace {
+// The n-th attribute of `owner` in creation or name order, increasing or decreasing.
+std::shared_ptr<Attribute> nth_attribute(const Node& owner, H5_index_t idx_type, H5_iter_order_t order, hsize_t n) {
+  std::vector<std::shared_ptr<Attribute>> list(owner.attributes.begin(), owner.attributes.end());
+  if (idx_type == H5_INDEX_NAME)
+    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x->name < y->name; });
+  else if (idx_type != H5_INDEX_CRT_ORDER)
+    fail("attribute index type " + std::to_string(static_cast<int>(idx_type)) + " is neither name nor creation order");
+  if (order == H5_ITER_DEC) std::reverse(list.begin(), list.end());
+  if (n >= list.size())
+    fail("attribute index " + std::to_string(n) + " is past the " + std::to_string(list.size()) + " attributes of " + owner.path);
+  return list[n];
+}
 // H5Aopen_by_idx, H5Aget_info_by_idx, H5Aget_name_by_idx: the n-th attribute of the object named by
 // the location, in creation or name order, increasing or decreasing (an index past the end fails).
 std::pair<std::shared_ptr<Node>, std::shared_ptr<Attribute>> attribute_by_index(const Object& o, const H5VL_loc_params_t& loc) {
@@ -54,15 +66,7 @@ std::pair<std::shared_ptr<Node>, std::shared_ptr<Attribute>> attribute_by_index(
   l.loc_data.loc_by_name.name = by.name ? by.name : ".";
   l.loc_data.loc_by_name.lapl_id = by.lapl_id;
   auto owner = resolve(o, &l);
-  std::vector<std::shared_ptr<Attribute>> list(owner->attributes.begin(), owner->attributes.end());
-  if (by.idx_type == H5_INDEX_NAME)
-    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x->name < y->name; });
-  else if (by.idx_type != H5_INDEX_CRT_ORDER)
-    fail("attribute index type " + std::to_string(static_cast<int>(by.idx_type)) + " is neither name nor creation order");
-  if (by.order == H5_ITER_DEC) std::reverse(list.begin(), list.end());
-  if (by.n >= list.size())
-    fail("attribute index " + std::to_string(by.n) + " is past the " + std::to_string(list.size()) + " attributes of " + owner->path);
-  return {owner, list[by.n]};
+  return {owner, nth_attribute(*owner, by.idx_type, by.order, by.n)};
 }
 }  // namespace
 void* attr_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t aapl, hid_t dxpl, void** req) {
@@ -161,7 +165,8 @@ herr_t attr_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_attr_specific
   return guarded<herr_t>("H5A specific", -1, [&] {
     auto& o = as(obj);
     if (!in_memory(o)) return H5VLattr_specific(o.under, loc, nvol(o), a, dxpl, req);
-    if (o.under && a->op_type == H5VL_ATTR_DELETE) native(H5VLattr_specific(o.under, loc, nvol(o), a, dxpl, req), "H5Adelete");
+    if (o.under && (a->op_type == H5VL_ATTR_DELETE || a->op_type == H5VL_ATTR_DELETE_BY_IDX || a->op_type == H5VL_ATTR_RENAME))
+      native(H5VLattr_specific(o.under, loc, nvol(o), a, dxpl, req), "H5Adelete / H5Arename");
     auto owner = resolve(o, loc);
     switch (a->op_type) {
       case H5VL_ATTR_EXISTS:
@@ -199,9 +204,27 @@ herr_t attr_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_attr_specific
         if (it.idx) *it.idx = i;
         return ret;
       }
-      default:
-        unsupported("H5Arename / H5Adelete_by_idx");
+      case H5VL_ATTR_DELETE_BY_IDX: {
+        if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+        const auto& d = a->args.delete_by_idx;
+        const auto at = nth_attribute(*owner, d.idx_type, d.order, d.n);
+        auto& v = owner->attributes;
+        v.erase(std::find(v.begin(), v.end(), at));
+        return herr_t{0};
+      }
+      case H5VL_ATTR_RENAME: {
+        if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+        const std::string from = a->args.rename.old_name, to = a->args.rename.new_name;
+        if (owner->find_attribute(to)) fail("H5Arename: attribute \"" + to + "\" of " + owner->path + " already exists");
+        for (auto& at : owner->attributes)
+          if (at->name == from) {
+            at->name = to;
+            return herr_t{0};
+          }
+        fail("H5Arename: no attribute \"" + from + "\" on " + owner->path);
+      }
     }
+    unsupported("this attribute operation");
   });
 }
 herr_t attr_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {

@@ -135,8 +135,10 @@ herr_t relink(bool move, void* src, const H5VL_loc_params_t* loc1, void* dst, co
   unsigned intermediate = 0;
   if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
   auto [to, leaf2] = parent_for_link(*s.file, d.node, loc2->loc_data.loc_by_name.name, intermediate != 0);
-  if (node->kind == Node::Kind::group && contains(*node, *to))
-    fail("moving or copying " + node->path + " into itself");
+  // As natively, a hard link to a group may be copied or moved into that group (a cycle); only
+  // moving a group's one link into itself, which would cut it off from the file, is refused.
+  if (move && node->kind == Node::Kind::group && contains(*node, *to) && hard_links(*s.file, *node) < 2)
+    fail("moving " + node->path + " into itself (it would have no link from the root)");
   if (!move && (node->kind == Node::Kind::soft || node->kind == Node::Kind::external)) {
     // a copy of a soft or external link is a link of its own
     auto soft = std::make_shared<Node>();

@@ -19,19 +19,7 @@ namespace {
 // The number of hard links to `target` in its file (each group counted once), as H5Oget_info's rc
 // counts them natively, plus the process's H5Oincr/decr_refcount; the root has none but counts 1.
 unsigned reference_count(const FileState& f, const Node& target) {
-  std::int64_t links = &target == f.root.get() ? 1 : 0;
-  std::set<const Node*> seen;
-  std::vector<const Node*> todo{f.root.get()};
-  while (!todo.empty()) {
-    const Node* g = todo.back();
-    todo.pop_back();
-    if (!g || !seen.insert(g).second) continue;
-    for (const auto& [leaf, n] : g->links) {
-      if (n->kind == Node::Kind::soft || n->kind == Node::Kind::external) continue;
-      if (n.get() == &target) ++links;
-      if (n->kind == Node::Kind::group) todo.push_back(n.get());
-    }
-  }
+  std::int64_t links = hard_links(f, target) + (&target == f.root.get() ? 1 : 0);
   if (links == 0) links = 1;  // an anonymous object (not linked yet) is held by its identifier
   return static_cast<unsigned>(std::max<std::int64_t>(0, links + target.ref_adjust));
 }

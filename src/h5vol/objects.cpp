@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iterator>
 #include <set>
+#include <vector>
 
 namespace cove::h5vol {
 
@@ -78,6 +79,22 @@ std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H
   return *it;
 }
 
+unsigned hard_links(const FileState& f, const Node& target) {
+  unsigned links = 0;
+  std::set<const Node*> seen;
+  std::vector<const Node*> todo{f.root.get()};
+  while (!todo.empty()) {
+    const Node* g = todo.back();
+    todo.pop_back();
+    if (!g || !seen.insert(g).second) continue;
+    for (const auto& [leaf, n] : g->links) {
+      if (n->kind == Node::Kind::soft || n->kind == Node::Kind::external) continue;
+      if (n.get() == &target) ++links;
+      if (n->kind == Node::Kind::group) todo.push_back(n.get());
+    }
+  }
+  return links;
+}
 void check_plist(hid_t id, hid_t cls, const char* what) {
   if (id == H5P_DEFAULT) return;
   htri_t is = -1;
