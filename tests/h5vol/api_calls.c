@@ -8,7 +8,9 @@
  *     passed the connector's own object of the child to the native one);
  *   - in memory: H5Ovisit (was refused), H5Oget_info's reference count
  *     (was always 1) and H5Oincr/decr_refcount (were ignored), attributes by
- *     index in name and creation order (were refused), an emptied group's
+ *     index in name and creation order (were refused), H5Arename and
+ *     H5Adelete_by_idx (were refused), hard links to a group copied or moved
+ *     into it (were refused), an emptied group's
  *     maximum creation order (kept its old value), invalid property lists
  *     (were accepted).
  * Usage: cove-h5vol-api-calls PARENT CHILD   (two file names) */
@@ -104,6 +106,16 @@ int main(int argc, char** argv) {
   printf("visit: %d\n", H5Ovisit3(f, H5_INDEX_NAME, H5_ITER_INC, visited, NULL, H5O_INFO_BASIC) < 0 ? -1 : 0);
   printf("visit g: %d\n", H5Ovisit_by_name3(f, "g", H5_INDEX_NAME, H5_ITER_DEC, visited, NULL, H5O_INFO_BASIC,
                                               H5P_DEFAULT) < 0 ? -1 : 0);
+
+  /* Attributes renamed and deleted by index; a hard link to g copied and moved into g. */
+  printf("rename: %d, by name: %d\n", H5Arename(g, "a", "a2") < 0 ? -1 : 0,
+         H5Arename_by_name(f, "g", "b", "b2", H5P_DEFAULT) < 0 ? -1 : 0);
+  printf("delete by index: %d\n", H5Adelete_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, 0, H5P_DEFAULT) < 0 ? -1 : 0);
+  printf("attributes a2: %d, b2: %d, c: %d\n", (int)H5Aexists(g, "a2"), (int)H5Aexists(g, "b2"), (int)H5Aexists(g, "c"));
+  H5Lcreate_hard(g, ".", g, "self", H5P_DEFAULT, H5P_DEFAULT);
+  printf("copy into itself: %d\n", H5Lcopy(g, "self", g, "self2", H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0);
+  printf("move into itself: %d\n", H5Lmove(g, "self2", g, "self3", H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0);
+  printf("g/self3/x... %d, rc g: %u\n", value(f, "g/self3/self/y"), refs(f, "g"));
 
   /* A group tracking creation order, emptied: its maximum creation order is 0 again. */
   hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
