@@ -29,10 +29,12 @@ struct Link {
 Link the_link(const Object& o, const H5VL_loc_params_t* loc) {
   Link l;
   if (loc->type == H5VL_OBJECT_BY_NAME) {
+    check_plist(loc->loc_data.loc_by_name.lapl_id, H5P_LINK_ACCESS, "link access property list");
     std::tie(l.parent, l.leaf) = split_link(o, loc->loc_data.loc_by_name.name);
     if (l.parent && l.parent->links.count(l.leaf)) l.node = l.parent->links.at(l.leaf);
   } else if (loc->type == H5VL_OBJECT_BY_IDX) {
     const auto& by = loc->loc_data.loc_by_idx;
+    check_plist(by.lapl_id, H5P_LINK_ACCESS, "link access property list");
     l.parent = lookup(*o.file, o.node, by.name ? by.name : ".");
     if (l.parent) std::tie(l.leaf, l.node) = link_by_index(*l.parent, by.idx_type, by.order, by.n);
   } else {
@@ -126,6 +128,8 @@ herr_t relink(bool move, void* src, const H5VL_loc_params_t* loc1, void* dst, co
     if (!in_memory(s)) return r;
     native(r, move ? "H5Lmove" : "H5Lcopy");
   }
+  check_plist(lcpl, H5P_LINK_CREATE, "link creation property list");
+  check_plist(lapl, H5P_LINK_ACCESS, "link access property list");
   if (!s.file->writer) fail("file \"" + s.file->name + "\" was opened for reading");
   if (!in_memory(d) || d.file != s.file) unsupported(std::string(move ? "H5Lmove" : "H5Lcopy") + " between files");
   if (loc1->type != H5VL_OBJECT_BY_NAME || loc2->type != H5VL_OBJECT_BY_NAME) fail("the links must be given by name");

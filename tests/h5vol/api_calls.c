@@ -139,10 +139,13 @@ int main(int argc, char** argv) {
     if (bad >= 0) H5Gclose(bad);
     printf("invalid lapl link: %d\n", H5Lcreate_hard(f, "x", f, "bad2", H5P_DEFAULT, H5I_INVALID_HID) < 0 ? -1 : 0);
     printf("invalid lapl delete: %d\n", H5Ldelete(f, "x", H5I_INVALID_HID) < 0 ? -1 : 0);
+    printf("invalid lapl move: %d\n", H5Lmove(f, "x", f, "bad3", H5P_DEFAULT, H5I_INVALID_HID) < 0 ? -1 : 0);
+    H5L_info2_t linfo;
+    printf("invalid lapl info: %d\n", H5Lget_info2(f, "x", &linfo, H5I_INVALID_HID) < 0 ? -1 : 0);
   }
   H5E_END_TRY
-  printf("bad: %d, bad2: %d, x: %d\n", (int)H5Lexists(f, "bad", H5P_DEFAULT), (int)H5Lexists(f, "bad2", H5P_DEFAULT),
-         (int)H5Lexists(f, "x", H5P_DEFAULT));
+  printf("bad: %d, bad2: %d, bad3: %d, x: %d\n", (int)H5Lexists(f, "bad", H5P_DEFAULT),
+         (int)H5Lexists(f, "bad2", H5P_DEFAULT), (int)H5Lexists(f, "bad3", H5P_DEFAULT), (int)H5Lexists(f, "x", H5P_DEFAULT));
 
   /* The child mounted on /mnt: its dataset is seen through the parent, and gone after unmounting. */
   child = H5Fopen(argv[2], H5F_ACC_RDONLY, H5P_DEFAULT);
