@@ -215,6 +215,13 @@ herr_t dataset_specific(void* obj, H5VL_dataset_specific_args_t* a, hid_t dxpl, 
     auto& d = *o.node;
     if (a->op_type == H5VL_DATASET_FLUSH || a->op_type == H5VL_DATASET_REFRESH) return herr_t{0};
     if (!o.file->writer) fail("H5Dset_extent on dataset " + d.path + " of a file opened for reading");
+    // As natively: only chunked datasets (and contiguous ones with external storage) change their extent.
+    if (d.dcpl.get() >= 0) {
+      const H5D_layout_t layout = H5Pget_layout(d.dcpl.get());
+      if (layout == H5D_COMPACT) fail("H5Dset_extent: dataset " + d.path + " has compact storage");
+      if (layout == H5D_CONTIGUOUS && H5Pget_external_count(d.dcpl.get()) <= 0)
+        fail("H5Dset_extent: dataset " + d.path + " has contiguous storage");
+    }
     for (std::size_t i = 0; i < d.dims.size(); ++i) {
       const auto n = a->args.set_extent.size[i];
       if (d.maxdims[i] != H5S_UNLIMITED && n > d.maxdims[i])

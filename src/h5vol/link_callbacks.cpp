@@ -181,6 +181,7 @@ herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a
     } else if (a->op_type == H5VL_LINK_GET_NAME) {
       if (loc->type != H5VL_OBJECT_BY_IDX) unsupported("H5Lget_name other than by index");
       const auto& by = loc->loc_data.loc_by_idx;
+      check_plist(by.lapl_id, H5P_LINK_ACCESS, "link access property list");
       auto group = lookup(*o.file, o.node, by.name ? by.name : ".");
       if (!group) fail("no group \"" + std::string(by.name ? by.name : ".") + "\"");
       const auto name = link_by_index(*group, by.idx_type, by.order, by.n).first;

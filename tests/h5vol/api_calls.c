@@ -10,7 +10,8 @@
  *     (was always 1) and H5Oincr/decr_refcount (were ignored), attributes by
  *     index in name and creation order (were refused), H5Arename and
  *     H5Adelete_by_idx (were refused), hard links to a group copied or moved
- *     into it (were refused), an emptied group's
+ *     into it (were refused), H5Dset_extent of a contiguous dataset (was
+ *     allowed), an emptied group's
  *     maximum creation order (kept its old value), invalid property lists
  *     (were accepted).
  * Usage: cove-h5vol-api-calls PARENT CHILD   (two file names) */
@@ -116,6 +117,25 @@ int main(int argc, char** argv) {
   printf("copy into itself: %d\n", H5Lcopy(g, "self", g, "self2", H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0);
   printf("move into itself: %d\n", H5Lmove(g, "self2", g, "self3", H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0);
   printf("g/self3/x... %d, rc g: %u\n", value(f, "g/self3/self/y"), refs(f, "g"));
+
+  /* H5Dset_extent: refused on a contiguous dataset, as natively; a chunked one grows. */
+  {
+    hsize_t dims[1] = {4}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {2}, grown[1] = {6};
+    hid_t s = H5Screate_simple(1, dims, NULL);
+    hid_t d = H5Dcreate2(f, "contiguous", H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5E_BEGIN_TRY { printf("set_extent contiguous: %d\n", H5Dset_extent(d, dims) < 0 ? -1 : 0); }
+    H5E_END_TRY
+    H5Dclose(d);
+    H5Sclose(s);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, chunk);
+    s = H5Screate_simple(1, dims, maxdims);
+    d = H5Dcreate2(f, "chunked", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    printf("set_extent chunked: %d\n", H5Dset_extent(d, grown) < 0 ? -1 : 0);
+    H5Dclose(d);
+    H5Sclose(s);
+    H5Pclose(dcpl);
+  }
 
   /* A group tracking creation order, emptied: its maximum creation order is 0 again. */
   hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);

@@ -192,7 +192,8 @@ TOML
                 "attribute index 0 order 0: first a = 11, second's creation order 0" "rc x: 3, g: 1" "incr: 0, rc 4" \
                 "visit g/y: type 1, rc 3" "co max_corder emptied: 0" "invalid gapl: -1" "invalid lapl delete: -1" \
                 "attributes a2: 0, b2: 1, c: 1" "move into itself: 0" "g/self3/x... 7, rc g: 3" \
-                "invalid lapl move: -1" "invalid lapl info: -1" "bad: 0, bad2: 0, bad3: 0, x: 1"; do
+                "invalid lapl move: -1" "invalid lapl info: -1" "bad: 0, bad2: 0, bad3: 0, x: 1" \
+                "set_extent contiguous: -1" "set_extent chunked: 0"; do
       grep -qx "$want" native.out || { echo "FAIL: native HDF5 did not print '$want'"; cat native.out; exit 1; }
     done
     "$COVE_TEST_BIN/cove-h5vol-api-calls" cove.h5 cove-child.h5 > cove.out 2> cove.err ||
