@@ -43,6 +43,15 @@ Link the_link(const Object& o, const H5VL_loc_params_t* loc) {
   if (!l.node) fail("no link \"" + l.leaf + "\" in file \"" + o.file->name + "\"");
   return l;
 }
+// A link's creation order in H5L_info2_t: valid only when its group tracks creation order
+// (H5Pset_link_creation_order), as natively; memory keeps the order of every group regardless.
+void set_corder(const Node& group, const std::string& leaf, H5L_info2_t* info) {
+  unsigned flags = 0;
+  const bool tracked = group.dcpl.get() >= 0 && H5Pget_link_creation_order(group.dcpl.get(), &flags) >= 0 &&
+                       (flags & H5P_CRT_ORDER_TRACKED) != 0;
+  info->corder_valid = tracked;
+  info->corder = tracked && group.link_corder.count(leaf) ? group.link_corder.at(leaf) : 0;
+}
 }  // namespace
 
 herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_t* loc, hid_t lcpl, hid_t lapl,
@@ -174,10 +183,7 @@ herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a
     if (a->op_type == H5VL_LINK_GET_INFO) {
       auto link = the_link(o, loc);
       link_info(*link.node, a->args.get_info.linfo);
-      if (link.parent) {  // the link's own creation order, from its group
-        a->args.get_info.linfo->corder_valid = true;
-        a->args.get_info.linfo->corder = link.parent->link_corder.count(link.leaf) ? link.parent->link_corder.at(link.leaf) : 0;
-      }
+      if (link.parent) set_corder(*link.parent, link.leaf, a->args.get_info.linfo);  // from its group
     } else if (a->op_type == H5VL_LINK_GET_NAME) {
       if (loc->type != H5VL_OBJECT_BY_IDX) unsupported("H5Lget_name other than by index");
       const auto& by = loc->loc_data.loc_by_idx;
@@ -222,8 +228,7 @@ herr_t iterate_links(const Object& o, const std::shared_ptr<Node>& group, const 
   for (; i < list.size(); ++i) {
     H5L_info2_t info;
     link_info(*list[i].second, &info);
-    info.corder_valid = true;
-    info.corder = group->link_corder.count(list[i].first) ? group->link_corder.at(list[i].first) : 0;
+    set_corder(*group, list[i].first, &info);
     const std::string name = prefix + list[i].first;
     herr_t ret = it.op(id, name.c_str(), &info, it.op_data);
     if (ret == 0 && it.recursive && list[i].second->kind == Node::Kind::group)  // soft links are not followed

@@ -11,7 +11,8 @@
  *     index in name and creation order (were refused), H5Arename and
  *     H5Adelete_by_idx (were refused), hard links to a group copied or moved
  *     into it (were refused), H5Dset_extent of a contiguous dataset (was
- *     allowed), an emptied group's
+ *     allowed), a link's creation order in a group not tracking it (was
+ *     reported valid), an emptied group's
  *     maximum creation order (kept its old value), invalid property lists
  *     (were accepted).
  * Usage: cove-h5vol-api-calls PARENT CHILD   (two file names) */
@@ -146,6 +147,11 @@ int main(int argc, char** argv) {
   if (co < 0 || scalar(co, "p", 1) < 0 || scalar(co, "q", 2) < 0) return 1;
   H5Gget_info(co, &ginfo);
   printf("co max_corder: %lld\n", (long long)ginfo.max_corder);
+  H5L_info2_t tracked, untracked;
+  H5Lget_info2(co, "q", &tracked, H5P_DEFAULT);
+  H5Lget_info2(f, "x", &untracked, H5P_DEFAULT);
+  printf("corder co/q: valid %d, %lld; x: valid %d, %lld\n", (int)tracked.corder_valid, (long long)tracked.corder,
+         (int)untracked.corder_valid, (long long)untracked.corder);
   H5Ldelete(co, "p", H5P_DEFAULT);
   H5Ldelete(co, "q", H5P_DEFAULT);
   H5Gget_info(co, &ginfo);

@@ -193,7 +193,8 @@ TOML
                 "visit g/y: type 1, rc 3" "co max_corder emptied: 0" "invalid gapl: -1" "invalid lapl delete: -1" \
                 "attributes a2: 0, b2: 1, c: 1" "move into itself: 0" "g/self3/x... 7, rc g: 3" \
                 "invalid lapl move: -1" "invalid lapl info: -1" "bad: 0, bad2: 0, bad3: 0, x: 1" \
-                "set_extent contiguous: -1" "set_extent chunked: 0"; do
+                "set_extent contiguous: -1" "set_extent chunked: 0" \
+                "corder co/q: valid 1, 1; x: valid 0, 0"; do
       grep -qx "$want" native.out || { echo "FAIL: native HDF5 did not print '$want'"; cat native.out; exit 1; }
     done
     "$COVE_TEST_BIN/cove-h5vol-api-calls" cove.h5 cove-child.h5 > cove.out 2> cove.err ||
