@@ -13,7 +13,8 @@
 # turn, its targets rebuilt and its tests run: a table of caught / not
 # caught; not part of make test; MUTATE_ARGS="--only NAME" for one), make
 # conformance (the HDF5 and PnetCDF front ends against their native
-# libraries' own test suites, one table; CONFORMANCE_SUITES="hdf5" for one;
+# libraries' own test suites, one table; CONFORMANCE_SUITES="hdf5" for one,
+# "hdf5_api" for HDF5's API tests;
 # minutes, not part of make test), make pip-check (a fresh venv, `pip install .`, its cove and cove-server scripts
 # and two-process runs with the reader first; minutes, not part of make
 # test), make clean.

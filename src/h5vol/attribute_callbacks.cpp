@@ -1,9 +1,11 @@
 // The VOL callbacks of attributes.
 #include "h5vol/vol.hpp"
+
 #include "h5vol/vlen.hpp"
 
 #include <cove/error.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 namespace cove::h5vol {
@@ -17,6 +19,8 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     if (o.under)
       under = native(H5VLattr_create(o.under, loc, nvol(o), name, type, space, acpl, aapl, dxpl, req), "H5Acreate");
     if (!in_memory(o)) return child(o, Object::Kind::attribute, nullptr, under);
+    check_plist(acpl, H5P_ATTRIBUTE_CREATE, "attribute creation property list");
+    check_plist(aapl, H5P_ATTRIBUTE_ACCESS, "attribute access property list");
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     auto owner = resolve(o, loc);
     if (owner->find_attribute(name)) fail("attribute \"" + std::string(name) + "\" of " + owner->path + " already exists");
@@ -40,12 +44,43 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     return r;
   });
 }
+namespace {
+// The n-th attribute of `owner` in creation or name order, increasing or decreasing.
+std::shared_ptr<Attribute> nth_attribute(const Node& owner, H5_index_t idx_type, H5_iter_order_t order, hsize_t n) {
+  std::vector<std::shared_ptr<Attribute>> list(owner.attributes.begin(), owner.attributes.end());
+  if (idx_type == H5_INDEX_NAME)
+    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x->name < y->name; });
+  else if (idx_type != H5_INDEX_CRT_ORDER)
+    fail("attribute index type " + std::to_string(static_cast<int>(idx_type)) + " is neither name nor creation order");
+  if (order == H5_ITER_DEC) std::reverse(list.begin(), list.end());
+  if (n >= list.size())
+    fail("attribute index " + std::to_string(n) + " is past the " + std::to_string(list.size()) + " attributes of " + owner.path);
+  return list[n];
+}
+// H5Aopen_by_idx, H5Aget_info_by_idx, H5Aget_name_by_idx: the n-th attribute of the object named by
+// the location, in creation or name order, increasing or decreasing (an index past the end fails).
+std::pair<std::shared_ptr<Node>, std::shared_ptr<Attribute>> attribute_by_index(const Object& o, const H5VL_loc_params_t& loc) {
+  const auto& by = loc.loc_data.loc_by_idx;
+  H5VL_loc_params_t l = loc;
+  l.type = H5VL_OBJECT_BY_NAME;
+  l.loc_data.loc_by_name.name = by.name ? by.name : ".";
+  l.loc_data.loc_by_name.lapl_id = by.lapl_id;
+  auto owner = resolve(o, &l);
+  return {owner, nth_attribute(*owner, by.idx_type, by.order, by.n)};
+}
+}  // namespace
 void* attr_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_t aapl, hid_t dxpl, void** req) {
   return guarded<void*>("H5Aopen", nullptr, [&]() -> void* {
     auto& o = as(obj);
     void* under = nullptr;
     if (o.under) under = native(H5VLattr_open(o.under, loc, nvol(o), name, aapl, dxpl, req), "H5Aopen");
     if (!in_memory(o)) return child(o, Object::Kind::attribute, nullptr, under);
+    if (loc->type == H5VL_OBJECT_BY_IDX) {
+      auto [owner, at] = attribute_by_index(o, *loc);
+      auto* r = child(o, Object::Kind::attribute, owner, under);
+      r->attr = at;
+      return r;
+    }
     auto owner = resolve(o, loc);
     for (auto& a : owner->attributes)
       if (a->name == name) {
@@ -76,8 +111,8 @@ herr_t attr_write(void* obj, hid_t mem_type, const void* buf, hid_t dxpl, void**
 namespace {
 std::shared_ptr<Attribute> attribute_at(const Object& o, const H5VL_loc_params_t& loc, const char* by_name) {
   if (loc.type == H5VL_OBJECT_BY_SELF && o.kind == Object::Kind::attribute && !by_name) return o.attr;
+  if (loc.type == H5VL_OBJECT_BY_IDX) return attribute_by_index(o, loc).second;
   auto owner = resolve(o, &loc);
-  if (loc.type == H5VL_OBJECT_BY_IDX) fail("attributes by index are not supported");
   for (auto& a : owner->attributes)
     if (by_name && a->name == by_name) return a;
   fail("no attribute \"" + std::string(by_name ? by_name : "") + "\" on " + owner->path);
@@ -106,14 +141,7 @@ herr_t attr_get(void* obj, H5VL_attr_get_args_t* a, hid_t dxpl, void** req) {
         if (g.loc_params.type == H5VL_OBJECT_BY_SELF) {
           at = o.attr;
         } else if (g.loc_params.type == H5VL_OBJECT_BY_IDX) {
-          H5VL_loc_params_t l = g.loc_params;
-          l.type = H5VL_OBJECT_BY_NAME;
-          l.loc_data.loc_by_name.name = g.loc_params.loc_data.loc_by_idx.name;
-          l.loc_data.loc_by_name.lapl_id = H5P_DEFAULT;
-          auto owner = resolve(o, &l);
-          const auto n = g.loc_params.loc_data.loc_by_idx.n;
-          if (n >= owner->attributes.size()) fail("attribute index " + std::to_string(n) + " is out of range");
-          at = owner->attributes[g.loc_params.loc_data.loc_by_idx.order == H5_ITER_DEC ? owner->attributes.size() - 1 - n : n];
+          at = attribute_by_index(o, g.loc_params).second;
         } else {
           unsupported("this form of H5Aget_name");
         }
@@ -137,7 +165,8 @@ herr_t attr_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_attr_specific
   return guarded<herr_t>("H5A specific", -1, [&] {
     auto& o = as(obj);
     if (!in_memory(o)) return H5VLattr_specific(o.under, loc, nvol(o), a, dxpl, req);
-    if (o.under && a->op_type == H5VL_ATTR_DELETE) native(H5VLattr_specific(o.under, loc, nvol(o), a, dxpl, req), "H5Adelete");
+    if (o.under && (a->op_type == H5VL_ATTR_DELETE || a->op_type == H5VL_ATTR_DELETE_BY_IDX || a->op_type == H5VL_ATTR_RENAME))
+      native(H5VLattr_specific(o.under, loc, nvol(o), a, dxpl, req), "H5Adelete / H5Arename");
     auto owner = resolve(o, loc);
     switch (a->op_type) {
       case H5VL_ATTR_EXISTS:
@@ -175,9 +204,27 @@ herr_t attr_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_attr_specific
         if (it.idx) *it.idx = i;
         return ret;
       }
-      default:
-        unsupported("H5Arename / H5Adelete_by_idx");
+      case H5VL_ATTR_DELETE_BY_IDX: {
+        if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+        const auto& d = a->args.delete_by_idx;
+        const auto at = nth_attribute(*owner, d.idx_type, d.order, d.n);
+        auto& v = owner->attributes;
+        v.erase(std::find(v.begin(), v.end(), at));
+        return herr_t{0};
+      }
+      case H5VL_ATTR_RENAME: {
+        if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
+        const std::string from = a->args.rename.old_name, to = a->args.rename.new_name;
+        if (owner->find_attribute(to)) fail("H5Arename: attribute \"" + to + "\" of " + owner->path + " already exists");
+        for (auto& at : owner->attributes)
+          if (at->name == from) {
+            at->name = to;
+            return herr_t{0};
+          }
+        fail("H5Arename: no attribute \"" + from + "\" on " + owner->path);
+      }
     }
+    unsupported("this attribute operation");
   });
 }
 herr_t attr_optional(void* obj, H5VL_optional_args_t* a, hid_t dxpl, void** req) {

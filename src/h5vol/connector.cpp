@@ -185,12 +185,15 @@ H5VL_class_t make_class() {
   c.value = kConnectorValue;
   c.name = kConnectorName;
   c.conn_version = 1;
-  // In memory (get_cap_flags reports the native connector's for mode file).
+  // What memory implements (get_cap_flags reports the native connector's for mode file); not
+  // user-defined links, mounting, references or asynchronous calls (HDF5's API tests skip those).
   c.cap_flags = H5VL_CAP_FLAG_ATTR_BASIC | H5VL_CAP_FLAG_DATASET_BASIC | H5VL_CAP_FLAG_FILE_BASIC |
                 H5VL_CAP_FLAG_GROUP_BASIC | H5VL_CAP_FLAG_LINK_BASIC | H5VL_CAP_FLAG_OBJECT_BASIC |
                 H5VL_CAP_FLAG_ITERATE | H5VL_CAP_FLAG_BY_IDX | H5VL_CAP_FLAG_CREATION_ORDER | H5VL_CAP_FLAG_HARD_LINKS |
                 H5VL_CAP_FLAG_GET_PLIST | H5VL_CAP_FLAG_FLUSH_REFRESH | H5VL_CAP_FLAG_FILL_VALUES |
-                H5VL_CAP_FLAG_STORAGE_SIZE;
+                H5VL_CAP_FLAG_STORAGE_SIZE | H5VL_CAP_FLAG_ATTR_MORE | H5VL_CAP_FLAG_DATASET_MORE | H5VL_CAP_FLAG_FILE_MORE |
+                H5VL_CAP_FLAG_GROUP_MORE | H5VL_CAP_FLAG_LINK_MORE | H5VL_CAP_FLAG_OBJECT_MORE | H5VL_CAP_FLAG_STORED_DATATYPES |
+                H5VL_CAP_FLAG_SOFT_LINKS | H5VL_CAP_FLAG_EXTERNAL_LINKS | H5VL_CAP_FLAG_TRACK_TIMES | H5VL_CAP_FLAG_FILTERS;
   c.initialize = initialize;
   c.terminate = terminate;
   c.info_cls = {sizeof(Info), info_copy, info_cmp, info_free, info_to_str, info_from_str};

@@ -51,6 +51,9 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     if (o.under && dmode != Mode::memory)
       under = native(H5VLdataset_create(o.under, loc, nvol(o), name, lcpl, type, space, dcpl, dapl, dxpl, req), "H5Dcreate");
     if (!in_memory(o)) return child(o, Object::Kind::dataset, nullptr, under);
+    check_plist(lcpl, H5P_LINK_CREATE, "link creation property list");
+    check_plist(dcpl, H5P_DATASET_CREATE, "dataset creation property list");
+    check_plist(dapl, H5P_DATASET_ACCESS, "dataset access property list");
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     std::shared_ptr<Node> parent;
     std::string leaf;
@@ -212,6 +215,13 @@ herr_t dataset_specific(void* obj, H5VL_dataset_specific_args_t* a, hid_t dxpl, 
     auto& d = *o.node;
     if (a->op_type == H5VL_DATASET_FLUSH || a->op_type == H5VL_DATASET_REFRESH) return herr_t{0};
     if (!o.file->writer) fail("H5Dset_extent on dataset " + d.path + " of a file opened for reading");
+    // As natively: only chunked datasets (and contiguous ones with external storage) change their extent.
+    if (d.dcpl.get() >= 0) {
+      const H5D_layout_t layout = H5Pget_layout(d.dcpl.get());
+      if (layout == H5D_COMPACT) fail("H5Dset_extent: dataset " + d.path + " has compact storage");
+      if (layout == H5D_CONTIGUOUS && H5Pget_external_count(d.dcpl.get()) <= 0)
+        fail("H5Dset_extent: dataset " + d.path + " has contiguous storage");
+    }
     for (std::size_t i = 0; i < d.dims.size(); ++i) {
       const auto n = a->args.set_extent.size[i];
       if (d.maxdims[i] != H5S_UNLIMITED && n > d.maxdims[i])

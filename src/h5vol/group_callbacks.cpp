@@ -17,6 +17,9 @@ void* group_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hi
     void* under = nullptr;
     if (o.under) under = native(H5VLgroup_create(o.under, loc, nvol(o), name, lcpl, gcpl, gapl, dxpl, req), "H5Gcreate");
     if (!in_memory(o)) return child(o, Object::Kind::group, nullptr, under);
+    check_plist(lcpl, H5P_LINK_CREATE, "link creation property list");
+    check_plist(gcpl, H5P_GROUP_CREATE, "group creation property list");
+    check_plist(gapl, H5P_GROUP_ACCESS, "group access property list");
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     auto g = std::make_shared<Node>();
     g->id = o.file->next_id++;
@@ -72,7 +75,16 @@ herr_t group_get(void* obj, H5VL_group_get_args_t* a, hid_t dxpl, void** req) {
 herr_t group_specific(void* obj, H5VL_group_specific_args_t* a, hid_t dxpl, void** req) {
   return guarded<herr_t>("H5G specific", -1, [&] {
     auto& o = as(obj);
-    if (!in_memory(o)) return H5VLgroup_specific(o.under, nvol(o), a, dxpl, req);
+    if (!in_memory(o)) {
+      if (a->op_type != H5VL_GROUP_MOUNT) return H5VLgroup_specific(o.under, nvol(o), a, dxpl, req);
+      // H5Fmount: the child is a file of this connector too; the native connector takes its own object.
+      H5VL_group_specific_args_t b = *a;
+      const auto& child = as(a->args.mount.child_file);
+      if (!child.under || in_memory(child))
+        unsupported("H5Fmount of a file in memory onto a file on disk");
+      b.args.mount.child_file = child.under;
+      return H5VLgroup_specific(o.under, nvol(o), &b, dxpl, req);
+    }
     if (a->op_type == H5VL_GROUP_FLUSH || a->op_type == H5VL_GROUP_REFRESH) return herr_t{0};
     unsupported("H5Fmount / H5Funmount");
   });

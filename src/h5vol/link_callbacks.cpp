@@ -29,10 +29,12 @@ struct Link {
 Link the_link(const Object& o, const H5VL_loc_params_t* loc) {
   Link l;
   if (loc->type == H5VL_OBJECT_BY_NAME) {
+    check_plist(loc->loc_data.loc_by_name.lapl_id, H5P_LINK_ACCESS, "link access property list");
     std::tie(l.parent, l.leaf) = split_link(o, loc->loc_data.loc_by_name.name);
     if (l.parent && l.parent->links.count(l.leaf)) l.node = l.parent->links.at(l.leaf);
   } else if (loc->type == H5VL_OBJECT_BY_IDX) {
     const auto& by = loc->loc_data.loc_by_idx;
+    check_plist(by.lapl_id, H5P_LINK_ACCESS, "link access property list");
     l.parent = lookup(*o.file, o.node, by.name ? by.name : ".");
     if (l.parent) std::tie(l.leaf, l.node) = link_by_index(*l.parent, by.idx_type, by.order, by.n);
   } else {
@@ -41,20 +43,37 @@ Link the_link(const Object& o, const H5VL_loc_params_t* loc) {
   if (!l.node) fail("no link \"" + l.leaf + "\" in file \"" + o.file->name + "\"");
   return l;
 }
+// A link's creation order in H5L_info2_t: valid only when its group tracks creation order
+// (H5Pset_link_creation_order), as natively; memory keeps the order of every group regardless.
+void set_corder(const Node& group, const std::string& leaf, H5L_info2_t* info) {
+  unsigned flags = 0;
+  const bool tracked = group.dcpl.get() >= 0 && H5Pget_link_creation_order(group.dcpl.get(), &flags) >= 0 &&
+                       (flags & H5P_CRT_ORDER_TRACKED) != 0;
+  info->corder_valid = tracked;
+  info->corder = tracked && group.link_corder.count(leaf) ? group.link_corder.at(leaf) : 0;
+}
 }  // namespace
 
 herr_t link_create(H5VL_link_create_args_t* a, void* obj, const H5VL_loc_params_t* loc, hid_t lcpl, hid_t lapl,
                    hid_t dxpl, void** req) {
   return guarded<herr_t>("H5Lcreate", -1, [&]() -> herr_t {
-    auto& o = as(obj);
+    // H5Lcreate_hard(cur, name, H5L_SAME_LOC, new_name): HDF5 passes no object, the link goes beside
+    // curr_obj (the native connector takes the one location for both).
+    void* self = obj;
+    if (!self && a->op_type == H5VL_LINK_CREATE_HARD) self = a->args.hard.curr_obj;
+    if (!self) fail("H5Lcreate: no location for the new link");
+    auto& o = as(self);
     if (o.under) {  // mode file, and the file half of mode both
       H5VL_link_create_args_t b = *a;
       if (b.op_type == H5VL_LINK_CREATE_HARD && b.args.hard.curr_obj)
         b.args.hard.curr_obj = as(b.args.hard.curr_obj).under;
-      if (!in_memory(o)) return H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req);
+      void* under = obj ? o.under : nullptr;
+      if (!in_memory(o)) return H5VLlink_create(&b, under, loc, nvol(o), lcpl, lapl, dxpl, req);
       if (a->op_type != H5VL_LINK_CREATE_HARD || !a->args.hard.curr_obj || as(a->args.hard.curr_obj).under)
-        native(H5VLlink_create(&b, o.under, loc, nvol(o), lcpl, lapl, dxpl, req), "H5Lcreate");
+        native(H5VLlink_create(&b, under, loc, nvol(o), lcpl, lapl, dxpl, req), "H5Lcreate");
     }
+    check_plist(lcpl, H5P_LINK_CREATE, "link creation property list");
+    check_plist(lapl, H5P_LINK_ACCESS, "link access property list");
     if (a->op_type == H5VL_LINK_CREATE_SOFT) {
       if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
       if (loc->type != H5VL_OBJECT_BY_NAME) fail("a new link needs a name");
@@ -118,6 +137,8 @@ herr_t relink(bool move, void* src, const H5VL_loc_params_t* loc1, void* dst, co
     if (!in_memory(s)) return r;
     native(r, move ? "H5Lmove" : "H5Lcopy");
   }
+  check_plist(lcpl, H5P_LINK_CREATE, "link creation property list");
+  check_plist(lapl, H5P_LINK_ACCESS, "link access property list");
   if (!s.file->writer) fail("file \"" + s.file->name + "\" was opened for reading");
   if (!in_memory(d) || d.file != s.file) unsupported(std::string(move ? "H5Lmove" : "H5Lcopy") + " between files");
   if (loc1->type != H5VL_OBJECT_BY_NAME || loc2->type != H5VL_OBJECT_BY_NAME) fail("the links must be given by name");
@@ -127,8 +148,10 @@ herr_t relink(bool move, void* src, const H5VL_loc_params_t* loc1, void* dst, co
   unsigned intermediate = 0;
   if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
   auto [to, leaf2] = parent_for_link(*s.file, d.node, loc2->loc_data.loc_by_name.name, intermediate != 0);
-  if (node->kind == Node::Kind::group && contains(*node, *to))
-    fail("moving or copying " + node->path + " into itself");
+  // As natively, a hard link to a group may be copied or moved into that group (a cycle); only
+  // moving a group's one link into itself, which would cut it off from the file, is refused.
+  if (move && node->kind == Node::Kind::group && contains(*node, *to) && hard_links(*s.file, *node) < 2)
+    fail("moving " + node->path + " into itself (it would have no link from the root)");
   if (!move && (node->kind == Node::Kind::soft || node->kind == Node::Kind::external)) {
     // a copy of a soft or external link is a link of its own
     auto soft = std::make_shared<Node>();
@@ -160,13 +183,11 @@ herr_t link_get(void* obj, const H5VL_loc_params_t* loc, H5VL_link_get_args_t* a
     if (a->op_type == H5VL_LINK_GET_INFO) {
       auto link = the_link(o, loc);
       link_info(*link.node, a->args.get_info.linfo);
-      if (link.parent) {  // the link's own creation order, from its group
-        a->args.get_info.linfo->corder_valid = true;
-        a->args.get_info.linfo->corder = link.parent->link_corder.count(link.leaf) ? link.parent->link_corder.at(link.leaf) : 0;
-      }
+      if (link.parent) set_corder(*link.parent, link.leaf, a->args.get_info.linfo);  // from its group
     } else if (a->op_type == H5VL_LINK_GET_NAME) {
       if (loc->type != H5VL_OBJECT_BY_IDX) unsupported("H5Lget_name other than by index");
       const auto& by = loc->loc_data.loc_by_idx;
+      check_plist(by.lapl_id, H5P_LINK_ACCESS, "link access property list");
       auto group = lookup(*o.file, o.node, by.name ? by.name : ".");
       if (!group) fail("no group \"" + std::string(by.name ? by.name : ".") + "\"");
       const auto name = link_by_index(*group, by.idx_type, by.order, by.n).first;
@@ -207,8 +228,7 @@ herr_t iterate_links(const Object& o, const std::shared_ptr<Node>& group, const 
   for (; i < list.size(); ++i) {
     H5L_info2_t info;
     link_info(*list[i].second, &info);
-    info.corder_valid = true;
-    info.corder = group->link_corder.count(list[i].first) ? group->link_corder.at(list[i].first) : 0;
+    set_corder(*group, list[i].first, &info);
     const std::string name = prefix + list[i].first;
     herr_t ret = it.op(id, name.c_str(), &info, it.op_data);
     if (ret == 0 && it.recursive && list[i].second->kind == Node::Kind::group)  // soft links are not followed
@@ -247,6 +267,8 @@ herr_t link_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_link_specific
       case H5VL_LINK_DELETE: {
         if (o.under) native(H5VLlink_specific(o.under, loc, nvol(o), a, dxpl, req), "H5Ldelete");
         if (!o.file->writer) fail("H5Ldelete in file \"" + o.file->name + "\" opened for reading");
+        check_plist(loc->type == H5VL_OBJECT_BY_NAME ? loc->loc_data.loc_by_name.lapl_id : loc->loc_data.loc_by_idx.lapl_id,
+                    H5P_LINK_ACCESS, "link access property list");
         std::shared_ptr<Node> parent;
         std::string leaf;
         if (loc->type == H5VL_OBJECT_BY_NAME) {

@@ -6,12 +6,56 @@
 
 #include "h5vol/vlen.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
+#include <vector>
 
 namespace cove::h5vol {
 
 // ---- objects ----
+namespace {
+// The number of hard links to `target` in its file (each group counted once), as H5Oget_info's rc
+// counts them natively, plus the process's H5Oincr/decr_refcount; the root has none but counts 1.
+unsigned reference_count(const FileState& f, const Node& target) {
+  std::int64_t links = hard_links(f, target) + (&target == f.root.get() ? 1 : 0);
+  if (links == 0) links = 1;  // an anonymous object (not linked yet) is held by its identifier
+  return static_cast<unsigned>(std::max<std::int64_t>(0, links + target.ref_adjust));
+}
+void object_info(const Object& o, const Node& n, H5O_info2_t* info) {
+  std::memset(info, 0, sizeof *info);
+  info->fileno = o.file->fileno;
+  token_of(n, &info->token);
+  info->type = object_type(n);
+  info->rc = reference_count(*o.file, n);
+  info->num_attrs = n.attributes.size();
+  info->atime = info->mtime = info->ctime = info->btime = static_cast<time_t>(n.mtime);
+}
+// H5Ovisit from `group` (paths under `prefix`): every object reachable by hard links, each once, a
+// group's links in the index's order, depth first (as the native connector visits them).
+herr_t visit_objects(const Object& o, const Node& group, const std::string& prefix, const H5VL_object_visit_args_t& v,
+                     hid_t id, std::set<const Node*>& seen) {
+  std::vector<std::pair<std::string, std::shared_ptr<Node>>> list;
+  if (v.idx_type == H5_INDEX_CRT_ORDER) {
+    for (const auto& leaf : group.link_order) list.emplace_back(leaf, group.links.at(leaf));
+  } else {
+    list.assign(group.links.begin(), group.links.end());
+  }
+  if (v.order == H5_ITER_DEC) std::reverse(list.begin(), list.end());
+  for (const auto& [leaf, n] : list) {
+    if (n->kind == Node::Kind::soft || n->kind == Node::Kind::external) continue;
+    if (!seen.insert(n.get()).second) continue;
+    const std::string name = prefix + leaf;
+    H5O_info2_t info;
+    object_info(o, *n, &info);
+    herr_t ret = v.op(id, name.c_str(), &info, v.op_data);
+    if (ret == 0 && n->kind == Node::Kind::group) ret = visit_objects(o, *n, name + "/", v, id, seen);
+    if (ret != 0) return ret;
+  }
+  return 0;
+}
+}  // namespace
 herr_t object_close(void* obj, hid_t dxpl, void** req) {
   auto* o = static_cast<Object*>(obj);
   herr_t r = 0;
@@ -171,15 +215,7 @@ herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_
         *a->args.get_type.obj_type = object_type(*resolve(o, loc));
         break;
       case H5VL_OBJECT_GET_INFO: {
-        auto n = resolve(o, loc);
-        auto* info = a->args.get_info.oinfo;
-        std::memset(info, 0, sizeof *info);
-        info->fileno = o.file->fileno;
-        token_of(*n, &info->token);
-        info->type = object_type(*n);
-        info->rc = 1;
-        info->num_attrs = n->attributes.size();
-        info->atime = info->mtime = info->ctime = info->btime = static_cast<time_t>(n->mtime);
+        object_info(o, *resolve(o, loc), a->args.get_info.oinfo);
         break;
       }
     }
@@ -204,10 +240,28 @@ herr_t object_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_object_spec
         return herr_t{0};
       case H5VL_OBJECT_FLUSH:
       case H5VL_OBJECT_REFRESH:
-      case H5VL_OBJECT_CHANGE_REF_COUNT:
         return herr_t{0};
-      case H5VL_OBJECT_VISIT:
-        unsupported("H5Ovisit");
+      case H5VL_OBJECT_CHANGE_REF_COUNT: {
+        if (!o.file->writer) fail("H5Oincr_refcount / H5Odecr_refcount in file \"" + o.file->name + "\" opened for reading");
+        auto n = resolve(o, loc);
+        if (reference_count(*o.file, *n) + a->args.change_rc.delta < 1)
+          unsupported("H5Odecr_refcount to 0 (deleting " + n->path + ") in memory");
+        n->ref_adjust += a->args.change_rc.delta;
+        return herr_t{0};
+      }
+      case H5VL_OBJECT_VISIT: {
+        // The starting object first, as ".", then what its links reach when it is a group.
+        const auto& v = a->args.visit;
+        auto start = resolve(o, loc);
+        const hid_t id = register_id(o, start);
+        std::set<const Node*> seen{start.get()};
+        H5O_info2_t info;
+        object_info(o, *start, &info);
+        herr_t ret = v.op(id, ".", &info, v.op_data);
+        if (ret == 0 && start->kind == Node::Kind::group) ret = visit_objects(o, *start, "", v, id, seen);
+        H5Idec_ref(id);
+        return ret;
+      }
     }
     unsupported("this object operation");
   });
@@ -228,6 +282,9 @@ void* datatype_commit(void* obj, const H5VL_loc_params_t* loc, const char* name,
     void* under = nullptr;
     if (o.under) under = native(H5VLdatatype_commit(o.under, loc, nvol(o), name, type, lcpl, tcpl, tapl, dxpl, req), "H5Tcommit");
     if (!in_memory(o)) return child(o, Object::Kind::datatype, nullptr, under);
+    check_plist(lcpl, H5P_LINK_CREATE, "link creation property list");
+    check_plist(tcpl, H5P_DATATYPE_CREATE, "datatype creation property list");
+    check_plist(tapl, H5P_DATATYPE_ACCESS, "datatype access property list");
     if (!o.file->writer) fail("file \"" + o.file->name + "\" was opened for reading");
     // In memory: a node of the tree holding the type (published with the version).
     auto t = std::make_shared<Node>();

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iterator>
 #include <set>
+#include <vector>
 
 namespace cove::h5vol {
 
@@ -78,11 +79,35 @@ std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H
   return *it;
 }
 
+unsigned hard_links(const FileState& f, const Node& target) {
+  unsigned links = 0;
+  std::set<const Node*> seen;
+  std::vector<const Node*> todo{f.root.get()};
+  while (!todo.empty()) {
+    const Node* g = todo.back();
+    todo.pop_back();
+    if (!g || !seen.insert(g).second) continue;
+    for (const auto& [leaf, n] : g->links) {
+      if (n->kind == Node::Kind::soft || n->kind == Node::Kind::external) continue;
+      if (n.get() == &target) ++links;
+      if (n->kind == Node::Kind::group) todo.push_back(n.get());
+    }
+  }
+  return links;
+}
+void check_plist(hid_t id, hid_t cls, const char* what) {
+  if (id == H5P_DEFAULT) return;
+  htri_t is = -1;
+  H5E_BEGIN_TRY { is = H5Pisa_class(id, cls); }
+  H5E_END_TRY
+  if (is <= 0) fail(std::string("invalid ") + what + " (identifier " + std::to_string(id) + ")");
+}
 std::shared_ptr<Node> resolve(const Object& obj, const H5VL_loc_params_t* loc) {
   switch (loc->type) {
     case H5VL_OBJECT_BY_SELF:
       return obj.node;
     case H5VL_OBJECT_BY_NAME: {
+      check_plist(loc->loc_data.loc_by_name.lapl_id, H5P_LINK_ACCESS, "link access property list");
       const std::string name = loc->loc_data.loc_by_name.name ? loc->loc_data.loc_by_name.name : "";
       auto n = lookup(*obj.file, obj.node, name);
       if (!n) fail("no object \"" + name + "\" under " + obj.node->path + " in file \"" + obj.file->name + "\"");
@@ -90,6 +115,7 @@ std::shared_ptr<Node> resolve(const Object& obj, const H5VL_loc_params_t* loc) {
     }
     case H5VL_OBJECT_BY_IDX: {
       const auto& by = loc->loc_data.loc_by_idx;
+      check_plist(by.lapl_id, H5P_LINK_ACCESS, "link access property list");
       const std::string name = by.name ? by.name : ".";
       auto group = lookup(*obj.file, obj.node, name);
       if (!group) fail("no group \"" + name + "\" in file \"" + obj.file->name + "\"");

@@ -35,6 +35,11 @@ struct ExternalHop {
 ExternalHop external_on_path(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path);
 // The object a location names; throws Failure naming it when it does not exist.
 std::shared_ptr<Node> resolve(const Object& obj, const H5VL_loc_params_t* loc);
+// A property list a call was given is H5P_DEFAULT or one of class `cls` (or derived from it); else an
+// error naming it, as the native connector fails on it (HDF5's API layer lets an invalid one through).
+void check_plist(hid_t id, hid_t cls, const char* what);
+// The hard links to `target` in the groups reachable from the file's root (each group counted once).
+unsigned hard_links(const FileState& f, const Node& target);
 // The n-th link of `group` by name or creation order, increasing or decreasing.
 std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H5_index_t index, H5_iter_order_t order,
                                                             hsize_t n);

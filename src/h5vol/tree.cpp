@@ -257,6 +257,7 @@ void Node::remove_link(const std::string& leaf) {
       link_order.erase(it);
       break;
     }
+  if (links.empty()) next_link_corder = 0;  // as natively: an empty group's creation order starts again at 0
 }
 
 hid_t Node::make_space() const {

@@ -80,6 +80,9 @@ struct Node {
   // of the default format (their version-1 object headers keep no times).
   std::int64_t mtime = 0;
   std::int64_t next_corder = 0;
+  // H5Oincr_refcount / H5Odecr_refcount: added to the count of hard links (H5Oget_info's rc).
+  // In this process only: not published with the file's metadata.
+  std::int64_t ref_adjust = 0;
   // datasets
   Hid type;
   std::vector<hsize_t> dims;

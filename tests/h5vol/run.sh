@@ -17,6 +17,9 @@
 #                       writer, and one after it, get exact values or "retired" errors
 #   series              transfers with a file per step and keep_files = 2: held versions of a
 #                       removed file are retired, the writer garbles their buffers then
+#   api                 calls of HDF5's API tests (api_calls.c: H5Lcreate_hard with H5L_SAME_LOC,
+#                       H5Fmount, H5Ovisit, reference counts, attributes by index, invalid property
+#                       lists) print what they print natively (memory mode: H5Fmount refused)
 #   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
 #   split               same-name creates on split communicators (split_writer.c): no hang, each
@@ -181,6 +184,33 @@ TOML
     cat job.log
     expect_steps job.log "steps: 1 2"
     [ ! -e "$dir/embedded.addr" ] || { echo "FAIL: the embedded server's address file was left behind"; exit 1; } ;;
+  api)  # calls of HDF5's API tests (api_calls.c): mode file prints what native HDF5 prints, memory mode
+        # too except that H5Fmount is refused
+    env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "$COVE_TEST_BIN/cove-h5vol-api-calls" native.h5 native-child.h5 \
+      > native.out 2> native.err || { cat native.out native.err; exit 1; }
+    for want in "g/y: 7, g/z: 7" "both same_loc: -1" "mount: 0" "mnt/c: 11" "mnt/c after unmount: -1" \
+                "attribute index 0 order 0: first a = 11, second's creation order 0" "rc x: 3, g: 1" "incr: 0, rc 4" \
+                "visit g/y: type 1, rc 3" "co max_corder emptied: 0" "invalid gapl: -1" "invalid lapl delete: -1" \
+                "attributes a2: 0, b2: 1, c: 1" "move into itself: 0" "g/self3/x... 7, rc g: 3" \
+                "invalid lapl move: -1" "invalid lapl info: -1" "bad: 0, bad2: 0, bad3: 0, x: 1" \
+                "set_extent contiguous: -1" "set_extent chunked: 0" \
+                "corder co/q: valid 1, 1; x: valid 0, 0"; do
+      grep -qx "$want" native.out || { echo "FAIL: native HDF5 did not print '$want'"; cat native.out; exit 1; }
+    done
+    "$COVE_TEST_BIN/cove-h5vol-api-calls" cove.h5 cove-child.h5 > cove.out 2> cove.err ||
+      { echo "FAIL: exit $? through the connector"; cat cove.out cove.err; exit 1; }
+    if [ "${H5VOL_MODE:-memory}" = file ]; then
+      cp native.out want.out
+    else
+      grep -v '^mnt/c\|^unmount' native.out | sed 's/^mount: 0$/mount: -1/' > want.out
+    fi
+    diff want.out cove.out || { echo "FAIL: the connector's output differs (above)"; cat cove.err; exit 1; }
+    cat cove.out
+    rm -f native.h5 native-child.h5
+    if [ "${H5VOL_MODE:-memory}" = file ]; then
+      [ -f cove.h5 ] && [ -f cove-child.h5 ] || { echo "FAIL: mode file wrote no files"; exit 1; }
+      rm -f cove.h5 cove-child.h5
+    fi ;;
   badconfig)  # a bad value in the config: H5Fcreate fails with an error naming it, nothing crashes
     echo 'mode = "disk"' > "$dir/bad.toml"
     HDF5_VOL_CONNECTOR="cove config=$dir/bad.toml" "${mpi[@]}" -n 1 "$COVE_TEST_BIN/cove-h5vol-writer" "$file" 1 \

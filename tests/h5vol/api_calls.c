@@ -1,0 +1,193 @@
+/* Plain HDF5 calls HDF5's own API tests (test/API) make and the connector
+ * got wrong (make conformance, tests/conformance/hdf5_api.sh), one line of
+ * output per call, so that a run through the connector can be compared
+ * with a native one (tests/h5vol/run.sh case api):
+ *   - H5Lcreate_hard with H5L_SAME_LOC for either location (HDF5 passes the
+ *     connector no object for the new link's location; it crashed);
+ *   - H5Fmount / H5Funmount of one file onto a group of another (mode file
+ *     passed the connector's own object of the child to the native one);
+ *   - in memory: H5Ovisit (was refused), H5Oget_info's reference count
+ *     (was always 1) and H5Oincr/decr_refcount (were ignored), attributes by
+ *     index in name and creation order (were refused), H5Arename and
+ *     H5Adelete_by_idx (were refused), hard links to a group copied or moved
+ *     into it (were refused), H5Dset_extent of a contiguous dataset (was
+ *     allowed), a link's creation order in a group not tracking it (was
+ *     reported valid), an emptied group's
+ *     maximum creation order (kept its old value), invalid property lists
+ *     (were accepted).
+ * Usage: cove-h5vol-api-calls PARENT CHILD   (two file names) */
+#include <hdf5.h>
+#include <stdio.h>
+
+static int value(hid_t loc, const char* name) {
+  int v = -1;
+  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+  if (d < 0) return -1;
+  if (H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0) v = -1;
+  H5Dclose(d);
+  return v;
+}
+
+static herr_t visited(hid_t obj, const char* name, const H5O_info2_t* info, void* data) {
+  (void)obj;
+  (void)data;
+  printf("visit %s: type %d, rc %u\n", name, (int)info->type, info->rc);
+  return 0;
+}
+
+static unsigned refs(hid_t loc, const char* name) {
+  H5O_info2_t info;
+  return H5Oget_info_by_name3(loc, name, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0 ? 0u : info.rc;
+}
+
+static int scalar(hid_t loc, const char* name, int v) {
+  hid_t s = H5Screate(H5S_SCALAR);
+  hid_t d = H5Dcreate2(loc, name, H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  int rc = d < 0 || H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0 ? -1 : 0;
+  if (d >= 0) H5Dclose(d);
+  H5Sclose(s);
+  return rc;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s PARENT CHILD\n", argv[0]);
+    return 2;
+  }
+  hid_t child = H5Fcreate(argv[2], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (child < 0 || scalar(child, "c", 11) < 0 || H5Fclose(child) < 0) return 1;
+
+  hid_t f = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (f < 0) return 1;
+  hid_t g = H5Gcreate2(f, "g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t m = H5Gcreate2(f, "mnt", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0 || m < 0 || scalar(f, "x", 7) < 0) return 1;
+
+  /* The new link beside the target's location, and the target beside the new link's. */
+  printf("same_loc new: %d\n", H5Lcreate_hard(g, "/x", H5L_SAME_LOC, "y", H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0);
+  printf("same_loc target: %d\n", H5Lcreate_hard(H5L_SAME_LOC, "/x", g, "z", H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0);
+  printf("g/y: %d, g/z: %d\n", value(f, "g/y"), value(f, "g/z"));
+  printf("both same_loc: %d\n",
+         H5Lcreate_hard(H5L_SAME_LOC, "/x", H5L_SAME_LOC, "w", H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0);
+
+  /* Attributes b, a, c (created in that order) by index. */
+  const char* names[] = {"b", "a", "c"};
+  for (int i = 0; i < 3; ++i) {
+    hid_t s = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(g, names[i], H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT);
+    int v = 10 + i;
+    if (a < 0 || H5Awrite(a, H5T_NATIVE_INT, &v) < 0) return 1;
+    H5Aclose(a);
+    H5Sclose(s);
+  }
+  const H5_index_t idx[] = {H5_INDEX_NAME, H5_INDEX_CRT_ORDER};
+  const H5_iter_order_t ord[] = {H5_ITER_INC, H5_ITER_DEC};
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) {
+      char name[16] = "";
+      int v = -1;
+      H5A_info_t info;
+      H5Aget_name_by_idx(g, ".", idx[i], ord[j], 0, name, sizeof name, H5P_DEFAULT);
+      hid_t a = H5Aopen_by_idx(g, ".", idx[i], ord[j], 0, H5P_DEFAULT, H5P_DEFAULT);
+      if (a >= 0) H5Aread(a, H5T_NATIVE_INT, &v), H5Aclose(a);
+      herr_t got = H5Aget_info_by_idx(g, ".", idx[i], ord[j], 1, &info, H5P_DEFAULT);
+      printf("attribute index %d order %d: first %s = %d, second's creation order %d\n", (int)idx[i], (int)ord[j],
+             name, v, got < 0 ? -1 : (int)info.corder);
+    }
+
+  /* Reference counts: /x has three hard links (x, g/y, g/z). */
+  hid_t x = H5Oopen(f, "x", H5P_DEFAULT);
+  printf("rc x: %u, g: %u\n", refs(f, "x"), refs(f, "g"));
+  const int incr = H5Oincr_refcount(x) < 0 ? -1 : 0;
+  printf("incr: %d, rc %u\n", incr, refs(f, "x"));
+  const int decr = H5Odecr_refcount(x) < 0 ? -1 : 0;
+  printf("decr: %d, rc %u\n", decr, refs(f, "x"));
+  H5Oclose(x);
+
+  /* Every object once, by name and by creation order, from the root and from g. */
+  printf("visit: %d\n", H5Ovisit3(f, H5_INDEX_NAME, H5_ITER_INC, visited, NULL, H5O_INFO_BASIC) < 0 ? -1 : 0);
+  printf("visit g: %d\n", H5Ovisit_by_name3(f, "g", H5_INDEX_NAME, H5_ITER_DEC, visited, NULL, H5O_INFO_BASIC,
+                                              H5P_DEFAULT) < 0 ? -1 : 0);
+
+  /* Attributes renamed and deleted by index; a hard link to g copied and moved into g. */
+  printf("rename: %d, by name: %d\n", H5Arename(g, "a", "a2") < 0 ? -1 : 0,
+         H5Arename_by_name(f, "g", "b", "b2", H5P_DEFAULT) < 0 ? -1 : 0);
+  printf("delete by index: %d\n", H5Adelete_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, 0, H5P_DEFAULT) < 0 ? -1 : 0);
+  printf("attributes a2: %d, b2: %d, c: %d\n", (int)H5Aexists(g, "a2"), (int)H5Aexists(g, "b2"), (int)H5Aexists(g, "c"));
+  H5Lcreate_hard(g, ".", g, "self", H5P_DEFAULT, H5P_DEFAULT);
+  printf("copy into itself: %d\n", H5Lcopy(g, "self", g, "self2", H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0);
+  printf("move into itself: %d\n", H5Lmove(g, "self2", g, "self3", H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0);
+  printf("g/self3/x... %d, rc g: %u\n", value(f, "g/self3/self/y"), refs(f, "g"));
+
+  /* H5Dset_extent: refused on a contiguous dataset, as natively; a chunked one grows. */
+  {
+    hsize_t dims[1] = {4}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {2}, grown[1] = {6};
+    hid_t s = H5Screate_simple(1, dims, NULL);
+    hid_t d = H5Dcreate2(f, "contiguous", H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5E_BEGIN_TRY { printf("set_extent contiguous: %d\n", H5Dset_extent(d, dims) < 0 ? -1 : 0); }
+    H5E_END_TRY
+    H5Dclose(d);
+    H5Sclose(s);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, chunk);
+    s = H5Screate_simple(1, dims, maxdims);
+    d = H5Dcreate2(f, "chunked", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    printf("set_extent chunked: %d\n", H5Dset_extent(d, grown) < 0 ? -1 : 0);
+    H5Dclose(d);
+    H5Sclose(s);
+    H5Pclose(dcpl);
+  }
+
+  /* A group tracking creation order, emptied: its maximum creation order is 0 again. */
+  hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED);
+  hid_t co = H5Gcreate2(f, "co", H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  H5Pclose(gcpl);
+  H5G_info_t ginfo;
+  if (co < 0 || scalar(co, "p", 1) < 0 || scalar(co, "q", 2) < 0) return 1;
+  H5Gget_info(co, &ginfo);
+  printf("co max_corder: %lld\n", (long long)ginfo.max_corder);
+  H5L_info2_t tracked, untracked;
+  H5Lget_info2(co, "q", &tracked, H5P_DEFAULT);
+  H5Lget_info2(f, "x", &untracked, H5P_DEFAULT);
+  printf("corder co/q: valid %d, %lld; x: valid %d, %lld\n", (int)tracked.corder_valid, (long long)tracked.corder,
+         (int)untracked.corder_valid, (long long)untracked.corder);
+  H5Ldelete(co, "p", H5P_DEFAULT);
+  H5Ldelete(co, "q", H5P_DEFAULT);
+  H5Gget_info(co, &ginfo);
+  printf("co max_corder emptied: %lld\n", (long long)ginfo.max_corder);
+  H5Gclose(co);
+
+  /* Invalid property lists: refused, nothing created or deleted. */
+  H5E_BEGIN_TRY {
+    hid_t bad = H5Gcreate2(f, "bad", H5P_DEFAULT, H5P_DEFAULT, H5I_INVALID_HID);
+    printf("invalid gapl: %d\n", bad < 0 ? -1 : 0);
+    if (bad >= 0) H5Gclose(bad);
+    printf("invalid lapl link: %d\n", H5Lcreate_hard(f, "x", f, "bad2", H5P_DEFAULT, H5I_INVALID_HID) < 0 ? -1 : 0);
+    printf("invalid lapl delete: %d\n", H5Ldelete(f, "x", H5I_INVALID_HID) < 0 ? -1 : 0);
+    printf("invalid lapl move: %d\n", H5Lmove(f, "x", f, "bad3", H5P_DEFAULT, H5I_INVALID_HID) < 0 ? -1 : 0);
+    H5L_info2_t linfo;
+    printf("invalid lapl info: %d\n", H5Lget_info2(f, "x", &linfo, H5I_INVALID_HID) < 0 ? -1 : 0);
+  }
+  H5E_END_TRY
+  printf("bad: %d, bad2: %d, bad3: %d, x: %d\n", (int)H5Lexists(f, "bad", H5P_DEFAULT),
+         (int)H5Lexists(f, "bad2", H5P_DEFAULT), (int)H5Lexists(f, "bad3", H5P_DEFAULT), (int)H5Lexists(f, "x", H5P_DEFAULT));
+
+  /* The child mounted on /mnt: its dataset is seen through the parent, and gone after unmounting. */
+  child = H5Fopen(argv[2], H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (child < 0) return 1;
+  H5E_BEGIN_TRY {
+    herr_t mounted = H5Fmount(f, "mnt", child, H5P_DEFAULT);
+    printf("mount: %d\n", mounted < 0 ? -1 : 0);
+    if (mounted >= 0) {
+      printf("mnt/c: %d\n", value(f, "mnt/c"));
+      printf("unmount: %d\n", H5Funmount(f, "mnt") < 0 ? -1 : 0);
+      printf("mnt/c after unmount: %d\n", value(f, "mnt/c"));
+    }
+  }
+  H5E_END_TRY
+  H5Fclose(child);
+  H5Gclose(m);
+  H5Gclose(g);
+  return H5Fclose(f) < 0 ? 1 : 0;
+}
