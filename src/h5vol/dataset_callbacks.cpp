@@ -228,7 +228,10 @@ herr_t dataset_specific(void* obj, H5VL_dataset_specific_args_t* a, hid_t dxpl, 
         fail("H5Dset_extent: " + std::to_string(n) + " exceeds dataset " + d.path + "'s maximum " +
              std::to_string(d.maxdims[i]) + " in dimension " + std::to_string(i));
     }
+    const std::vector<hsize_t> old_dims = d.dims;
+    if (!is_vlen(d.type.get())) drop_beyond_extent(*o.file, d, a->args.set_extent.size);
     for (std::size_t i = 0; i < d.dims.size(); ++i) d.dims[i] = a->args.set_extent.size[i];
+    if (is_vlen(d.type.get())) reshape_vlen(d, old_dims);
     return herr_t{0};
   });
 }

@@ -294,6 +294,46 @@ std::vector<std::byte> fill_value(const Node& dataset) {
   return fill;
 }
 
+void drop_beyond_extent(FileState& file, Node& dataset, const hsize_t* size) {
+  const std::size_t r = dataset.dims.size();
+  std::vector<Box> dropped;  // old extent minus new: one slab per dimension that shrinks
+  for (std::size_t i = 0; i < r; ++i) {
+    if (size[i] >= dataset.dims[i]) continue;
+    Box b;
+    b.ndim = static_cast<int>(r);
+    for (std::size_t j = 0; j < r; ++j) {
+      b.lo[j] = j == i ? static_cast<Index>(size[i]) : 0;
+      b.hi[j] = static_cast<Index>(j < i ? std::min(size[j], dataset.dims[j]) : dataset.dims[j]);
+    }
+    if (!b.empty()) dropped.push_back(b);
+  }
+  if (!dropped.empty() && file.rank == 0) {
+    const hid_t type = dataset.type.get();
+    const std::vector<std::byte> fill = fill_value(dataset);
+    Hid space(dataset.make_space());
+    for (const Box& b : dropped) {
+      // In slices along the first dimension, of about 64 MiB at most.
+      const auto row = static_cast<std::uint64_t>(b.volume() / (b.hi[0] - b.lo[0])) * fill.size();
+      const Index rows = std::max<Index>(1, static_cast<Index>((std::uint64_t{64} << 20) / std::max<std::uint64_t>(row, 1)));
+      for (Index at = b.lo[0]; at < b.hi[0]; at += rows) {
+        std::vector<hsize_t> start(r), count(r);
+        for (std::size_t j = 0; j < r; ++j) {
+          start[j] = static_cast<hsize_t>(j == 0 ? at : b.lo[j]);
+          count[j] = static_cast<hsize_t>(j == 0 ? std::min(rows, b.hi[0] - at) : b.hi[j] - b.lo[j]);
+        }
+        check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+              "H5Sselect_hyperslab");
+        Hid mem(check(H5Screate_simple(static_cast<int>(r), count.data(), nullptr), "H5Screate_simple"));
+        const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(space.get()), "H5Sget_select_npoints"));
+        std::vector<std::byte> values(n * fill.size());
+        for (std::size_t k = 0; k < n; ++k) std::memcpy(values.data() + k * fill.size(), fill.data(), fill.size());
+        write_dataset(file, dataset, type, mem.get(), space.get(), values.data());
+      }
+    }
+  }
+  if (!dropped.empty() && file.comm != MPI_COMM_NULL) MPI_Barrier(file.comm);
+}
+
 void define_dataset(FileState& file, const Node& dataset) {
   reject_variable_length(dataset.type.get(), dataset.path.c_str());
   const auto var = file.variable(dataset);

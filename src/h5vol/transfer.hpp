@@ -22,6 +22,13 @@ void write_dataset(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_spa
 void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                   void* buf);
 
+// H5Dset_extent shrinking the dataset to `size`: the cells outside it are
+// written with the fill value (rank 0 of the file's communicator, then a
+// barrier: the call is collective), as HDF5 fills the pruned part of a
+// chunk, so that growing back reads the fill value, never the old values.
+// Call before the new extent is set.
+void drop_beyond_extent(FileState& file, Node& dataset, const hsize_t* size);
+
 // A variable-length string type (h5py's str attributes).
 bool is_variable_string(hid_t type);
 // Such an attribute's values as stored (and serialized): per string its

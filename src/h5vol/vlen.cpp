@@ -453,6 +453,32 @@ void decode_sequences(const std::vector<std::byte>& data, hid_t file_type, hid_t
   }
 }
 
+void reshape_vlen(Node& dataset, const std::vector<hsize_t>& old_dims) {
+  if (dataset.vlen.empty() || old_dims == dataset.dims) return;
+  const std::size_t r = old_dims.size();
+  std::size_t total = 1;
+  for (hsize_t n : dataset.dims) total *= static_cast<std::size_t>(n);
+  std::vector<std::vector<std::byte>> moved(std::min(total, dataset.vlen.size() * 2 + 1), fill_element(dataset));
+  std::vector<hsize_t> at(r, 0);  // the coordinates of old linear index i
+  for (std::size_t i = 0; i < dataset.vlen.size(); ++i) {
+    bool inside = true;
+    std::size_t to = 0;
+    for (std::size_t d = 0; d < r; ++d) {
+      inside = inside && at[d] < dataset.dims[d];
+      to = to * static_cast<std::size_t>(dataset.dims[d]) + static_cast<std::size_t>(at[d]);
+    }
+    if (inside) {
+      if (to >= moved.size()) moved.resize(to + 1, fill_element(dataset));
+      moved[to] = std::move(dataset.vlen[i]);
+    }
+    for (std::size_t d = r; d-- > 0;) {  // the next coordinates, row-major
+      if (++at[d] < old_dims[d]) break;
+      at[d] = 0;
+    }
+  }
+  dataset.vlen = std::move(moved);
+}
+
 void write_vlen(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* buf) {
   if (!file.writer) fail("file \"" + file.name + "\" was opened read-only");
   int size = 1;

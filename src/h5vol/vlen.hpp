@@ -30,6 +30,10 @@ void decode_nested(const std::vector<const std::vector<std::byte>*>& elements, h
 // decodes dangling ones, and two lists free one string): the tree stores
 // the value this way beside a creation list without it (tree.cpp), and
 // set_vlen_fill puts it back (H5Pset_fill_value).
+// H5Dset_extent of a variable-length dataset: its elements (by linear
+// index) move to their places in the new extent `dataset.dims`; those
+// outside it go (growing back reads the fill value).
+void reshape_vlen(Node& dataset, const std::vector<hsize_t>& old_dims);
 std::optional<std::vector<std::byte>> vlen_fill(hid_t dcpl, hid_t type);
 void set_vlen_fill(hid_t dcpl, hid_t type, const std::vector<std::byte>& stored);
 // Whether the connector keeps datasets of this type (throws Failure naming

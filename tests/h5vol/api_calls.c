@@ -14,7 +14,9 @@
  *     allowed), a link's creation order in a group not tracking it (was
  *     reported valid), an emptied group's
  *     maximum creation order (kept its old value), invalid property lists
- *     (were accepted).
+ *     (were accepted), H5Dset_extent shrinking and growing back (the cells
+ *     cut off kept their old values; a variable-length dataset's elements
+ *     kept their linear positions).
  * Usage: cove-h5vol-api-calls PARENT CHILD   (two file names) */
 #include <hdf5.h>
 #include <stdio.h>
@@ -135,6 +137,53 @@ int main(int argc, char** argv) {
     printf("set_extent chunked: %d\n", H5Dset_extent(d, grown) < 0 ? -1 : 0);
     H5Dclose(d);
     H5Sclose(s);
+    H5Pclose(dcpl);
+  }
+
+  /* H5Dset_extent shrinking then growing back: the cells cut off read the fill
+   * value (7 here; 0 for the strings), never their old values; the kept ones
+   * stay where they were (2-D: linear positions change). */
+  {
+    hsize_t dims[2] = {3, 4}, maxdims[2] = {H5S_UNLIMITED, H5S_UNLIMITED}, chunk[2] = {2, 2}, small[2] = {2, 2};
+    int fill = 7, v[12], back[12];
+    for (int i = 0; i < 12; ++i) v[i] = 100 + i;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, chunk);
+    H5Pset_fill_value(dcpl, H5T_NATIVE_INT, &fill);
+    hid_t s = H5Screate_simple(2, dims, maxdims);
+    hid_t d = H5Dcreate2(f, "shrunk", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+    herr_t shrink = H5Dset_extent(d, small), grow = H5Dset_extent(d, dims);
+    printf("shrink: %d, grow: %d\n", shrink < 0 ? -1 : 0, grow < 0 ? -1 : 0);
+    for (int i = 0; i < 12; ++i) back[i] = -1;
+    H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back);
+    printf("shrunk and grown:");
+    for (int i = 0; i < 12; ++i) printf(" %d", back[i]);
+    printf("\n");
+    H5Dclose(d);
+    H5Sclose(s);
+    hid_t str = H5Tcopy(H5T_C_S1);
+    H5Tset_size(str, H5T_VARIABLE);
+    const char* words[12] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"};
+    char* got[12];
+    H5Pclose(dcpl);
+    dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, chunk);
+    s = H5Screate_simple(2, dims, maxdims);
+    d = H5Dcreate2(f, "shrunk_strings", str, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Dwrite(d, str, H5S_ALL, H5S_ALL, H5P_DEFAULT, words);
+    shrink = H5Dset_extent(d, small);
+    grow = H5Dset_extent(d, dims);
+    printf("strings shrink: %d, grow: %d\n", shrink < 0 ? -1 : 0, grow < 0 ? -1 : 0);
+    for (int i = 0; i < 12; ++i) got[i] = NULL;
+    H5Dread(d, str, H5S_ALL, H5S_ALL, H5P_DEFAULT, got);
+    printf("strings shrunk and grown:");
+    for (int i = 0; i < 12; ++i) printf(" %s", got[i] && *got[i] ? got[i] : "-");
+    printf("\n");
+    H5Dvlen_reclaim(str, s, H5P_DEFAULT, got);
+    H5Dclose(d);
+    H5Sclose(s);
+    H5Tclose(str);
     H5Pclose(dcpl);
   }
 
