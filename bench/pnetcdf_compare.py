@@ -71,9 +71,9 @@ class Runner:
             raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}")
         return parse(p.stdout, role)
 
-    def server(self, name):
+    def server(self, name, server_args=()):
         d = os.path.join(self.work, name)
-        subprocess.run(["bash", self.server_sh, "start", d], env=self.env, check=True)
+        subprocess.run(["bash", self.server_sh, "start", d, *server_args], env=self.env, check=True)
         env = dict(self.env, COVE_CONNECT=os.path.join(d, "cove.conn"))
         return d, env
 
@@ -88,10 +88,10 @@ class Runner:
         r = self.job("reader", self.args.readers, ["--file", path] + (["--drop"] if cold else []))
         return w, r
 
-    def cove(self, api, name, slow_reader_ms=0):
+    def cove(self, api, name, slow_reader_ms=0, server_args=()):
         self.runs += 1
         name = f"{name}{self.runs}"
-        d, env = self.server(name)
+        d, env = self.server(name, server_args)
         try:
             path = os.path.join(self.work, name, "s3d.nc")
             extra = ["--file", path, "--api", "cove" if api == "native" else "pnetcdf"]
@@ -127,6 +127,10 @@ def main():
     ap.add_argument("--slow-ms", type=int, default=1000, help="the slow reader's sleep before each step")
     ap.add_argument("--rounds", type=int, default=3, help="rounds over all methods (medians are reported)")
     ap.add_argument("--quick", action="store_true", help="small: edge 24, 3 steps, 1 round")
+    ap.add_argument("--pool-reserve", default="1GiB",
+                    help="also run both Cove ways with servers started with --pool-reserve SIZE (0: not)")
+    ap.add_argument("--pool-args", default="", help="other cove-server options for the pool reserve runs")
+    ap.add_argument("--only", default="", help="run only the methods whose label contains this text")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     if args.quick:
@@ -138,6 +142,11 @@ def main():
                ("PnetCDF files, fsync+dropped", lambda: run.files(True)),
                ("through libcove-pnetcdf", lambda: run.cove("pnetcdf", "preload")),
                ("Cove native put/get", lambda: run.cove("native", "native"))]
+    if args.pool_reserve not in ("", "0"):
+        pool = ["--pool-reserve", args.pool_reserve] + args.pool_args.split()
+        methods += [("libcove-pnetcdf, pool reserve", lambda: run.cove("pnetcdf", "preload-pool", server_args=pool)),
+                    ("Cove native, pool reserve", lambda: run.cove("native", "native-pool", server_args=pool))]
+    methods = [(label, fn) for label, fn in methods if args.only in label]
     status = 0
     # Rounds interleave the methods, so that load from other work on the
     # machine falls on all of them alike; each figure is the median over rounds.
@@ -151,6 +160,8 @@ def main():
             except Exception as e:  # noqa: BLE001 - reported, and the exit status says so
                 print(f"  FAILED: {e}")
                 status = 1
+        if args.slow_ms <= 0:
+            continue
         print(f"round {rnd + 1}/{args.rounds}: libcove-pnetcdf with a reader sleeping {args.slow_ms} ms per step ...",
               flush=True)
         try:
@@ -181,6 +192,13 @@ def main():
         print(f"target: libcove-pnetcdf / Cove native = {pre / nat:.2f}x (target <= 1.15x)")
     if pre and cold:
         print(f"target: PnetCDF files dropped / libcove-pnetcdf = {cold / pre:.1f}x faster (target >= 5x)")
+    pool_pre, pool_nat = total.get("libcove-pnetcdf, pool reserve"), total.get("Cove native, pool reserve")
+    if pool_pre and pool_nat:
+        print(f"target, --pool-reserve {args.pool_reserve}: libcove-pnetcdf / Cove native = {pool_pre / pool_nat:.2f}x "
+              f"(target <= 1.15x)")
+    if pool_pre and cold:
+        print(f"target, --pool-reserve {args.pool_reserve}: PnetCDF files dropped / libcove-pnetcdf = "
+              f"{cold / pool_pre:.1f}x faster (target >= 5x)")
     if slow and "through libcove-pnetcdf" in rows:
         fast_close = rows["through libcove-pnetcdf"][0]["close_s"]
         print(f"target: writer's ncmpi_close with a reader sleeping {args.slow_ms} ms per step: {slow[0]['close_s']:.4f} s, "
