@@ -91,6 +91,9 @@ class Runner:
     def cove(self, api, name, slow_reader_ms=0, server_args=()):
         self.runs += 1
         name = f"{name}{self.runs}"
+        log = os.path.join(self.work, name + ".log")
+        if self.args.server_log:
+            server_args = [*server_args, "--log-file", log]
         d, env = self.server(name, server_args)
         try:
             path = os.path.join(self.work, name, "s3d.nc")
@@ -115,6 +118,8 @@ class Runner:
             return w, r
         finally:
             self.stop(d)
+            if self.args.server_log:  # the pool's counts, for sizing --pool-reserve
+                subprocess.run(["grep", "-h", "pool:", log], check=False)
 
 
 def main():
@@ -130,6 +135,7 @@ def main():
     ap.add_argument("--pool-reserve", default="1GiB",
                     help="also run both Cove ways with servers started with --pool-reserve SIZE (0: not)")
     ap.add_argument("--pool-args", default="", help="other cove-server options for the pool reserve runs")
+    ap.add_argument("--server-log", action="store_true", help="print the servers' pool counts")
     ap.add_argument("--only", default="", help="run only the methods whose label contains this text")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()

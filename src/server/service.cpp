@@ -205,6 +205,11 @@ void Service::stop() {
     stopping_ = true;
   }
   log::info("server {} stopping", common::shown_address(address_));
+  if (options_.pool_reserve > 0) {
+    const auto p = pool_->stats();
+    log::info("pool: {} large blocks made on a put's path, {} from the pool ({} of {} spares made ahead of use)",
+              p.fresh, p.reused, p.spares_used, p.prefaulted);
+  }
   remove_connection_files();
   common::forget_local_secret(address_);
   parked_->stop();
