@@ -89,6 +89,7 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes, std::i
     return acquire_slot(bytes);
   }
   std::unique_ptr<Block> block;
+  bool recycled = false;  // a block of a dropped piece: the workflow recycles, no spare needed
   {
     std::lock_guard lock(state_->mutex);
     auto it = state_->free.find({writer, bytes});
@@ -98,6 +99,7 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes, std::i
       state_->cached -= bytes;
       ++state_->stats.reused;
       if (block->spare) ++state_->stats.spares_used;
+      recycled = !block->spare;
       block->spare = false;
     }
   }
@@ -106,9 +108,10 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes, std::i
     std::lock_guard lock(state_->mutex);
     ++state_->stats.fresh;
   }
-  // A spare of the same size for the same user, made off this path, while
-  // the cache and the spares under way stay within the reserve.
-  if (state_->reserve > 0) {
+  // A spare of the same size for the same user, made off this path, in
+  // place of a fresh block or a spare taken, while the cache and the
+  // spares under way stay within the reserve.
+  if (state_->reserve > 0 && !recycled) {
     std::lock_guard lock(state_->mutex);
     if (state_->open && state_->cached + state_->pending + bytes <= state_->reserve) {
       state_->pending += bytes;
