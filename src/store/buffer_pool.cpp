@@ -92,8 +92,12 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes, std::i
   bool recycled = false;  // a block of a dropped piece: the workflow recycles, no spare needed
   {
     std::lock_guard lock(state_->mutex);
-    auto it = state_->free.find({writer, bytes});
-    if (it != state_->free.end()) {
+    // A recycled block before a spare: taking a spare asks for another.
+    const auto [lo, hi] = state_->free.equal_range({writer, bytes});
+    auto it = lo;
+    while (it != hi && it->second->spare) ++it;
+    if (it == hi) it = lo;
+    if (it != hi) {
       block = std::move(it->second);
       state_->free.erase(it);
       state_->cached -= bytes;
