@@ -6,12 +6,18 @@ through libcove-pnetcdf (LD_PRELOAD, memory mode, deep), and Cove's native
 put/get doing the same exchange. Then a slow reader: the writer's time in
 ncmpi_close while a reader sleeps between steps, against the same with no
 reader running (DTF's writer waits for its reader; Cove's should not).
+Both Cove ways run again against servers with --pool-reserve (a pre-faulted
+pool, docs/staging.md). Last, the Fortran S3D-IO kernel
+(tests/pnetcdf/s3d_io.f90): its write and read times on files, cached and
+dropped, against the same program staged (the DTF paper's headline
+comparison).
 
 Writer and reader are separate mpiexec jobs, the reader after the writer;
 readers check every element. Prints a table of per-step medians and the
 issue's targets; exits 1 if a run failed or delivered a wrong element.
 
   pnetcdf_compare.py [--build DIR] [--writers W] [--readers R] [--edge N] [--steps S] [--rounds N] [--quick]
+                     [--pool-reserve SIZE] [--server-log] [--no-fortran | --fortran-only] [--only TEXT]
 """
 import argparse
 import os

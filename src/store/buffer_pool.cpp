@@ -2,6 +2,7 @@
 
 #include "core/fail.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <bit>
@@ -138,6 +139,9 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes, std::i
 }
 
 void BufferPool::make_spares() {
+  // Spares use idle cores only: this thread yields to the puts it works for
+  // (Linux: a thread's nice value is its own).
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   std::unique_lock lock(state_->mutex);
   for (;;) {

@@ -22,7 +22,8 @@
 // costs making and faulting in its memory on the put's path. With a
 // reserve, every large block handed out asks a thread of the pool to make
 // another of the same size for the same user, faulted in, while the cache
-// holds less than `reserve` bytes (a recycled block asks for none: the
+// holds less than `reserve` bytes (that thread runs at the lowest
+// priority, on idle cores; a recycled block asks for none: the
 // workflow's dropped versions feed it): the next step's pieces of the same sizes
 // find one ready. Those spares wait in the cache like recycled blocks, and
 // blocks whose versions are dropped come back to it as before (the cache
