@@ -48,6 +48,13 @@ struct ServerOptions {
   std::uint64_t memory_budget = 0;
   // Versions kept per variable; older ones are evicted. 0 keeps all.
   int max_versions = 0;
+  // Bytes of piece memory the server makes and faults in ahead of use, off
+  // the puts' path: each large piece received asks for a spare block of its
+  // size, made by a thread of the server while its spare and recycled
+  // blocks hold less than this; blocks of dropped versions are recycled
+  // (docs/staging.md, "Pre-faulted pool"). Not counted against
+  // memory_budget. 0 (the default): blocks are made when a put needs them.
+  std::uint64_t pool_reserve = 0;
   // Copies of each piece a server of a group receives: 1, or 2 (the second
   // on the next member of the group, with the index entries, so that what
   // was acknowledged survives one member's death). Every member of a group

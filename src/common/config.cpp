@@ -163,6 +163,8 @@ ServerConfig load_server_config(const std::string& path) {
       c.connection_file = *s;
     } else if (name == "memory_budget") {
       c.options.memory_budget = size_value(v, key("memory_budget"), 0, kMaxMemoryBudget);
+    } else if (name == "pool_reserve") {
+      c.options.pool_reserve = size_value(v, key("pool_reserve"), 0, kMaxMemoryBudget);
     } else if (name == "max_versions") {
       auto i = v.value<std::int64_t>();
       if (!i || *i < 0 || *i > 1'000'000)

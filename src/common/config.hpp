@@ -10,6 +10,7 @@
 //   connection_file = "cove.conn"  # written by rank 0, mode 0600, atomically
 //   memory_budget   = "8GiB"       # bytes (integer) or "N[KMGT]iB"; 0: no limit
 //   max_versions    = 0            # versions kept per variable; 0: all
+//   pool_reserve    = "1GiB"       # piece memory made and faulted in ahead of use; 0: none
 //   replicas        = 1            # copies of each piece in a group: 1, or 2 (survives one member's death)
 //   workers         = 2            # request-handling threads per server
 //   log_level       = "info"       # "error", "warn", "info" or "debug"

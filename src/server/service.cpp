@@ -27,6 +27,8 @@ Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, 
     fail(Code::InvalidArgument, "ServerOptions.worker_slots = ", o.worker_slots, " must be 0..4096");
   if (o.placement_window_ms < 0 || o.placement_window_ms > 1000)
     fail(Code::InvalidArgument, "ServerOptions.placement_window_ms = ", o.placement_window_ms, " must be 0..1000");
+  if (o.pool_reserve > common::kMaxMemoryBudget)
+    fail(Code::InvalidArgument, "ServerOptions.pool_reserve = ", o.pool_reserve, " must be at most 1 PiB");
   if (o.replicas < 1 || o.replicas > 2)
     fail(Code::InvalidArgument, "ServerOptions.replicas = ", o.replicas, " must be 1 or 2");
   if (static_cast<int>(o.reorg) < 1 || static_cast<int>(o.reorg) > 4)
@@ -34,9 +36,10 @@ Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, 
   endpoint_ = net::make_endpoint(o.transport, {o.listen, o.max_message_bytes});
   address_ = endpoint_->address();
   // Freed piece buffers are kept for reuse up to a quarter of the budget
-  // (1 GiB without one); they do not count against it.
-  pool_ = std::make_unique<store::BufferPool>(*endpoint_,
-                                              o.memory_budget ? o.memory_budget / 4 : std::size_t{1} << 30);
+  // (1 GiB without one), or up to pool_reserve if larger, with the spares
+  // made ahead of use; they do not count against it.
+  pool_ = std::make_unique<store::BufferPool>(
+      *endpoint_, o.memory_budget ? o.memory_budget / 4 : std::size_t{1} << 30, o.pool_reserve);
   reorganizer_ = std::make_unique<Reorganizer>(
       o.reorg_threads, *pool_,
       [this](const ReorgJob& job, std::shared_ptr<store::BufferPool::Block> bytes) { replica_built(job, std::move(bytes)); });
@@ -202,6 +205,11 @@ void Service::stop() {
     stopping_ = true;
   }
   log::info("server {} stopping", common::shown_address(address_));
+  if (options_.pool_reserve > 0) {
+    const auto p = pool_->stats();
+    log::info("pool: {} large blocks made on a put's path, {} from the pool ({} of {} spares made ahead of use)",
+              p.fresh, p.reused, p.spares_used, p.prefaulted);
+  }
   remove_connection_files();
   common::forget_local_secret(address_);
   parked_->stop();

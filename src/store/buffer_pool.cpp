@@ -2,6 +2,9 @@
 
 #include "core/fail.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <bit>
 
 namespace cove::store {
@@ -14,9 +17,11 @@ constexpr std::size_t kMinClass = 256;
 
 BufferPool::Block::~Block() = default;
 
-BufferPool::BufferPool(net::Endpoint& endpoint, std::size_t max_cached)
+BufferPool::BufferPool(net::Endpoint& endpoint, std::size_t max_cached, std::size_t reserve)
     : endpoint_(endpoint), state_(std::make_shared<State>()) {
-  state_->max_cached = max_cached;
+  state_->max_cached = std::max(max_cached, reserve);
+  state_->reserve = reserve;
+  if (reserve > 0) spares_ = std::thread([this] { make_spares(); });
 }
 
 BufferPool::~BufferPool() { clear(); }
@@ -67,6 +72,17 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire_slot(std::size_t bytes) {
   }
 }
 
+std::unique_ptr<BufferPool::Block> BufferPool::make_block(std::size_t bytes, std::int64_t writer) {
+  auto block = std::make_unique<Block>();
+  block->region = endpoint_.allocate(bytes);
+  block->data = block->region->data();
+  block->size = bytes;
+  block->writer = writer;
+  const auto k = block->region->key();
+  block->key.assign(k.begin(), k.end());
+  return block;
+}
+
 std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes, std::int64_t writer) {
   if (bytes <= kSmallMax) {
     if (writer != kServerOnly)
@@ -74,23 +90,39 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes, std::i
     return acquire_slot(bytes);
   }
   std::unique_ptr<Block> block;
+  bool recycled = false;  // a block of a dropped piece: the workflow recycles, no spare needed
   {
     std::lock_guard lock(state_->mutex);
-    auto it = state_->free.find({writer, bytes});
-    if (it != state_->free.end()) {
+    // A recycled block before a spare: taking a spare asks for another.
+    const auto [lo, hi] = state_->free.equal_range({writer, bytes});
+    auto it = lo;
+    while (it != hi && it->second->spare) ++it;
+    if (it == hi) it = lo;
+    if (it != hi) {
       block = std::move(it->second);
       state_->free.erase(it);
       state_->cached -= bytes;
+      ++state_->stats.reused;
+      if (block->spare) ++state_->stats.spares_used;
+      recycled = !block->spare;
+      block->spare = false;
     }
   }
   if (!block) {
-    block = std::make_unique<Block>();
-    block->region = endpoint_.allocate(bytes);
-    block->data = block->region->data();
-    block->size = bytes;
-    block->writer = writer;
-    const auto k = block->region->key();
-    block->key.assign(k.begin(), k.end());
+    block = make_block(bytes, writer);
+    std::lock_guard lock(state_->mutex);
+    ++state_->stats.fresh;
+  }
+  // A spare of the same size for the same user, made off this path, in
+  // place of a fresh block or a spare taken, while the cache and the
+  // spares under way stay within the reserve.
+  if (state_->reserve > 0 && !recycled) {
+    std::lock_guard lock(state_->mutex);
+    if (state_->open && state_->cached + state_->pending + bytes <= state_->reserve) {
+      state_->pending += bytes;
+      state_->wanted.emplace_back(writer, bytes);
+      state_->wake.notify_one();
+    }
   }
   // Back to the pool when the last user lets go, while the pool is open and has room.
   std::weak_ptr<State> pool = state_;
@@ -106,12 +138,71 @@ std::shared_ptr<BufferPool::Block> BufferPool::acquire(std::size_t bytes, std::i
   });
 }
 
+void BufferPool::make_spares() {
+  // Spares use idle cores only: this thread yields to the puts it works for
+  // (Linux: a thread's nice value is its own).
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::unique_lock lock(state_->mutex);
+  for (;;) {
+    state_->wake.wait(lock, [this] { return !state_->open || !state_->wanted.empty(); });
+    if (!state_->open) return;
+    const auto [writer, bytes] = state_->wanted.front();
+    state_->wanted.pop_front();
+    state_->making = true;
+    lock.unlock();
+    std::unique_ptr<Block> block;
+    try {
+      block = make_block(bytes, writer);
+      // Every page faulted in now (a segment's already are: MAP_POPULATE).
+      volatile std::byte* p = block->data;
+      for (std::size_t at = 0; at < bytes; at += page) p[at] = std::byte{0};
+    } catch (const std::exception&) {
+      // No memory for a spare now: the put that needs it makes its own, or says why not.
+    }
+    lock.lock();
+    state_->making = false;
+    state_->pending -= bytes;
+    if (block && state_->open) {
+      block->spare = true;
+      state_->cached += bytes;
+      ++state_->stats.prefaulted;
+      state_->free.emplace(std::pair{writer, bytes}, std::move(block));
+    }
+    state_->settled.notify_all();
+    if (block) {  // the pool closed meanwhile: freed outside the lock
+      lock.unlock();
+      block.reset();
+      lock.lock();
+    }
+  }
+}
+
+void BufferPool::settle() {
+  std::unique_lock lock(state_->mutex);
+  state_->settled.wait(lock, [this] { return !state_->open || (state_->wanted.empty() && !state_->making); });
+}
+
+BufferPool::Stats BufferPool::stats() const {
+  std::lock_guard lock(state_->mutex);
+  Stats s = state_->stats;
+  s.cached_bytes = state_->cached;
+  return s;
+}
+
 void BufferPool::clear() {
   std::multimap<std::pair<std::int64_t, std::size_t>, std::unique_ptr<Block>> drop;
   std::vector<std::unique_ptr<Arena>> arenas;
   {
     std::lock_guard lock(state_->mutex);
     state_->open = false;
+    state_->wake.notify_all();
+    state_->settled.notify_all();
+  }
+  if (spares_.joinable()) spares_.join();
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->wanted.clear();
     drop.swap(state_->free);
     arenas.swap(state_->arenas);
     state_->free_slots.clear();

@@ -18,6 +18,8 @@ set +e
 "$cove" > /dev/null 2>&1; [ $? -eq 2 ] || fail "no subcommand should exit 2"
 "$cove" stat --bogus > /dev/null 2>&1; [ $? -eq 2 ] || fail "an unknown option should exit 2"
 "$cove" serve --max-versions=-3 > /dev/null 2>&1; [ $? -eq 2 ] || fail "a negative --max-versions should exit 2"
+out=$("$cove" serve --pool-reserve=-1GiB --connection-file "$dir.bad.conn" --allow-run-as-root 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q -- "--pool-reserve = '-1GiB' is not a size" || fail "a bad --pool-reserve was not refused by name: $out"
 set -e
 
 # As root, the server refuses to start without --allow-run-as-root.

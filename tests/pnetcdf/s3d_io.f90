@@ -3,7 +3,7 @@
 ! description and PnetCDF's Fortran API. Unmodified PnetCDF: no Cove or
 ! DTF calls.
 !
-!   s3d_io write|read METHOD PATH PX PY PZ NX NY NZ
+!   s3d_io write|read METHOD PATH PX PY PZ NX NY NZ [timed]
 !
 ! The global grid NX x NY x NZ is split in blocks over PX x PY x PZ ranks.
 ! Four double variables share the spatial dimensions x, y, z: pressure and
@@ -14,7 +14,10 @@
 ! wait_all (METHOD 1). The reader gets its block with get_vara_double_all
 ! (0) or iget_vara_double and wait_all (1) and checks every value against
 ! the writer's formula. Rank 0 prints one line per variable with the sum of
-! all ranks' values, so that runs can be compared line by line.
+! all ranks' values, so that runs can be compared line by line. With
+! `timed` it also prints `time MODE SECONDS`: the slowest rank's time from
+! the create or open to the end of the close, less its own filling of the
+! buffer (bench/pnetcdf_compare.py).
 program s3d_io
   implicit none
   include 'mpif.h'
@@ -29,13 +32,19 @@ program s3d_io
   integer :: dims(4), varids(4), reqs(4), statuses(4)
   integer(kind=MPI_OFFSET_KIND) :: start(4), count(4), gx, gy, gz
   double precision, allocatable :: buf(:, :, :, :, :)
-  double precision :: expect, local_sum(4), global_sum(4)
+  double precision :: expect, local_sum(4), global_sum(4), t0, tfill, tio(1), tmax(1)
+  logical :: timed
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
-  if (command_argument_count() /= 9) then
-    if (rank == 0) print '(a)', 'usage: s3d_io write|read METHOD PATH PX PY PZ NX NY NZ'
+  timed = .false.
+  if (command_argument_count() == 10) then
+    call get_command_argument(10, arg)
+    timed = arg == 'timed'
+  end if
+  if (command_argument_count() /= 9 .and. .not. timed) then
+    if (rank == 0) print '(a)', 'usage: s3d_io write|read METHOD PATH PX PY PZ NX NY NZ [timed]'
     call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
   end if
   call get_command_argument(1, mode)
@@ -68,7 +77,10 @@ program s3d_io
   lz = nz / pz
   allocate (buf(lx, ly, lz, 11, 4))
   mismatches = 0
+  tfill = 0
 
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  t0 = MPI_Wtime()
   if (mode == 'write') then
     call check(nfmpi_create(MPI_COMM_WORLD, trim(path), ior(NF_CLOBBER, NF_64BIT_DATA), MPI_INFO_NULL, ncid), 'create')
     call check(nfmpi_get_file_info(ncid, info), 'get_file_info')
@@ -86,6 +98,7 @@ program s3d_io
       end if
     end do
     call check(nfmpi_enddef(ncid), 'enddef')
+    tfill = MPI_Wtime()
     do v = 1, 4
       do c = 1, ncomp(v)
         do k = 1, lz
@@ -97,6 +110,7 @@ program s3d_io
         end do
       end do
     end do
+    tfill = MPI_Wtime() - tfill
   else
     call check(nfmpi_open(MPI_COMM_WORLD, trim(path), NF_NOWRITE, MPI_INFO_NULL, ncid), 'open')
     do v = 1, 4
@@ -128,6 +142,10 @@ program s3d_io
     end do
   end if
   call check(nfmpi_close(ncid), 'close')
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  tio(1) = MPI_Wtime() - t0 - tfill
+  call MPI_Reduce(tio, tmax, 1, MPI_DOUBLE_PRECISION, MPI_MAX, 0, MPI_COMM_WORLD, ierr)
+  if (timed .and. rank == 0) print '(a, 1x, a, 1x, f12.6)', 'time', trim(mode), tmax(1)
 
   do v = 1, 4
     local_sum(v) = 0

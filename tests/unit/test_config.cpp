@@ -72,6 +72,10 @@ TEST_F(ConfigFile, SizesAreCheckedAsStringsAndIntegers) {
                [&] { load("[server]\nmemory_budget = 1.5e9\n"); });
   expect_error(Code::InvalidArgument, "server.max_message_bytes = 12 is out of range: accepted are 1024..",
                [&] { load("[server]\nmax_message_bytes = 12\n"); });
+  EXPECT_EQ(load("[server]\n").options.pool_reserve, 0u);
+  EXPECT_EQ(load("[server]\npool_reserve = \"3GiB\"\n").options.pool_reserve, 3ull << 30);
+  expect_error(Code::InvalidArgument, "server.pool_reserve = '-1GiB' is not a size",
+               [&] { load("[server]\npool_reserve = \"-1GiB\"\n"); });
 }
 
 TEST_F(ConfigFile, ADirectoryIsNotAConfiguration) {

@@ -628,6 +628,56 @@ TEST_F(Staging, DisconnectWaitsForReadersLeases) {
   EXPECT_EQ(s.lost_pieces, 0u) << "the Disconnect released nothing: its pieces went as a dead writer's";
 }
 
+// With a pre-faulted pool (ServerOptions::pool_reserve) and one version
+// kept, a reader's lease on a dropped version keeps its bytes: the blocks
+// recycled and made ahead for later versions are never that one, and every
+// version reads back as written.
+TEST_F(Staging, PreFaultedPoolKeepsALeasedVersionsBytes) {
+  auto o = options();
+  o.max_versions = 1;
+  o.pool_reserve = 8 << 20;
+  cove::Server server(o);
+  namespace net = cove::net;
+  const std::size_t n = std::size_t{1} << 17;  // 1 MiB of float64: a large piece
+  const Box all = Box::from_shape(V{n});
+  Client writer = Client::connect(server.address()), reader = Client::connect(server.address());
+  writer.define("pf", DType(DTypeKind::Float64), 1, V{n});
+  std::vector<double> mine(n), got(n);
+  const auto put = [&](std::uint64_t v) {
+    for (std::size_t i = 0; i < n; ++i) mine[i] = static_cast<double>(v * 10000000 + i);
+    writer.put("pf", v, all, mine.data(), n * 8);
+  };
+  const auto check = [&](std::uint64_t v, const std::vector<double>& d) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (d[i] != static_cast<double>(v * 10000000 + i)) return false;
+    return true;
+  };
+  put(1);
+  // A reader answered for version 1 (holding a lease) that has not copied yet.
+  auto ep = net::make_endpoint(across_processes() ? test_transport() : "inproc://pf-reader-" + std::to_string(::getpid()));
+  auto peer = ep->connect(server.address(), net::deadline_in(5000));
+  net::greet(*ep, peer, net::Role::Client, ep->address(), server.secret(), net::deadline_in(5000));
+  const auto answer = net::call<net::Message<net::Op::Query>>(
+      *ep, peer, {"pf", 1, false, all, 0, cove::Layout::c(), 0, std::nullopt}, net::deadline_in(5000));
+  ASSERT_EQ(answer.pieces.size(), 1u);
+  ASSERT_NE(answer.lease, 0u);
+  for (std::uint64_t v = 2; v <= 8; ++v) {  // version 1 is dropped at once; its block stays leased
+    put(v);
+    reader.get("pf", v, all, got.data(), n * 8, 0);
+    ASSERT_TRUE(check(v, got)) << "version " << v << " read back wrong";
+  }
+  const net::RemoteOp op{0, got.data(), n * 8};
+  ep->read(peer, answer.pieces[0].key, std::span(&op, 1), net::deadline_in(5000));
+  EXPECT_TRUE(check(1, got)) << "a leased version's bytes were reused for a later version";
+  ep->notify(peer, net::encode_request<net::Message<net::Op::LeaseEnd>>({{answer.lease}}, net::next_request_id()),
+             net::deadline_in(5000));
+  for (std::uint64_t v = 9; v <= 12; ++v) {  // its block may now be recycled
+    put(v);
+    reader.get("pf", v, all, got.data(), n * 8, 0);
+    ASSERT_TRUE(check(v, got)) << "version " << v << " read back wrong";
+  }
+}
+
 // Memory from Client::allocate(): on one host, a segment the reader maps
 // (over UCX and in one process, memory read as any other); a release waits
 // for no reader, the memory is written again and read again.

@@ -18,7 +18,7 @@ namespace cove::tool {
 struct ServeArgs {
   std::string config;           // a TOML file (docs/staging.md); "" for none
   std::string connection_file;  // overrides the config's
-  std::string transport, listen, memory_budget, max_message_bytes, reorg, layouts, log_level, log_file;
+  std::string transport, listen, memory_budget, pool_reserve, max_message_bytes, reorg, layouts, log_level, log_file;
   int max_versions = -1, workers = -1, reorg_threads = -1, replicas = -1, worker_slots = -1;  // -1: the config's
   int placement_window_ms = -1;  // -1: the config's
   bool allow_root = false;

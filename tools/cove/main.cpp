@@ -36,6 +36,8 @@ void add_serve_options(CLI::App& app, ServeArgs& a) {
   app.add_option("--listen", a.listen,
                  "interface or IP address UCX listens on (default: loopback only, no other host can connect)");
   app.add_option("--memory-budget", a.memory_budget, "bytes of array data held, e.g. 8GiB (0: no limit)");
+  app.add_option("--pool-reserve", a.pool_reserve,
+                 "piece memory made and faulted in ahead of use, off the puts' path, e.g. 2GiB (0: none)");
   app.add_option("--max-versions", a.max_versions, "versions kept per variable (0: all)")->check(CLI::Range(0, 1 << 20));
   app.add_option("--replicas", a.replicas, "copies of each piece in a group: 1, or 2 (survives one server's death)")
       ->check(CLI::Range(1, 2));

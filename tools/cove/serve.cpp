@@ -108,6 +108,7 @@ common::ServerConfig configure(const ServeArgs& a) {
   if (!a.memory_budget.empty()) cfg.options.memory_budget = common::parse_memory_budget(a.memory_budget, "--memory-budget");
   if (!a.max_message_bytes.empty())
     cfg.options.max_message_bytes = common::parse_message_bytes(a.max_message_bytes, "--max-message-bytes");
+  if (!a.pool_reserve.empty()) cfg.options.pool_reserve = common::parse_memory_budget(a.pool_reserve, "--pool-reserve");
   if (a.max_versions >= 0) cfg.options.max_versions = a.max_versions;
   if (a.replicas >= 0) cfg.options.replicas = a.replicas;
   if (a.workers >= 0) cfg.options.workers = a.workers;
