@@ -456,9 +456,8 @@ void decode_sequences(const std::vector<std::byte>& data, hid_t file_type, hid_t
 void reshape_vlen(Node& dataset, const std::vector<hsize_t>& old_dims) {
   if (dataset.vlen.empty() || old_dims == dataset.dims) return;
   const std::size_t r = old_dims.size();
-  std::size_t total = 1;
-  for (hsize_t n : dataset.dims) total *= static_cast<std::size_t>(n);
-  std::vector<std::vector<std::byte>> moved(std::min(total, dataset.vlen.size() * 2 + 1), fill_element(dataset));
+  std::vector<std::vector<std::byte>> moved;  // beyond its end: unwritten, as everywhere (read_vlen)
+  const auto fill = fill_element(dataset);
   std::vector<hsize_t> at(r, 0);  // the coordinates of old linear index i
   for (std::size_t i = 0; i < dataset.vlen.size(); ++i) {
     bool inside = true;
@@ -468,7 +467,7 @@ void reshape_vlen(Node& dataset, const std::vector<hsize_t>& old_dims) {
       to = to * static_cast<std::size_t>(dataset.dims[d]) + static_cast<std::size_t>(at[d]);
     }
     if (inside) {
-      if (to >= moved.size()) moved.resize(to + 1, fill_element(dataset));
+      if (to >= moved.size()) moved.resize(to + 1, fill);
       moved[to] = std::move(dataset.vlen[i]);
     }
     for (std::size_t d = r; d-- > 0;) {  // the next coordinates, row-major
