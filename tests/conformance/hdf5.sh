@@ -45,16 +45,8 @@ run_modules() {
 
 run_modules native
 
-server=$here/tests/integration/server.sh
-COVE_BIN=$build/tools "$server" start "$out/server" || { echo "hdf5.sh: no cove-server" >&2; exit 1; }
-cat > "$out/cove.toml" <<TOML
-open_timeout_ms = 3000
-read_timeout_ms = 3000
-mode = "memory"
-TOML
-run_modules memory COVE_CONNECT="$out/server/cove.conn" HDF5_PLUGIN_PATH="$plugin" \
-  HDF5_VOL_CONNECTOR="cove config=$out/cove.toml"
-COVE_BIN=$build/tools "$server" stop "$out/server"
+. "$here/tests/conformance/memory_server.sh"
+in_memory hdf5.sh run_modules
 
 # Counts from the junit files: passes natively, passes in memory among
 # them, skips of each, modules that crashed or timed out.

@@ -100,16 +100,8 @@ mode = "file"
 TOML
 run_all file HDF5_PLUGIN_PATH="$plugin" HDF5_VOL_CONNECTOR="cove config=$out/file.toml"
 
-server=$here/tests/integration/server.sh
-COVE_BIN=$build/tools "$server" start "$out/server" || { echo "hdf5_api.sh: no cove-server" >&2; exit 1; }
-cat > "$out/memory.toml" <<TOML
-open_timeout_ms = 3000
-read_timeout_ms = 3000
-mode = "memory"
-TOML
-run_all memory COVE_CONNECT="$out/server/cove.conn" HDF5_PLUGIN_PATH="$plugin" \
-  HDF5_VOL_CONNECTOR="cove config=$out/memory.toml"
-COVE_BIN=$build/tools "$server" stop "$out/server"
+. "$here/tests/conformance/memory_server.sh"
+in_memory hdf5_api.sh run_all
 
 # Counts per run and program: the outcome marks the driver prints (PASSED, *FAILED*, -SKIP-; rank 0
 # prints them for the parallel program). HDF5's own closing summary counts the same marks, but it is
