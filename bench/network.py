@@ -8,14 +8,16 @@ in one run:
   - UCX's own ucx_perftest over tcp (tag_bw, tag_lat), when installed
     (scripts/setup-bench.sh installs ucx-utils); its latency is half the
     round trip, doubled here, and its bandwidth is what the sender sees;
-  - Cove: a server with transport ucx and clients with COVE_TRANSPORT=ucx,
-    UCX_TLS=tcp (bench/staging_bench.cpp's put and get of 64 and 512 MiB
-    and its 4 KiB put and get medians, each a round trip).
+  - Cove, twice: a server with transport tcp (Cove's own TCP path) and
+    clients with COVE_TRANSPORT=tcp, then transport ucx with
+    COVE_TRANSPORT=ucx and UCX_TLS=tcp (bench/staging_bench.cpp's put and
+    get of 64 and 512 MiB and its 4 KiB put and get medians, each a round
+    trip).
 
 Prints one table, each row with its ratio to MPI's figure of the same run
 and issue 34's target, and writes the rows to BUILD/network_bench.csv.
 
-  network.py [--build DIR] [--quick]
+  network.py [--build DIR] [--quick] [--transports tcp,ucx]
 """
 import argparse
 import csv
@@ -75,14 +77,14 @@ def perftest(test, size, iters, port, env):
     raise RuntimeError(f"no result line from ucx_perftest {test}:\n{out}")
 
 
-def cove(build, quick, env, work):
-    d = os.path.join(work, "server")
+def cove(build, quick, env, work, transport):
+    d = os.path.join(work, "server-" + transport)
     server_sh = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "integration", "server.sh")
     senv = dict(env, COVE_BIN=os.path.join(build, "tools"))
-    subprocess.run(["bash", server_sh, "start", d, "--transport", "ucx", "--log-level", "warn"], env=senv, check=True)
+    subprocess.run(["bash", server_sh, "start", d, "--transport", transport, "--log-level", "warn"], env=senv, check=True)
     try:
         out_csv = os.path.join(work, "staging.csv")
-        cenv = dict(senv, COVE_CONNECT=os.path.join(d, "cove.conn"), COVE_TRANSPORT="ucx")
+        cenv = dict(senv, COVE_CONNECT=os.path.join(d, "cove.conn"), COVE_TRANSPORT=transport)
         cmd = MPI + ["-n", "2"]
         for k in ("COVE_CONNECT", "COVE_TRANSPORT", "UCX_TLS", "UCX_WARN_UNUSED_ENV_VARS"):
             cmd += ["-x", k]
@@ -98,6 +100,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--transports", default="tcp,ucx", help="Cove's transports to run, of tcp and ucx")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     env = dict(os.environ, UCX_TLS="tcp", UCX_NET_DEVICES="lo", UCX_WARN_UNUSED_ENV_VARS="n")
@@ -130,12 +133,13 @@ def main():
             rtt_row("ucx_perftest 4 KiB round trip", 2 * half)
         else:
             print("ucx_perftest not installed (ucx-utils; scripts/setup-bench.sh): its rows are skipped")
-        c = cove(build, args.quick, env, work)
-        for mib in (64, 512):
-            for op in ("put", "get"):
-                bw_row(f"Cove {op} {mib} MiB", c[f"{op} {mib} MiB"], mib, 0.8)
-        rtt_row("Cove put 4 KiB round trip", c["put 4 KiB, median"], 1.5)
-        rtt_row("Cove get 4 KiB round trip", c["get 4 KiB, median"], 1.5)
+        for transport in args.transports.split(","):
+            c = cove(build, args.quick, env, work, transport)
+            for mib in (64, 512):
+                for op in ("put", "get"):
+                    bw_row(f"Cove {transport} {op} {mib} MiB", c[f"{op} {mib} MiB"], mib, 0.8)
+            rtt_row(f"Cove {transport} put 4 KiB round trip", c["put 4 KiB, median"], 1.5)
+            rtt_row(f"Cove {transport} get 4 KiB round trip", c["get 4 KiB, median"], 1.5)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("\nNetwork benchmark: TCP over loopback (UCX_TLS=tcp, MPI's tcp BTL), one run; ratio = value / MPI's")

@@ -31,11 +31,12 @@ class Service;
 }
 
 struct ServerOptions {
-  // The transport: "ucx" (clients on this host over Unix-domain sockets,
-  // and on other hosts over UCX), "local" (this host only), or
-  // "inproc://NAME" (clients in this process only).
+  // The transport: "tcp" (clients on this host over Unix-domain sockets,
+  // and on other hosts over Cove's own TCP path), "ucx" (other hosts over
+  // UCX: RDMA fabrics; docs/transport.md says what reaches UCX), "local"
+  // (this host only), or "inproc://NAME" (clients in this process only).
   std::string transport = "inproc://cove";
-  // Where UCX listens: an interface name (e.g. "ib0") or an IP address.
+  // Where TCP or UCX listens: an interface name (e.g. "ib0") or an IP address.
   // Empty: loopback only, so that no other host can reach the server.
   std::string listen;
   // The largest request accepted, in bytes; larger ones are refused before

@@ -248,7 +248,7 @@ class Client:
     def stop_server(self) -> None: ...
 
 class Server:
-    """A staging server in this process (default transport inproc: this process's clients only; 'local' or 'ucx'
+    """A staging server in this process (default transport inproc: this process's clients only; 'local', 'tcp' or 'ucx'
     serve other processes, through the connection file it writes)."""
     address: str
     secret: str

@@ -143,8 +143,8 @@ ServerConfig load_server_config(const std::string& path) {
     if (name == "transport") {
       auto s = v.value<std::string>();
       if (!s) fail(Code::InvalidArgument, key("transport"), " must be a string");
-      if (*s != "ucx" && *s != "local" && s->rfind("inproc://", 0) != 0)
-        fail(Code::InvalidArgument, key("transport"), " = '", *s, "'; expected \"ucx\", \"local\" or \"inproc://NAME\"");
+      if (*s != "ucx" && *s != "tcp" && *s != "local" && s->rfind("inproc://", 0) != 0)
+        fail(Code::InvalidArgument, key("transport"), " = '", *s, "'; expected \"tcp\", \"ucx\", \"local\" or \"inproc://NAME\"");
       c.options.transport = *s;
     } else if (name == "listen") {
       auto s = v.value<std::string>();

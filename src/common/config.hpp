@@ -3,9 +3,10 @@
 //
 // Configuration (every key optional; unknown keys are errors):
 //   [server]
-//   transport       = "ucx"        # "ucx" (this host by Unix-domain sockets, others by UCX),
-//                                  # "local" (this host only), or "inproc://NAME" (same process only)
-//   listen          = "ib0"        # where UCX listens: an interface or an IP address; default loopback only
+//   transport       = "tcp"        # "tcp" (this host by Unix-domain sockets, others by TCP; the
+//                                  # default), "ucx" (others by UCX), "local" (this host only),
+//                                  # or "inproc://NAME" (same process only)
+//   listen          = "ib0"        # where TCP or UCX listens: an interface or an IP address; default loopback only
 //   max_message_bytes = "2MiB"     # the largest request accepted (default: 1 MiB of metadata and its fields)
 //   connection_file = "cove.conn"  # written by rank 0, mode 0600, atomically
 //   memory_budget   = "8GiB"       # bytes (integer) or "N[KMGT]iB"; 0: no limit

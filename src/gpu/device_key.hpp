@@ -2,7 +2,7 @@
 // puts in place of a transport's key when the server (put, direct path) or
 // the readers (put_local) are to read its GPU memory themselves.
 //
-//   KeyHeader (32 bytes; region has kDeviceBit) | "CUDAIPC1" | IpcExport
+//   KeyHeader (40 bytes; region has kDeviceBit) | "CUDAIPC1" | IpcExport
 //
 // The header's address and length are the piece's bytes in the writer's
 // device address space; the export names the allocation holding them. A

@@ -135,8 +135,8 @@ Config load_config(const std::string& given) {
         config.embedded.path = v.value<std::string>().value_or("");
       } else if (key == "transport") {
         config.embedded.transport = v.value<std::string>().value_or("");
-        if (config.embedded.transport != "local" && config.embedded.transport != "ucx")
-          fail(where + ": transport \"" + config.embedded.transport + "\" is not local or ucx");
+        if (config.embedded.transport != "local" && config.embedded.transport != "tcp" && config.embedded.transport != "ucx")
+          fail(where + ": transport \"" + config.embedded.transport + "\" is not local, tcp or ucx");
       } else if (key == "max_versions") {
         config.embedded.max_versions = static_cast<int>(non_negative(where, "max_versions", v.value<std::int64_t>().value_or(-1)));
       } else if (key == "linger_ms") {

@@ -1,13 +1,14 @@
 // Choosing a transport: make_endpoint(), and the endpoint that speaks the
-// local transport and UCX at once (a server reached from its own host and
-// from others; a client whose servers are on several hosts).
+// local transport and TCP or UCX at once (a server reached from its own
+// host and from others; a client whose servers are on several hosts).
 //
 // Addresses list their alternatives separated by '|'. connect() takes the
-// local one when it answers (the peer is on this host) and UCX otherwise;
-// COVE_TRANSPORT=ucx prefers UCX. A client's UCX part starts only when it
-// first connects to a peer by UCX, listening on the address that reaches
-// that peer. Memory keys carry the local key's header and, once UCX runs,
-// the UCX rkey after it: each transport reads the part it knows.
+// local one when it answers (the peer is on this host), and TCP or UCX
+// otherwise; COVE_TRANSPORT=tcp or ucx prefers that one. A client listens
+// on TCP or UCX only once it first connects to a peer by it, on the
+// address that reaches that peer. Memory keys carry the local key's header
+// (which TCP reads too) and, once UCX runs, the UCX rkey after it: each
+// transport reads the part it knows.
 #include "net/memory_key.hpp"
 #include "common/printable.hpp"
 #include "net/protocol.hpp"
@@ -44,16 +45,18 @@ std::vector<std::string> alternatives(const std::string& address) {
   return out;
 }
 
-bool prefer_ucx() {
+// COVE_TRANSPORT: "" (or local), tcp or ucx.
+std::string preferred_transport() {
   const char* v = std::getenv("COVE_TRANSPORT");
-  if (!v || !*v || std::strcmp(v, "local") == 0) return false;
-  if (std::strcmp(v, "ucx") == 0) return true;
-  fail(Code::InvalidArgument, "COVE_TRANSPORT = '", v, "'; expected local or ucx");
+  if (!v || !*v || std::strcmp(v, "local") == 0) return "local";
+  if (std::strcmp(v, "ucx") == 0 || std::strcmp(v, "tcp") == 0) return v;
+  fail(Code::InvalidArgument, "COVE_TRANSPORT = '", v, "'; expected local, tcp or ucx");
 }
 
-// The local IPv4 address this host reaches `ucx_address` (ucx:IP:PORT) from.
-std::string source_address_for(const std::string& ucx_address) {
-  const std::string rest = ucx_address.substr(4);
+// The local IPv4 address this host reaches `address` (tcp:IP:PORT or
+// ucx:IP:PORT) from.
+std::string source_address_for(const std::string& address) {
+  const std::string rest = address.substr(4);
   const std::string host = rest.substr(0, rest.rfind(':'));
   sockaddr_in to{};
   to.sin_family = AF_INET;
@@ -139,9 +142,11 @@ class DualRegion final : public MemoryRegion {
 
 class DualEndpoint final : public Endpoint {
  public:
-  DualEndpoint(const EndpointOptions& options, bool ucx_now) : options_(options) {
+  // `network`: "" (this host only until a peer elsewhere is reached), "tcp" or "ucx".
+  DualEndpoint(const EndpointOptions& options, const std::string& network) : options_(options) {
     local_ = make_local_endpoint(options.max_request_bytes);
-    if (ucx_now) ucx_ = make_ucx_endpoint(options.listen, options.max_request_bytes);
+    if (network == "tcp") listen_tcp(*local_, options.listen);
+    if (network == "ucx") ucx_ = make_ucx_endpoint(options.listen, options.max_request_bytes);
   }
 
   std::string address() const override {
@@ -158,21 +163,30 @@ class DualEndpoint final : public Endpoint {
   }
 
   Peer connect(const std::string& address, Deadline deadline) override {
-    std::vector<std::string> local, ucx;
+    std::vector<std::string> local, tcp, ucx;
     for (const std::string& a : alternatives(address)) {
       if (a.rfind("local:", 0) == 0) local.push_back(a);
+      else if (a.rfind("tcp:", 0) == 0) tcp.push_back(a);
       else if (a.rfind("ucx:", 0) == 0) ucx.push_back(a);
-      else fail(Code::InvalidArgument, "address '", common::shown_address(a), "' is neither local:@NAME nor ucx:IP:PORT");
+      else fail(Code::InvalidArgument, "address '", common::shown_address(a), "' is not local:@NAME, tcp:IP:PORT or ucx:IP:PORT");
     }
-    if (local.empty() && ucx.empty()) fail(Code::InvalidArgument, "address '", common::shown_address(address), "' is empty");
-    const bool ucx_first = prefer_ucx() && !ucx.empty();
-    if (!ucx_first && !local.empty()) {
+    if (local.empty() && tcp.empty() && ucx.empty())
+      fail(Code::InvalidArgument, "address '", common::shown_address(address), "' is empty");
+    const std::string preferred = preferred_transport();
+    const bool remote_first = (preferred == "tcp" && !tcp.empty()) || (preferred == "ucx" && !ucx.empty());
+    const bool remote = !tcp.empty() || !ucx.empty();
+    if (!remote_first && !local.empty()) {
       try {
-        // With a UCX alternative, a local one that does not answer at once is on another host.
-        return local_->connect(local.front(), ucx.empty() ? deadline : Clock::now());
+        // With another alternative, a local one that does not answer at once is on another host.
+        return local_->connect(local.front(), remote ? Clock::now() : deadline);
       } catch (const Error& e) {
-        if (ucx.empty()) throw;
+        if (!remote) throw;
       }
+    }
+    if (!tcp.empty() && (preferred != "ucx" || ucx.empty())) {
+      // Readers on that side may connect back (put_local): listen where they reach this host.
+      if (!listens_tcp(*local_)) listen_tcp(*local_, options_.listen.empty() ? source_address_for(tcp.front()) : options_.listen);
+      return local_->connect(tcp.front(), deadline);
     }
     return ucx_for(ucx.front()).connect(ucx.front(), deadline);
   }
@@ -257,19 +271,19 @@ std::unique_ptr<Endpoint> make_endpoint(const std::string& transport, const Endp
   EndpointOptions o = options;
   if (o.max_request_bytes == 0) o.max_request_bytes = kDefaultMaxRequestBytes;
   if (transport.rfind("inproc://", 0) == 0) return make_inproc_endpoint(transport.substr(std::strlen("inproc://")));
-  if (transport == "local") return std::make_unique<DualEndpoint>(o, false);
-  if (transport == "ucx") return std::make_unique<DualEndpoint>(o, true);
-  fail(Code::InvalidArgument, "transport '", transport, "' is unknown; expected local, ucx or inproc://NAME");
+  if (transport == "local") return std::make_unique<DualEndpoint>(o, "");
+  if (transport == "tcp" || transport == "ucx") return std::make_unique<DualEndpoint>(o, transport);
+  fail(Code::InvalidArgument, "transport '", transport, "' is unknown; expected local, tcp, ucx or inproc://NAME");
 }
 
 std::unique_ptr<Endpoint> make_endpoint_for(const std::string& address) {
   static std::atomic<std::uint64_t> counter{0};
   if (address.rfind("inproc://", 0) == 0)
     return make_endpoint("inproc://client-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
-  if (address.rfind("ucx:", 0) == 0 || address.rfind("local:", 0) == 0)
-    return make_endpoint("local");  // UCX starts when a peer is reached by it
+  if (address.rfind("ucx:", 0) == 0 || address.rfind("local:", 0) == 0 || address.rfind("tcp:", 0) == 0)
+    return make_endpoint("local");  // TCP and UCX start when a peer is reached by them
   fail(Code::InvalidArgument, "server address '", address.substr(0, 48),
-       "' has an unknown scheme; expected local:@NAME, ucx:... or inproc://NAME");
+       "' has an unknown scheme; expected local:@NAME, tcp:..., ucx:... or inproc://NAME");
 }
 
 }  // namespace cove::net

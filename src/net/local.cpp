@@ -1,6 +1,10 @@
-// The local transport: processes on one host, over Unix-domain stream
-// sockets in the abstract namespace ("local:@NAME"; NAME is random, so
-// nobody can plant a listener in advance, and it vanishes with its process).
+// Cove's own socket transport: processes on one host over Unix-domain
+// stream sockets in the abstract namespace ("local:@NAME"; NAME is random,
+// so nobody can plant a listener in advance, and it vanishes with its
+// process), and processes on other hosts over TCP ("tcp:IP:PORT", when the
+// endpoint listens on TCP too). The frames are the same on both; what only
+// the kernel of one host can give (shared-memory segments, process_vm_readv,
+// the peer's pid and user) is used on Unix connections alone.
 //
 // Every endpoint listens, so that readers can connect to a writer's
 // endpoint for its put_local memory; one I/O thread per endpoint serves the
@@ -26,6 +30,15 @@
 // pidfd, COVE_CMA=0) the reader asks the exposer, which checks region,
 // window and length against its own table before it copies anything.
 //
+// Over TCP every byte of exposed memory goes through the socket: a reader
+// asks (ReadRequest) with a key, and the exposer serves it only when the
+// key's token matches the region's (memory_key.hpp): keys are handed out
+// only to processes that proved the group's secret to a server, so the
+// token is the capability. A read's answer is received straight into the
+// reader's destination, and a reader that gives up waits until the bytes
+// it asked for stop arriving (it cuts the connection first), so no answer
+// lands in memory that was handed back.
+//
 // Sizes: a request's payload is refused (the connection closed) when it
 // exceeds the endpoint's maximum, before anything is allocated for it.
 #include "net/transport.hpp"
@@ -36,6 +49,7 @@
 #include "core/fail.hpp"
 #include "net/busy_poll.hpp"
 #include "net/drop_log.hpp"
+#include "net/inet.hpp"
 #include "net/memory_key.hpp"
 #include "net/process_memory.hpp"
 #include "net/protocol.hpp"
@@ -47,6 +61,8 @@
 #include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -55,6 +71,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -72,6 +89,7 @@ using detail::fail;
 namespace {
 
 constexpr const char* kScheme = "local:@";
+constexpr const char* kTcpScheme = "tcp:";
 
 enum class Kind : std::uint32_t {
   Request = 1,
@@ -103,6 +121,7 @@ struct ReadAsk {
 };
 constexpr std::size_t kMaxReadBytes = std::size_t{16} << 20;  // per ReadRequest
 constexpr std::size_t kMaxReadParts = 4096;
+constexpr std::size_t kReadsAhead = 4;  // pieces of one read asked for before the first is answered
 // How long the rest of a frame may take once its first bytes arrived.
 constexpr auto kFrameRest = std::chrono::seconds(30);
 constexpr std::size_t kReceiveBuffer = std::size_t{16} << 10;
@@ -141,7 +160,8 @@ int remaining_ms(Deadline deadline) {
 
 Bytes encode_read_ask(const KeyHeader& key, std::span<const RemoteOp> ops) {
   WireWriter w(0, 0);
-  w.u64(key.address).u64(key.length).u64(key.region).u64(key.pid).u32(static_cast<std::uint32_t>(ops.size()));
+  w.u64(key.address).u64(key.length).u64(key.region).u64(key.pid).u64(key.token);
+  w.u32(static_cast<std::uint32_t>(ops.size()));
   for (const auto& op : ops) w.u64(op.offset).u64(op.bytes);
   return std::move(w).finish();
 }
@@ -154,6 +174,7 @@ ReadAsk decode_read_ask(std::span<const std::byte> payload) {
   a.key.length = r.u64();
   a.key.region = r.u64();
   a.key.pid = r.u64();
+  a.key.token = r.u64();
   a.parts.resize(r.count("read parts", 16, kMaxReadParts));
   for (auto& [offset, bytes] : a.parts) {
     offset = r.u64();
@@ -166,7 +187,8 @@ ReadAsk decode_read_ask(std::span<const std::byte> payload) {
 // ---- one connection ----
 
 struct Conn {
-  Conn(int f, bool out, std::string addr) : fd(f), outgoing(out), address(std::move(addr)) {}
+  Conn(int f, bool out, std::string addr, bool over_tcp = false)
+      : fd(f), outgoing(out), tcp(over_tcp), address(std::move(addr)) {}
   ~Conn() {
     ::close(fd);
     for (int f : fds_in) ::close(f);
@@ -176,8 +198,10 @@ struct Conn {
 
   const int fd;
   const bool outgoing;     // we connected (callers read replies), or we accepted (the I/O thread reads)
+  const bool tcp;          // over TCP (else a Unix socket)
   const std::string address;  // the peer's, for outgoing connections
-  PeerProcess process;     // as the kernel names it
+  PeerProcess process;     // as the kernel names it (Unix sockets)
+  std::string from;        // who it is for limits and logs: "pid N", or the IP over TCP
   std::weak_ptr<PeerHandle> peer;
 
   // Sending, from any thread.
@@ -195,12 +219,20 @@ struct Conn {
     Kind kind = Kind::Reply;
     Bytes payload;
     int fd = -1;  // a MapReply's descriptor
+    bool landed = false;  // a ReadReply received straight into the reader's memory
   };
   std::mutex mutex;
   std::condition_variable cv;
   std::map<std::uint64_t, Awaited> awaited;
   bool leader = false;  // a caller is reading the socket (outgoing)
-  std::map<std::uint64_t, std::size_t> expected_reads;  // reads awaited: the bytes each may bring
+  // Reads awaited: the bytes each may bring, and where they go. While the
+  // receiving thread writes into `into` (receiving), the reader waits.
+  struct ExpectedRead {
+    std::size_t bytes = 0;
+    std::vector<RemoteOp> into;
+    bool receiving = false;
+  };
+  std::map<std::uint64_t, ExpectedRead> expected_reads;
   bool broken = false;
   std::string why;
   std::deque<int> fds_in;  // descriptors received, not yet claimed by their MapReply (the leader's)
@@ -231,11 +263,15 @@ struct Conn {
     if (in_begin == in_end) in_begin = in_end = 0;
     return k;
   }
-  // Accepted connections: the frame being received.
+  // Accepted connections: the frame being received; a read's answer goes
+  // straight to the reader's destination (in_into, op at in_into_at).
   bool in_have_header = false;
   FrameHeader in_header{};
   Bytes in_payload;
   std::size_t in_payload_got = 0;
+  bool in_direct = false;
+  std::vector<RemoteOp> in_into;
+  std::size_t in_into_at = 0, in_into_got = 0;
 
   void fail_all(const std::string& reason) {
     std::lock_guard lock(mutex);
@@ -246,12 +282,21 @@ struct Conn {
   }
 };
 
+// The bytes of read `id` stopped arriving (all came, or the connection failed).
+void end_receiving(Conn& c, std::uint64_t id) {
+  std::lock_guard lock(c.mutex);
+  auto it = c.expected_reads.find(id);
+  if (it != c.expected_reads.end()) it->second.receiving = false;
+  c.cv.notify_all();
+}
+
 struct LocalPeer final : PeerHandle {
   explicit LocalPeer(std::shared_ptr<Conn> c) : conn(std::move(c)) {}
   std::string address() const override { return conn->address; }
-  const char* transport() const override { return "local"; }
+  const char* transport() const override { return conn->tcp ? "tcp" : "local"; }
   // Local names are "cove-PID-RANDOM" (the listener's pid, see the
-  // constructor); the kernel gave this connection's pid.
+  // constructor); the kernel gave this connection's pid. Over TCP, only
+  // the host: a tcp:IP:PORT alternative with the IP the connection came from.
   std::int64_t user() const override { return conn->process.pid() > 0 ? conn->process.uid() : -1; }
   bool broken() const override {
     std::lock_guard lock(conn->mutex);
@@ -259,6 +304,7 @@ struct LocalPeer final : PeerHandle {
   }
   bool may_claim(const std::string& claimed) const override {
     if (claimed.empty()) return true;
+    if (conn->tcp) return conn->outgoing ? claimed == conn->address : claims_host(claimed, kTcpScheme, conn->from);
     const std::string prefix = std::string(kScheme) + "cove-" + std::to_string(conn->process.pid()) + "-";
     if (conn->process.pid() <= 0) return false;
     std::size_t at = 0;
@@ -274,6 +320,13 @@ struct LocalPeer final : PeerHandle {
 
 // ---- the exposed regions ----
 
+std::uint64_t random_token() {
+  const auto b = common::random_bytes(sizeof(std::uint64_t));
+  std::uint64_t t = 0;
+  std::memcpy(&t, b.data(), sizeof t);
+  return t;
+}
+
 // A region in this endpoint's table: memory exposed as it is, memory in a
 // segment of its own (allocate()), or a window of such a segment exposed
 // again (a put_local of allocated memory), which registers nothing.
@@ -288,7 +341,8 @@ class LocalRegion final : public MemoryRegion {
     key_.address = reinterpret_cast<std::uint64_t>(data);
     key_.length = n;
     key_.pid = static_cast<std::uint64_t>(::getpid());
-    table_->regions[key_.region] = {static_cast<std::byte*>(data), n, segment_.get()};
+    key_.token = random_token();
+    table_->regions[key_.region] = {static_cast<std::byte*>(data), n, segment_.get(), key_.token};
     bytes_ = make_key(key_);
   }
   // A window of a registered region.
@@ -312,7 +366,7 @@ class LocalRegion final : public MemoryRegion {
   std::byte* data() const override { return segment_ ? segment_->data() : nullptr; }
   void allow_write(const Peer& peer) override {
     auto* p = dynamic_cast<LocalPeer*>(peer.get());
-    if (!segment_ || !p) return;
+    if (!segment_ || !p || p->conn->tcp) return;
     constexpr std::size_t kMaxWriters = 16;  // the latest grants' writers
     const std::pair writer{p->conn->process.pid(), p->conn->process.uid()};
     std::unique_lock lock(table_->mutex);
@@ -334,6 +388,13 @@ class LocalEndpoint final : public Endpoint {
  public:
   explicit LocalEndpoint(std::size_t max_request_bytes);
   ~LocalEndpoint() override;
+
+  // Listens on TCP too, where `where` says (listen_address()); once.
+  void listen_tcp(const std::string& where);
+  bool listens_tcp() const {
+    std::lock_guard lock(mutex_);
+    return tcp_fd_ >= 0;
+  }
 
   std::string address() const override;
   void serve(RequestHandler handler, DisconnectHandler on_disconnect) override;
@@ -360,13 +421,18 @@ class LocalEndpoint final : public Endpoint {
   Conn::Awaited await(Conn& c, std::uint64_t id, Deadline deadline);
   Conn::Awaited round_trip(Conn& c, Kind kind, std::span<const std::byte> payload, Kind answer, Deadline deadline);
   void read_one(Conn& c, Deadline deadline);
-  void deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload, int fd = -1);
-  void read_through(Conn& c, const KeyHeader& k, std::span<const RemoteOp> ops, Deadline deadline);
+  void deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload, int fd = -1, bool landed = false);
+  std::uint64_t ask_read(Conn& c, const KeyHeader& k, std::span<const RemoteOp> ops, Deadline deadline);
+  void await_read(Conn& c, std::uint64_t id, std::span<const RemoteOp> ops, Deadline deadline);
   void serve_read(Conn& c, std::uint64_t id, std::span<const std::byte> payload);
   void serve_map(Conn& c, std::uint64_t id, std::span<const std::byte> payload);
   std::optional<MappedWindow> mapped(Conn& c, const KeyHeader& k, bool writable, Deadline deadline);
+  Peer connect_tcp(const std::string& address, Deadline deadline);
+  void serve_read_direct(Conn& c, std::uint64_t id, const ReadAsk& ask, const std::byte* base);
+  void queue_framed(Conn& c, Bytes framed);
+  void forget_read(Conn& c, std::uint64_t id);
   void run_io();
-  void accept_all();
+  void accept_all(int listen_fd, bool tcp);
   void receive(const std::shared_ptr<Conn>& conn);
   void handle_frame(const std::shared_ptr<Conn>& conn, const FrameHeader& h, Bytes payload);
   void close_accepted(const std::shared_ptr<Conn>& conn, const std::string& why, bool dropped = false);
@@ -376,19 +442,24 @@ class LocalEndpoint final : public Endpoint {
   // closed as they come (a client needs one, a reader one per writer). An
   // accepted connection costs two descriptors (its socket and its peer's
   // pidfd): one process may take an eighth of this process's limit, 16 to
-  // 1024 connections.
+  // 1024 connections. Over TCP the kernel names no process, only a host,
+  // which may run many: one host may take half the limit.
   static std::size_t max_connections_per_process();
+  static std::size_t max_connections_per_host();
 
   const std::string name_;
   const std::size_t max_request_bytes_;
   std::shared_ptr<RegionTable> table_;
   int listen_fd_ = -1, epoll_fd_ = -1, wake_fd_ = -1;
+  int tcp_fd_ = -1;          // the TCP listener, once listen_tcp() ran; under mutex_
+  std::string tcp_address_;  // "tcp:IP:PORT"; under mutex_
   int reserve_fd_ = -1;  // closed to accept (and close) a connection when out of descriptors
   DropLog drops_;
-  std::map<pid_t, std::size_t> per_process_;  // accepted connections by peer pid; under mutex_
+  std::map<std::string, std::size_t> per_peer_;  // accepted connections by Conn::from; under mutex_
   const std::size_t max_per_process_ = max_connections_per_process();
+  const std::size_t max_per_host_ = max_connections_per_host();
   std::atomic<std::uint64_t> next_id_{1};
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   bool stopping_ = false;
   RequestHandler handler_;
   DisconnectHandler on_disconnect_;
@@ -461,12 +532,42 @@ LocalEndpoint::~LocalEndpoint() {
     c->fail_all("the endpoint is closing");
   }
   ::close(listen_fd_);
+  if (tcp_fd_ >= 0) ::close(tcp_fd_);
   ::close(epoll_fd_);
   ::close(wake_fd_);
   if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 
-std::string LocalEndpoint::address() const { return kScheme + name_; }
+std::string LocalEndpoint::address() const {
+  std::lock_guard lock(mutex_);
+  return tcp_address_.empty() ? kScheme + name_ : kScheme + name_ + "|" + tcp_address_;
+}
+
+void LocalEndpoint::listen_tcp(const std::string& where) {
+  const sockaddr_storage at = listen_address(where);
+  std::lock_guard lock(mutex_);
+  if (tcp_fd_ >= 0) return;
+  const int fd = ::socket(at.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) fail(Code::Unavailable, "cannot make a TCP socket: ", std::strerror(errno));
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const socklen_t len = at.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+  sockaddr_storage bound{};
+  socklen_t bound_len = sizeof bound;
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&at), len) != 0 || ::listen(fd, 512) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_len) != 0) {
+    const int e = errno;
+    ::close(fd);
+    fail(e == EADDRNOTAVAIL ? Code::InvalidArgument : Code::Unavailable, "cannot listen on TCP at ", to_string(at), ": ",
+         std::strerror(e));
+  }
+  tcp_fd_ = fd;
+  tcp_address_ = kTcpScheme + to_string(bound);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = &tcp_fd_;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, tcp_fd_, &ev);
+}
 
 void LocalEndpoint::serve(RequestHandler handler, DisconnectHandler on_disconnect) {
   std::lock_guard lock(mutex_);
@@ -476,6 +577,7 @@ void LocalEndpoint::serve(RequestHandler handler, DisconnectHandler on_disconnec
 }
 
 Peer LocalEndpoint::connect(const std::string& address, Deadline deadline) {
+  if (address.rfind(kTcpScheme, 0) == 0) return connect_tcp(address, deadline);
   const std::string name = parse_local_address(address);
   socklen_t len = 0;
   const sockaddr_un a = abstract_address(name, len);
@@ -500,6 +602,66 @@ Peer LocalEndpoint::connect(const std::string& address, Deadline deadline) {
   }
 }
 
+namespace {
+
+// A TCP connection's settings: no Nagle delay (a request is one frame), and
+// a dead peer found within kDeadPeer whether this side sends (bytes
+// unacknowledged that long: TCP_USER_TIMEOUT) or waits (keepalive probes
+// from kKeepIdle of silence on): its callers then fail with Unavailable
+// instead of waiting out their deadlines, as UCX's peer-failure mode does.
+constexpr int kKeepIdleS = 5, kKeepIntervalS = 2, kKeepProbes = 5;
+constexpr unsigned kDeadPeerMs = 15000;
+void tune_tcp(int fd) {
+  const int one = 1, idle = kKeepIdleS, interval = kKeepIntervalS, probes = kKeepProbes;
+  const unsigned dead = kDeadPeerMs;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &dead, sizeof dead);
+}
+
+// Connects `fd` to `to` within `deadline`: 0, or the errno of the failure.
+int connect_by(int fd, const sockaddr_storage& to, Deadline deadline) {
+  const socklen_t len = to.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), len) == 0) return 0;
+  if (errno != EINPROGRESS) return errno;
+  pollfd p{fd, POLLOUT, 0};
+  const int r = ::poll(&p, 1, remaining_ms(deadline));
+  if (r == 0) return ETIMEDOUT;
+  if (r < 0) return errno;
+  int e = 0;
+  socklen_t el = sizeof e;
+  ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el);
+  return e;
+}
+
+}  // namespace
+
+Peer LocalEndpoint::connect_tcp(const std::string& address, Deadline deadline) {
+  const sockaddr_storage to = parse_inet_address(address, kTcpScheme, "TCP");
+  for (;;) {
+    const int fd = ::socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) fail(Code::Unavailable, "cannot make a TCP socket: ", std::strerror(errno));
+    const int e = connect_by(fd, to, deadline);
+    if (e == 0) {
+      tune_tcp(fd);
+      auto conn = std::make_shared<Conn>(fd, true, address, true);
+      conn->from = host_of(to);
+      auto peer = std::make_shared<LocalPeer>(conn);
+      conn->peer = peer;
+      return peer;
+    }
+    ::close(fd);
+    if (e != ECONNREFUSED && e != ETIMEDOUT && e != EAGAIN)
+      fail(Code::Unavailable, "cannot connect to ", common::shown_address(address), ": ", std::strerror(e));
+    if (Clock::now() >= deadline)
+      fail(Code::Unavailable, "no endpoint answers at ", common::shown_address(address), " (", std::strerror(e), ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 std::unique_ptr<MemoryRegion> LocalEndpoint::expose(void* data, std::size_t bytes) {
   {
     // Memory of a segment of ours is exposed as a window of it, which readers map.
@@ -509,7 +671,7 @@ std::unique_ptr<MemoryRegion> LocalEndpoint::expose(void* data, std::size_t byte
       const auto base = reinterpret_cast<std::uint64_t>(it->second.base);
       if (at >= base && at - base <= it->second.length && bytes <= it->second.length - (at - base))
         return std::make_unique<LocalRegion>(
-            table_, KeyHeader{at, bytes, it->first, static_cast<std::uint64_t>(::getpid())});
+            table_, KeyHeader{at, bytes, it->first, static_cast<std::uint64_t>(::getpid()), it->second.token});
     }
   }
   return std::make_unique<LocalRegion>(table_, data, bytes);
@@ -815,12 +977,27 @@ void LocalEndpoint::read_one(Conn& c, Deadline deadline) {
   std::size_t limit = kMaxReplyBytes;
   if (kind == Kind::ReadRequest) limit = 64 << 10;
   if (kind == Kind::MapReply) limit = kMapReplyBytes;
+  std::vector<RemoteOp> into;  // a read's answer, received where its reader wants it
   if (kind == Kind::ReadReply) {
     std::lock_guard lock(c.mutex);
     auto it = c.expected_reads.find(h.id);
-    limit = it == c.expected_reads.end() ? 0 : it->second;
+    limit = it == c.expected_reads.end() ? 0 : it->second.bytes;
+    if (limit > 0 && h.length == limit) {
+      it->second.receiving = true;
+      into = it->second.into;
+    }
   }
   if (h.length > limit) fail(Code::Protocol, "a frame of ", h.length, " bytes exceeds the limit of ", limit);
+  if (!into.empty()) {
+    try {
+      for (const RemoteOp& op : into) read_exact(c, op.local, op.bytes, Clock::now() + kFrameRest);
+    } catch (...) {
+      end_receiving(c, h.id);
+      throw;
+    }
+    deliver_answer(c, kind, h.id, {}, -1, true);
+    return;
+  }
   Bytes payload(h.length);
   if (h.length) read_exact(c, payload.data(), h.length, Clock::now() + kFrameRest);
   if (kind == Kind::ReadRequest) {
@@ -838,8 +1015,12 @@ void LocalEndpoint::read_one(Conn& c, Deadline deadline) {
   deliver_answer(c, kind, h.id, std::move(payload), fd);
 }
 
-void LocalEndpoint::deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload, int fd) {
+void LocalEndpoint::deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes payload, int fd, bool landed) {
   std::lock_guard lock(c.mutex);
+  if (landed) {
+    auto read = c.expected_reads.find(id);
+    if (read != c.expected_reads.end()) read->second.receiving = false;
+  }
   auto it = c.awaited.find(id);
   if (it == c.awaited.end()) {  // its caller gave up
     if (fd >= 0) ::close(fd);
@@ -849,6 +1030,7 @@ void LocalEndpoint::deliver_answer(Conn& c, Kind kind, std::uint64_t id, Bytes p
   it->second.kind = kind;
   it->second.payload = std::move(payload);
   it->second.fd = fd;
+  it->second.landed = landed;
   c.cv.notify_all();
 }
 
@@ -900,31 +1082,55 @@ void LocalEndpoint::read(const Peer& peer, std::span<const std::byte> key, std::
     for (const auto& op : ops) std::memcpy(op.local, w->data + op.offset, op.bytes);
     return;
   }
-  if (k.pid != static_cast<std::uint64_t>(c.process.pid()))
-    fail(Code::PermissionDenied, "a memory key names pid ", k.pid, " but this connection belongs to pid ",
-         c.process.pid(), ": only the connection's own process's memory is read");
-  if (c.process.read(k.address, ops)) return;
+  if (!c.tcp) {
+    if (k.pid != static_cast<std::uint64_t>(c.process.pid()))
+      fail(Code::PermissionDenied, "a memory key names pid ", k.pid, " but this connection belongs to pid ",
+           c.process.pid(), ": only the connection's own process's memory is read");
+    if (c.process.read(k.address, ops)) return;
+  }
   // The kernel does not let us copy: the peer sends the bytes, in pieces of
-  // at most kMaxReadBytes.
-  std::size_t at = 0;
-  while (at < ops.size()) {
+  // at most kMaxReadBytes, kReadsAhead of them asked for at once so that
+  // the link never waits for the next question.
+  std::vector<std::vector<RemoteOp>> pieces;
+  for (std::size_t at = 0; at < ops.size();) {
     std::size_t end = at, bytes = 0;
     while (end < ops.size() && end - at < kMaxReadParts && bytes + ops[end].bytes <= kMaxReadBytes) bytes += ops[end++].bytes;
     if (end == at) {  // one op larger than a piece: cut it
       const RemoteOp& op = ops[at];
-      for (std::size_t off = 0; off < op.bytes; off += kMaxReadBytes) {
-        const RemoteOp part{op.offset + off, static_cast<std::byte*>(op.local) + off, std::min(kMaxReadBytes, op.bytes - off)};
-        read_through(c, k, {&part, 1}, deadline);
-      }
+      for (std::size_t off = 0; off < op.bytes; off += kMaxReadBytes)
+        pieces.push_back({{op.offset + off, static_cast<std::byte*>(op.local) + off, std::min(kMaxReadBytes, op.bytes - off)}});
       ++at;
       continue;
     }
-    read_through(c, k, ops.subspan(at, end - at), deadline);
+    pieces.emplace_back(ops.begin() + static_cast<std::ptrdiff_t>(at), ops.begin() + static_cast<std::ptrdiff_t>(end));
     at = end;
+  }
+  std::deque<std::pair<std::uint64_t, std::size_t>> asked;  // read id, piece
+  try {
+    for (std::size_t i = 0; i < pieces.size() || !asked.empty();) {
+      if (i < pieces.size() && asked.size() < kReadsAhead) {
+        asked.emplace_back(ask_read(c, k, pieces[i], deadline), i);
+        ++i;
+        continue;
+      }
+      const auto [id, piece] = asked.front();
+      asked.pop_front();
+      await_read(c, id, pieces[piece], deadline);
+    }
+  } catch (...) {
+    for (const auto& [id, piece] : asked) {
+      {
+        std::lock_guard lock(c.mutex);
+        c.awaited.erase(id);
+      }
+      forget_read(c, id);
+    }
+    throw;
   }
 }
 
-void LocalEndpoint::read_through(Conn& c, const KeyHeader& k, std::span<const RemoteOp> ops, Deadline deadline) {
+// Asks the peer for the bytes of `ops` (one piece): the read's id.
+std::uint64_t LocalEndpoint::ask_read(Conn& c, const KeyHeader& k, std::span<const RemoteOp> ops, Deadline deadline) {
   std::size_t total = 0;
   for (const auto& op : ops) total += op.bytes;
   const std::uint64_t id = next_id_++;
@@ -932,7 +1138,7 @@ void LocalEndpoint::read_through(Conn& c, const KeyHeader& k, std::span<const Re
     std::lock_guard lock(c.mutex);
     if (c.broken) fail(Code::Unavailable, "connection to ", common::shown_address(c.address), " lost: ", c.why);
     c.awaited[id];
-    c.expected_reads[id] = total;
+    c.expected_reads[id] = {total, {ops.begin(), ops.end()}};
   }
   const Bytes ask = encode_read_ask(k, ops);
   try {
@@ -946,23 +1152,27 @@ void LocalEndpoint::read_through(Conn& c, const KeyHeader& k, std::span<const Re
     c.expected_reads.erase(id);
     throw;
   }
+  return id;
+}
+
+// Waits for the answer to read `id`, which lands in `ops` (or is copied there).
+void LocalEndpoint::await_read(Conn& c, std::uint64_t id, std::span<const RemoteOp> ops, Deadline deadline) {
+  std::size_t total = 0;
+  for (const auto& op : ops) total += op.bytes;
   Conn::Awaited a;
   try {
     a = await(c, id, deadline);
   } catch (...) {
-    std::lock_guard lock(c.mutex);
-    c.expected_reads.erase(id);
+    forget_read(c, id);
     throw;
   }
-  {
-    std::lock_guard lock(c.mutex);
-    c.expected_reads.erase(id);
-  }
+  forget_read(c, id);
   if (a.kind == Kind::ReadFailed) {
     WireReader r(a.payload);
     const auto code = static_cast<Code>(r.u32());
     fail(code, r.str());
   }
+  if (a.kind == Kind::ReadReply && a.landed) return;
   if (a.kind != Kind::ReadReply || a.payload.size() != total)
     fail(Code::Protocol, "a read of ", total, " bytes was answered with ", a.payload.size());
   std::size_t at = 0;
@@ -970,6 +1180,20 @@ void LocalEndpoint::read_through(Conn& c, const KeyHeader& k, std::span<const Re
     std::memcpy(op.local, a.payload.data() + at, op.bytes);
     at += op.bytes;
   }
+}
+
+// A read is over for its reader (answered, failed or given up): once no
+// bytes of it are arriving into the reader's memory, which a reader that
+// gives up mid-answer stops by cutting the connection.
+void LocalEndpoint::forget_read(Conn& c, std::uint64_t id) {
+  std::unique_lock lock(c.mutex);
+  auto it = c.expected_reads.find(id);
+  if (it == c.expected_reads.end()) return;
+  if (it->second.receiving) {
+    ::shutdown(c.fd, SHUT_RDWR);
+    c.cv.wait(lock, [&] { return !it->second.receiving; });
+  }
+  c.expected_reads.erase(it);
 }
 
 // ---- shared-memory segments ----
@@ -1011,7 +1235,7 @@ void evict_mappings(Conn& c) {
 // The window `k` of a segment of the peer's, mapped here: from the
 // connection's mappings, or asked for (MapRequest) and mapped once.
 std::optional<MappedWindow> LocalEndpoint::mapped(Conn& c, const KeyHeader& k, bool writable, Deadline deadline) {
-  if (!(k.region & RegionTable::kSegmentBit) || !c.outgoing) return std::nullopt;
+  if (!(k.region & RegionTable::kSegmentBit) || !c.outgoing || c.tcp) return std::nullopt;
   Conn::Mapped m;
   {
     std::lock_guard lock(c.mutex);
@@ -1079,6 +1303,7 @@ void LocalEndpoint::serve_map(Conn& c, std::uint64_t id, std::span<const std::by
     const std::uint64_t region = r.u64();
     const bool writable = r.u32() != 0;
     r.expect_end();
+    if (c.tcp) fail(Code::Unsupported, "shared-memory segments are not handed out over TCP");
     check_same_user(c.process);
     std::shared_lock lock(table_->mutex);
     auto it = table_->regions.find(region);
@@ -1116,12 +1341,14 @@ void LocalEndpoint::write(const Peer& peer, std::span<const std::byte> key, std:
 }
 
 // A peer asks for bytes of a region this endpoint exposed: checked against
-// the table, copied while the region cannot be withdrawn.
+// the table (region, token, window), sent while the region cannot be
+// withdrawn. On a connection this endpoint made, the caller sends them
+// straight from the region, holding the table; on an accepted one they are
+// copied once into the frame, which the I/O thread sends when it can.
 void LocalEndpoint::serve_read(Conn& c, std::uint64_t id, std::span<const std::byte> payload) {
-  Bytes out;
   try {
     const ReadAsk ask = decode_read_ask(payload);
-    check_same_user(c.process);
+    if (!c.tcp) check_same_user(c.process);
     std::size_t total = 0;
     for (const auto& [offset, bytes] : ask.parts) {
       if (offset > ask.key.length || bytes > ask.key.length - offset)
@@ -1131,24 +1358,103 @@ void LocalEndpoint::serve_read(Conn& c, std::uint64_t id, std::span<const std::b
     if (total > kMaxReadBytes) fail(Code::InvalidArgument, "a read of ", total, " bytes at once is too large");
     std::shared_lock lock(table_->mutex);
     auto it = table_->regions.find(ask.key.region);
-    if (it == table_->regions.end()) fail(Code::NotFound, "memory region ", ask.key.region, " has been withdrawn");
+    if (it == table_->regions.end() || it->second.token != ask.key.token)
+      fail(Code::NotFound, "memory region ", ask.key.region & ~RegionTable::kSegmentBit,
+           it == table_->regions.end() ? " has been withdrawn" : " is not what the key names");
     const auto base = reinterpret_cast<std::uint64_t>(it->second.base);
     if (ask.key.address < base || ask.key.address - base > it->second.length ||
         ask.key.length > it->second.length - (ask.key.address - base))
       fail(Code::InvalidArgument, "memory key window lies outside region ", ask.key.region);
-    out.resize(total);
-    std::size_t at = 0;
-    for (const auto& [offset, bytes] : ask.parts) {
-      std::memcpy(out.data() + at, reinterpret_cast<const std::byte*>(ask.key.address + offset), bytes);
-      at += bytes;
+    const auto* window = reinterpret_cast<const std::byte*>(ask.key.address);
+    if (c.outgoing) {
+      serve_read_direct(c, id, ask, window);
+      return;
     }
+    const FrameHeader h{static_cast<std::uint32_t>(Kind::ReadReply), static_cast<std::uint32_t>(total), id};
+    Bytes framed;
+    framed.reserve(sizeof h + total);  // filled by copies alone, never zeroed first
+    const auto* hb = reinterpret_cast<const std::byte*>(&h);
+    framed.insert(framed.end(), hb, hb + sizeof h);
+    for (const auto& [offset, bytes] : ask.parts) framed.insert(framed.end(), window + offset, window + offset + bytes);
+    lock.unlock();
+    queue_framed(c, std::move(framed));
   } catch (const Error& e) {
     WireWriter w(0, 0);
     w.u32(static_cast<std::uint32_t>(e.code())).str(detail::message_of(e));
     queue_frame(c, Kind::ReadFailed, id, std::move(w).finish());
+  }
+}
+
+// Sends the parts of `ask` from `window` on a connection this endpoint
+// made, with no copy; the caller holds the table, so the region stays.
+// A peer that stops reading mid-frame loses the connection.
+void LocalEndpoint::serve_read_direct(Conn& c, std::uint64_t id, const ReadAsk& ask, const std::byte* window) {
+  std::size_t total = 0;
+  for (const auto& part : ask.parts) total += part.second;
+  const FrameHeader h{static_cast<std::uint32_t>(Kind::ReadReply), static_cast<std::uint32_t>(total), id};
+  std::vector<iovec> iov;
+  iov.reserve(ask.parts.size() + 1);
+  iov.push_back({const_cast<FrameHeader*>(&h), sizeof h});
+  for (const auto& [offset, bytes] : ask.parts)
+    if (bytes) iov.push_back({const_cast<std::byte*>(window + offset), bytes});
+  std::lock_guard lock(c.send_mutex);
+  std::size_t first = 0;
+  while (first < iov.size()) {
+    msghdr m{};
+    m.msg_iov = iov.data() + first;
+    m.msg_iovlen = std::min<std::size_t>(iov.size() - first, IOV_MAX);
+    ssize_t n = ::sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{c.fd, POLLOUT, 0};
+      if (::poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kFrameRest).count())) > 0) continue;
+      n = -1;
+    }
+    if (n < 0) {
+      c.fail_all("a peer stopped reading");
+      ::shutdown(c.fd, SHUT_RDWR);
+      return;
+    }
+    auto sent = static_cast<std::size_t>(n);
+    while (sent > 0 && sent >= iov[first].iov_len) sent -= iov[first++].iov_len;
+    if (sent > 0) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + sent;
+      iov[first].iov_len -= sent;
+    }
+  }
+}
+
+// Sends a whole frame (header included) on an accepted connection without
+// blocking: what the socket does not take waits for the I/O thread, with
+// no copy.
+void LocalEndpoint::queue_framed(Conn& c, Bytes framed) {
+  std::lock_guard lock(c.send_mutex);
+  std::size_t sent = 0;
+  if (c.queued.empty()) {
+    while (sent < framed.size()) {
+      const ssize_t n = ::send(c.fd, framed.data() + sent, framed.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      return;  // the peer is gone: the I/O thread will notice
+    }
+    if (sent == framed.size()) return;
+    c.queued_offset = sent;
+  }
+  c.queued_bytes += framed.size();
+  c.queued.push_back({std::move(framed), -1});
+  if (c.queued_bytes > kMaxQueued) {
+    log::warn("a peer of {} does not read its replies; its connection is closed", address());
+    ::shutdown(c.fd, SHUT_RDWR);
     return;
   }
-  queue_frame(c, Kind::ReadReply, id, std::move(out));
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLOUT;
+  ev.data.ptr = &c;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
 }
 
 // ---- the I/O thread: accepted connections ----
@@ -1171,7 +1477,9 @@ void LocalEndpoint::run_io() {
     for (int i = 0; i < n; ++i) {
       void* tag = events[i].data.ptr;
       if (tag == nullptr) {
-        accept_all();
+        accept_all(listen_fd_, false);
+      } else if (tag == &tcp_fd_) {
+        accept_all(tcp_fd_, true);
       } else if (tag == &wake_fd_) {
         std::uint64_t v;
         [[maybe_unused]] auto r = ::read(wake_fd_, &v, sizeof v);
@@ -1194,20 +1502,22 @@ void LocalEndpoint::run_io() {
 // Out of descriptors, a pending connection would keep the listening socket
 // readable and this thread spinning: the reserve descriptor is given up to
 // accept it, and it is closed at once.
-void LocalEndpoint::accept_all() {
+void LocalEndpoint::accept_all(int listen_fd, bool tcp) {
   for (;;) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof from;
+    const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       const int e = errno;
       if ((e == EMFILE || e == ENFILE) && reserve_fd_ >= 0) {
         ::close(reserve_fd_);
-        const int shed = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        const int shed = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC);
         if (shed >= 0) {
-          const PeerProcess who = PeerProcess::of_socket(shed);
+          const std::string who = tcp ? host_of(from) : "pid " + std::to_string(PeerProcess::of_socket(shed).pid());
           ::close(shed);
-          note_drop("pid " + std::to_string(who.pid()), "out of descriptors");
+          note_drop(who, "out of descriptors");
         }
         reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (shed >= 0) continue;
@@ -1215,19 +1525,25 @@ void LocalEndpoint::accept_all() {
       note_drop("accept", std::string("accepting a connection failed: ") + std::strerror(e));
       return;
     }
-    auto conn = std::make_shared<Conn>(fd, false, std::string());
-    conn->process = PeerProcess::of_socket(fd);
-    const pid_t pid = conn->process.pid();
+    auto conn = std::make_shared<Conn>(fd, false, std::string(), tcp);
+    if (tcp) {
+      conn->from = host_of(from);
+      tune_tcp(fd);
+    } else {
+      conn->process = PeerProcess::of_socket(fd);
+      conn->from = "pid " + std::to_string(conn->process.pid());
+    }
+    const std::size_t most = tcp ? max_per_host_ : max_per_process_;
+    const std::string who = conn->from;
     {
       std::lock_guard lock(mutex_);
-      if (++per_process_[pid] > max_per_process_) {
-        if (--per_process_[pid] == 0) per_process_.erase(pid);
+      if (++per_peer_[who] > most) {
+        if (--per_peer_[who] == 0) per_peer_.erase(who);
         conn.reset();  // closes fd
       }
     }
     if (!conn) {
-      note_drop("pid " + std::to_string(pid),
-                "more than " + std::to_string(max_per_process_) + " connections from one process");
+      note_drop(who, "more than " + std::to_string(most) + " connections from one " + (tcp ? "host" : "process"));
       continue;
     }
     auto peer = std::make_shared<LocalPeer>(conn);
@@ -1250,6 +1566,12 @@ std::size_t LocalEndpoint::max_connections_per_process() {
   return std::clamp<std::size_t>(static_cast<std::size_t>(r.rlim_cur / 8), 16, 1024);
 }
 
+std::size_t LocalEndpoint::max_connections_per_host() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 65536;
+  return std::clamp<std::size_t>(static_cast<std::size_t>(r.rlim_cur / 2), 16, 65536);
+}
+
 void LocalEndpoint::note_drop(const std::string& peer, const std::string& why) {
   std::size_t suppressed = 0;
   if (!drops_.admit(peer, suppressed)) return;
@@ -1259,6 +1581,38 @@ void LocalEndpoint::note_drop(const std::string& peer, const std::string& why) {
   else
     log::warn("{}: dropped a connection from {}: {}", address(), peer, why);
 }
+
+namespace {
+
+// Receives the rest of a read's answer into its reader's destination
+// (c.in_into): true once all of it is there, false when the socket is
+// empty for now. Throws Unavailable when the connection fails.
+bool receive_into(Conn& c) {
+  while (c.in_into_at < c.in_into.size()) {
+    const RemoteOp& op = c.in_into[c.in_into_at];
+    if (c.in_into_got == op.bytes) {
+      ++c.in_into_at;
+      c.in_into_got = 0;
+      continue;
+    }
+    auto* to = static_cast<std::byte*>(op.local) + c.in_into_got;
+    std::size_t got = c.take_buffered(to, op.bytes - c.in_into_got);
+    if (got == 0) {
+      const ssize_t r = ::recv(c.fd, to, op.bytes - c.in_into_got, MSG_DONTWAIT);
+      if (r == 0) fail(Code::Unavailable, "closed");
+      if (r < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
+        fail(Code::Unavailable, std::strerror(errno));
+      }
+      got = static_cast<std::size_t>(r);
+      c.in_drained = false;
+    }
+    c.in_into_got += got;
+  }
+  return true;
+}
+
+}  // namespace
 
 // Reads what arrived on an accepted connection and handles each whole frame.
 void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
@@ -1300,7 +1654,13 @@ void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
           case Kind::ReadReply: {
             std::lock_guard lock(c.mutex);
             auto it = c.expected_reads.find(c.in_header.id);
-            limit = it == c.expected_reads.end() ? 0 : it->second;
+            limit = it == c.expected_reads.end() ? 0 : it->second.bytes;
+            if (limit > 0 && c.in_header.length == limit) {  // received where its reader wants it
+              it->second.receiving = true;
+              c.in_direct = true;
+              c.in_into = it->second.into;
+              c.in_into_at = c.in_into_got = 0;
+            }
             break;
           }
           case Kind::ReadFailed: limit = kMaxStringBytes + 64; break;
@@ -1308,9 +1668,19 @@ void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
         }
         if (c.in_header.length > limit)
           fail(Code::Protocol, "a frame announces ", c.in_header.length, " bytes; at most ", limit, " are accepted");
-        c.in_payload.resize(c.in_header.length);
-        c.in_payload_got = c.take_buffered(c.in_payload.data(), c.in_payload.size());
         c.in_have_header = true;
+        if (!c.in_direct) {
+          c.in_payload.resize(c.in_header.length);
+          c.in_payload_got = c.take_buffered(c.in_payload.data(), c.in_payload.size());
+        }
+      }
+      if (c.in_direct) {
+        if (!receive_into(c)) return;
+        c.in_direct = false;
+        c.in_have_header = false;
+        c.in_into.clear();
+        deliver_answer(c, Kind::ReadReply, c.in_header.id, {}, -1, true);
+        continue;
       }
       if (c.in_payload_got < c.in_payload.size()) {  // the rest of a large payload
         const ssize_t r = ::recv(c.fd, c.in_payload.data() + c.in_payload_got, c.in_payload.size() - c.in_payload_got,
@@ -1333,6 +1703,10 @@ void LocalEndpoint::receive(const std::shared_ptr<Conn>& conn) {
       handle_frame(conn, h, std::move(payload));
     }
   } catch (const Error& e) {
+    if (c.in_direct) {  // the reader may go now
+      c.in_direct = false;
+      end_receiving(c, c.in_header.id);
+    }
     close_accepted(conn, detail::message_of(e), e.code() != Code::Unavailable);
   }
 }
@@ -1383,8 +1757,8 @@ void LocalEndpoint::close_accepted(const std::shared_ptr<Conn>& conn, const std:
   {
     std::lock_guard lock(mutex_);
     if (accepted_.erase(conn.get())) {
-      auto n = per_process_.find(conn->process.pid());
-      if (n != per_process_.end() && --n->second == 0) per_process_.erase(n);
+      auto n = per_peer_.find(conn->from);
+      if (n != per_peer_.end() && --n->second == 0) per_peer_.erase(n);
     }
     auto it = peers_.find(conn.get());
     if (it != peers_.end()) {
@@ -1394,7 +1768,7 @@ void LocalEndpoint::close_accepted(const std::shared_ptr<Conn>& conn, const std:
     notify = on_disconnect_;
   }
   if (dropped)
-    note_drop("pid " + std::to_string(conn->process.pid()), why);
+    note_drop(conn->from, why);
   else if (why != "closed")
     log::debug("{}: a connection closed: {}", address(), why);
   if (notify && peer) notify(peer);
@@ -1404,6 +1778,17 @@ void LocalEndpoint::close_accepted(const std::shared_ptr<Conn>& conn, const std:
 
 std::unique_ptr<Endpoint> make_local_endpoint(std::size_t max_request_bytes) {
   return std::make_unique<LocalEndpoint>(max_request_bytes);
+}
+
+void listen_tcp(Endpoint& local, const std::string& where) {
+  auto* e = dynamic_cast<LocalEndpoint*>(&local);
+  if (!e) fail(Code::InvalidArgument, "only the local transport's endpoint listens on TCP");
+  e->listen_tcp(where);
+}
+
+bool listens_tcp(const Endpoint& local) {
+  const auto* e = dynamic_cast<const LocalEndpoint*>(&local);
+  return e && e->listens_tcp();
 }
 
 }  // namespace cove::net

@@ -1,14 +1,18 @@
 // Internal: the memory key every transport puts in messages to describe
 // memory it exposes for one-sided reads.
 //
-//   KeyHeader (32 bytes) | transport-specific bytes (a packed UCX rkey, or none)
+//   KeyHeader (40 bytes) | transport-specific bytes (a packed UCX rkey, or none)
 //
 // The header says where the bytes are in the exposing process (address,
 // length), which of its regions they belong to (region id, for reads the
-// exposer serves itself), and which process claims them (pid). A reader
-// never believes the pid: the local transport reads only from the process
-// the kernel bound to the connection, and refuses a key whose pid differs;
-// the exposer checks region, offset and length against its own table.
+// exposer serves itself), which process claims them (pid), and the
+// region's token: 64 random bits the exposer drew for it. A reader never
+// believes the pid: the local transport reads only from the process the
+// kernel bound to the connection, and refuses a key whose pid differs; the
+// exposer checks region, token, offset and length against its own table.
+// Over TCP, where the kernel names no process, the token is what makes a
+// key a capability: region ids are small counters, but a key nobody was
+// given cannot be guessed.
 #pragma once
 
 #include "core/fail.hpp"
@@ -25,8 +29,9 @@ struct KeyHeader {
   std::uint64_t length = 0;
   std::uint64_t region = 0;
   std::uint64_t pid = 0;
+  std::uint64_t token = 0;
 };
-static_assert(sizeof(KeyHeader) == 32);
+static_assert(sizeof(KeyHeader) == 40);
 
 inline KeyHeader read_key_header(std::span<const std::byte> key) {
   KeyHeader h;

@@ -27,6 +27,7 @@ struct RegionTable {
     std::byte* base;
     std::uint64_t length;
     const Segment* segment = nullptr;  // the region's segment, if it is one
+    std::uint64_t token = 0;           // what its keys must carry (memory_key.hpp)
     // Processes allowed to map it for writing, by pid and user (a pid reused
     // by another user's process is not allowed).
     std::vector<std::pair<pid_t, uid_t>> writers = {};

@@ -11,9 +11,11 @@
 // Requests and replies are wire messages (wire.hpp); bulk data never
 // travels inside them.
 //
-// Backends: local (local.cpp; processes on one host, "local:@NAME"), UCX
-// (ucx.cpp; other hosts, "ucx:IP:PORT"), both at once (endpoint.cpp;
-// "local:@NAME|ucx:IP:PORT"), and in-process (inproc.cpp; "inproc://NAME").
+// Backends: Cove's own sockets (local.cpp; processes on one host,
+// "local:@NAME", and on other hosts over TCP, "tcp:IP:PORT"), UCX (ucx.cpp;
+// other hosts, "ucx:IP:PORT"), several at once (endpoint.cpp;
+// "local:@NAME|tcp:IP:PORT", "local:@NAME|ucx:IP:PORT"), and in-process
+// (inproc.cpp; "inproc://NAME").
 //
 // Errors: Unavailable when a peer cannot be reached or goes away, Timeout
 // when a deadline passes, InvalidArgument for a key or range that does not
@@ -50,7 +52,7 @@ class PeerHandle {
  public:
   virtual ~PeerHandle() = default;
   virtual std::string address() const = 0;  // the peer's own address, "" when it has none (a pure client)
-  virtual const char* transport() const = 0;  // "local", "ucx" or "inproc"
+  virtual const char* transport() const = 0;  // "local", "tcp", "ucx" or "inproc"
   // Whether the process at the other end can be the one listening on
   // `address` (what it says it is in its hello; "" claims nothing). Where
   // the kernel can tell, it decides: a local connection's pid must be the
@@ -218,7 +220,7 @@ class PeerCache {
 
 // How an endpoint listens.
 struct EndpointOptions {
-  // UCX: the interface name or IP address to listen on; "" is loopback.
+  // TCP and UCX: the interface name or IP address to listen on; "" is loopback.
   std::string listen;
   // Requests larger than this are refused before anything is allocated.
   std::size_t max_request_bytes = 0;  // 0: the protocol's default
@@ -227,11 +229,14 @@ struct EndpointOptions {
 // A new endpoint for a transport:
 //   "local"          processes on this host, over Unix-domain sockets
 //                    (address "local:@" + a random name);
+//   "tcp"            the local transport, and TCP for peers on other hosts
+//                    (address "local:@NAME|tcp:IP:PORT");
 //   "ucx"            the local transport, and UCX for peers on other hosts
 //                    (address "local:@NAME|ucx:IP:PORT");
 //   "inproc://NAME"  one process (NAME must be free).
 // A client reaching an address with several alternatives takes the local
-// one when it is on this host, unless COVE_TRANSPORT=ucx asks for UCX.
+// one when it is on this host, unless COVE_TRANSPORT=tcp or ucx asks for
+// that one.
 // Throws Unsupported for "ucx" when Cove was built without UCX.
 std::unique_ptr<Endpoint> make_endpoint(const std::string& transport, const EndpointOptions& options = {});
 // An endpoint that does not listen (a client's, or a probe's), in the
@@ -239,6 +244,12 @@ std::unique_ptr<Endpoint> make_endpoint(const std::string& transport, const Endp
 std::unique_ptr<Endpoint> make_endpoint_for(const std::string& address);
 
 std::unique_ptr<Endpoint> make_local_endpoint(std::size_t max_request_bytes);
+// Makes an endpoint of make_local_endpoint() listen on TCP too ("tcp:IP:PORT"
+// joins its address), at `where` (EndpointOptions::listen); a second call
+// does nothing. InvalidArgument for an address no interface holds,
+// Unavailable when the socket cannot be made.
+void listen_tcp(Endpoint& local, const std::string& where);
+bool listens_tcp(const Endpoint& local);
 std::unique_ptr<Endpoint> make_ucx_endpoint(const std::string& listen, std::size_t max_request_bytes);
 std::unique_ptr<Endpoint> make_inproc_endpoint(const std::string& name);
 

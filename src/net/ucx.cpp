@@ -33,6 +33,7 @@
 #include "common/log.hpp"
 #include "core/fail.hpp"
 #include "net/drop_log.hpp"
+#include "net/inet.hpp"
 #include "net/memory_key.hpp"
 #include "net/protocol.hpp"
 
@@ -77,76 +78,9 @@ bool unreachable(ucs_status_t s) {
   fail(unreachable(s) ? Code::Unavailable : Code::Internal, what, ": ", ucs_status_string(s));
 }
 
-// A socket address, as "IP:PORT" or "[IP6]:PORT".
-std::string to_string(const sockaddr_storage& a) {
-  char host[INET6_ADDRSTRLEN] = {0};
-  if (a.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&a);
-    ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-    return std::string(host) + ":" + std::to_string(ntohs(in->sin_port));
-  }
-  const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a);
-  ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-  return "[" + std::string(host) + "]:" + std::to_string(ntohs(in6->sin6_port));
-}
-
-// "IP" or "[IP6]" and a port -> a socket address; InvalidArgument otherwise.
-sockaddr_storage numeric_address(const std::string& host, unsigned port, const std::string& what) {
-  sockaddr_storage a{};
-  auto* in = reinterpret_cast<sockaddr_in*>(&a);
-  auto* in6 = reinterpret_cast<sockaddr_in6*>(&a);
-  if (::inet_pton(AF_INET, host.c_str(), &in->sin_addr) == 1) {
-    in->sin_family = AF_INET;
-    in->sin_port = htons(static_cast<std::uint16_t>(port));
-  } else if (host.size() > 2 && host.front() == '[' && host.back() == ']' &&
-             ::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &in6->sin6_addr) == 1) {
-    in6->sin6_family = AF_INET6;
-    in6->sin6_port = htons(static_cast<std::uint16_t>(port));
-  } else {
-    fail(Code::InvalidArgument, what, " '", common::shown_address(host), "' is not an IPv4 address or a bracketed IPv6 one");
-  }
-  return a;
-}
-
 // "ucx:IP:PORT" -> its socket address. Everything is checked here, before
 // any of it reaches UCX.
-sockaddr_storage parse_address(const std::string& address) {
-  if (address.rfind(kScheme, 0) != 0 || address.size() > 80)
-    fail(Code::InvalidArgument, "address '", common::shown_address(address), "' is not a UCX address (ucx:IP:PORT)");
-  const std::string rest = address.substr(std::strlen(kScheme));
-  const auto colon = rest.rfind(':');
-  if (colon == std::string::npos || colon + 1 >= rest.size())
-    fail(Code::InvalidArgument, "UCX address '", common::shown_address(address), "' has no port (ucx:IP:PORT)");
-  const std::string port_text = rest.substr(colon + 1);
-  if (port_text.find_first_not_of("0123456789") != std::string::npos || port_text.size() > 5)
-    fail(Code::InvalidArgument, "UCX address '", common::shown_address(address), "' has a bad port");
-  const unsigned port = static_cast<unsigned>(std::stoul(port_text));
-  if (port == 0 || port > 65535) fail(Code::InvalidArgument, "UCX address '", common::shown_address(address), "' has port ", port);
-  return numeric_address(rest.substr(0, colon), port, "UCX address host");
-}
-
-// The address to listen on: an IP address, or the first IPv4 address of
-// the interface of that name.
-sockaddr_storage listen_address(const std::string& where) {
-  if (where.empty()) return numeric_address("127.0.0.1", 0, "listen address");
-  sockaddr_storage a{};
-  ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) == 0) {
-    for (ifaddrs* i = list; i; i = i->ifa_next)
-      if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && where == i->ifa_name) {
-        std::memcpy(&a, i->ifa_addr, sizeof(sockaddr_in));
-        reinterpret_cast<sockaddr_in*>(&a)->sin_port = 0;
-        ::freeifaddrs(list);
-        return a;
-      }
-    ::freeifaddrs(list);
-  }
-  try {
-    return numeric_address(where, 0, "listen address");
-  } catch (const Error&) {
-    fail(Code::InvalidArgument, "listen = '", where, "' is neither an interface with an IPv4 address nor an IP address");
-  }
-}
+sockaddr_storage parse_address(const std::string& address) { return parse_inet_address(address, kScheme, "UCX"); }
 
 // UCX_TLS without the shared-memory transports (see the header comment).
 // "" when the user set nothing: then the default list, minus those.
@@ -216,14 +150,7 @@ struct UcxPeer final : PeerHandle {
   bool may_claim(const std::string& claimed) const override {
     if (claimed.empty()) return true;
     if (!incoming) return claimed == addr;
-    const std::string prefix = std::string(kScheme) + from_ip + ":";
-    std::size_t at = 0;
-    while (at <= claimed.size()) {
-      const std::size_t end = std::min(claimed.find('|', at), claimed.size());
-      if (!from_ip.empty() && claimed.compare(at, prefix.size(), prefix) == 0 && end - at > prefix.size()) return true;
-      at = end + 1;
-    }
-    return false;
+    return claims_host(claimed, kScheme, from_ip);
   }
   ~UcxPeer() override {
     for (auto& [k, r] : rkeys) ucp_rkey_destroy(r);

@@ -34,7 +34,7 @@ std::string fresh_inproc_name() {
 void bind_server(nb::module_& m) {
   nb::class_<Server>(m, "Server",
                      "A staging server inside this process. The default transport, inproc, serves clients of this "
-                     "process only; 'local' (this host) or 'ucx' serve other processes too, which connect through "
+                     "process only; 'local' (this host), 'tcp' or 'ucx' serve other processes too, which connect through "
                      "the connection file it writes (connection_file=, write_connection_file()).")
       .def(
           "__init__",

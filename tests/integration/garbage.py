@@ -9,8 +9,10 @@ lengths, frames that look like Cove's (every kind, lengths at and past the
 limits, truncated), hellos cut short, connections that stop mid-frame and
 stay open, and thousands of connections at once. While the stalled and
 the many connections are still open it runs CMD (a client that must be
-served). --mode cove: the server's own listeners (Unix sockets); ucx: its
-TCP listeners (UCX's), with UCX-looking packets too. --seconds S repeats
+served). --mode cove: the server's own listeners (Unix sockets, and TCP
+for a server of transport tcp), with reads by guessed keys too; ucx: its
+TCP listeners (UCX's, a server of transport ucx), with UCX-looking packets
+too. --seconds S repeats
 rounds with new random shapes for S seconds (make fuzz); 0: one round.
 Exit status 0 when the server is alive at the end and CMD succeeded.
 """
@@ -40,7 +42,7 @@ def listeners(pid, mode):
             name = line.split()[4]
             if name.startswith("@"):
                 out.append((socket.AF_UNIX, "\0" + name[1:]))
-    else:
+    if True:  # TCP: Cove's own (mode cove, a server of transport tcp) or UCX's
         text = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
         for line in text.splitlines():
             if f"pid={pid}," not in line:
@@ -79,10 +81,17 @@ def shapes(rng, mode):
     for op in range(0, 40):
         body = rng.randbytes(rng.choice([0, 3, 40, 300]))
         claimed = rng.choice([len(body), len(body) + 1, 0xFFFFFFFF])
-        msg = struct.pack("<IHHQII", COVE_MAGIC, rng.choice([7, 6, 0xFFFF]), op, rng.getrandbits(64), 0, claimed) + body
+        msg = struct.pack("<IHHQII", COVE_MAGIC, rng.choice([9, 8, 0xFFFF]), op, rng.getrandbits(64), 0, claimed) + body
         yield frame(1, len(msg), rng.getrandbits(64), msg)
         yield frame(8, len(msg), rng.getrandbits(64), msg)  # as a notice
         yield frame(1, len(msg) + 100, rng.getrandbits(64), msg)  # truncated
+    # Reads of memory by guessed keys (region ids are small counters; the
+    # token is what nobody can guess): every one is refused.
+    for region in list(range(0, 8)) + [1 << 63, (1 << 63) + 1, (1 << 63) + 2]:
+        body = struct.pack("<QQQQQI", rng.getrandbits(47), 4096, region, os.getpid(), rng.choice([0, rng.getrandbits(64)]), 1)
+        body += struct.pack("<QQ", 0, 4096)
+        ask = struct.pack("<IHHQII", COVE_MAGIC, 0, 0, 0, 0, len(body)) + body
+        yield frame(3, len(ask), rng.getrandbits(64), ask)
     if mode == "ucx":
         for am_id in [0, 1, 63, 64, 65, 255]:
             for length in [0, 4, 21, 25, 29, 64, 65536, 0xFFFFFFFF]:

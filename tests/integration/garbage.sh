@@ -3,10 +3,12 @@
 # shapes), after which the server must still serve a put and a get with
 # every value checked, and have lost nothing stored before.
 #   garbage.sh DIR cove|ucx|listen [SECONDS]
-#     cove    the server's own listeners (Unix sockets), one round, or
+#     cove    the server's own listeners (Unix sockets, and its TCP port:
+#             the default transport, tcp, is Cove's own), one round, or
 #             SECONDS of rounds (make fuzz)
-#     ucx     every TCP port of the server (UCX's listeners): known to
-#             abort UCX 1.13 and 1.22 (docs/transport.md); not in make test
+#     ucx     every TCP port of a server of transport ucx (UCX's
+#             listeners): known to abort UCX 1.13 and 1.22
+#             (docs/transport.md); not in make test
 #     listen  where the server listens: every TCP listener on loopback by
 #             default, even with UCX_NET_DEVICES=all in its environment; on
 #             the named interface's address alone with --listen
@@ -86,11 +88,12 @@ time.sleep(3)
     bounded "a check after" "$sec" serves check before
     echo "the server is still running and serving"
     exit 0 ;;
-  cove|ucx) ;;
+  cove) transport=tcp ;;
+  ucx) transport=ucx ;;
   *) echo "unknown case $case" >&2; exit 2 ;;
 esac
 
-"$here"/server.sh start "$dir"
+"$here"/server.sh start "$dir" --transport "$transport"
 server=$(cat "$dir/server.pid")
 bounded "a put before the garbage" "$sec" serves put before
 during="'$sec' serves put during > '$dir/during.log' 2>&1 && '$sec' serves check during >> '$dir/during.log' 2>&1"
@@ -99,7 +102,7 @@ bounded "the garbage" python3 "$here"/garbage.py --pid "$server" --mode "$case" 
   { cat "$dir/during.log" 2> /dev/null; tail -20 "$dir/server.log"; exit 1; }
 took=$((SECONDS - start + 1))
 bounded "a check after the garbage" "$sec" serves check before
-COVE_TRANSPORT=ucx bounded "a check over UCX after the garbage" "$sec" serves check before
+COVE_TRANSPORT=$transport bounded "a check over $transport after the garbage" "$sec" serves check before
 kill -0 "$server" || { echo "FAIL: the server died"; tail -20 "$dir/server.log"; exit 1; }
 # Drops are logged at most once per second per peer address.
 logged=$(grep -c "dropped a connection from" "$dir/server.log" || true)

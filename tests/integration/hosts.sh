@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Multi-host faults on one machine. Three "hosts" are network namespaces,
 # each with a pid namespace of its own (so neither the local transport nor
-# process_vm_readv reaches across them: only UCX over TCP does), plugged
+# process_vm_readv reaches across them: only TCP does, Cove's own by
+# default, UCX's with COVE_HOSTS_TRANSPORT=ucx), plugged
 # into a bridge in a fourth namespace by veth links. A group of two servers
 # runs on h1 and h2; writers and readers run on h1, h2 and h3. Then:
 #   1. h3's link goes down under a put and under a waiting get: both fail
@@ -102,7 +103,8 @@ mkdir -p "$dir"
 export COVE_CONNECT=$dir/cove.conn
 # The ranks talk over their hosts' links, as on separate nodes.
 export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=eth0
-server=("$COVE_BIN/cove-server" --connection-file "$COVE_CONNECT" --allow-run-as-root --listen eth0)
+transport=${COVE_HOSTS_TRANSPORT:-tcp}
+server=("$COVE_BIN/cove-server" --connection-file "$COVE_CONNECT" --allow-run-as-root --listen eth0 --transport "$transport")
 rank() { echo "$(cd "$here" && pwd)/hosts.sh" --rank "${init[$1]}" "$subnet.100" "$dir"; }
 nsenter -t "${init[h0]}" -n -- mpiexec --allow-run-as-root --oversubscribe --enable-recovery \
   -n 1 $(rank h1) "${server[@]}" : -n 1 $(rank h2) "${server[@]}" > "$dir/servers.log" 2>&1 &
@@ -114,7 +116,7 @@ for _ in $(seq 300); do
   sleep 0.05
 done
 [ -f "$COVE_CONNECT" ] || { echo "the group did not start"; cat "$dir/servers.log"; exit 1; }
-echo "group of 2 on h1 and h2: $(grep -c ucx: "$COVE_CONNECT") addresses"
+echo "group of 2 on h1 and h2: $(grep -c "$transport:" "$COVE_CONNECT") $transport addresses"
 
 # Waits until FILE contains TEXT, for up to S seconds.
 wait_for() {

@@ -83,6 +83,13 @@ std::string alternative(const std::string& address, const std::string& scheme) {
   return "";
 }
 
+// The server's address for other hosts: its tcp: part (the default
+// transport), else its ucx: part.
+std::string network_address() {
+  const std::string tcp = alternative(connect_target(), "tcp:");
+  return tcp.empty() ? alternative(connect_target(), "ucx:") : tcp;
+}
+
 // A raw connection that has said hello as a client.
 struct Raw {
   std::unique_ptr<net::Endpoint> ep = net::make_endpoint("local");
@@ -266,14 +273,21 @@ int oversize(long server_pid) {
   const long rss_after = rss_kib(server_pid);
   check(rss_after >= 0 && rss_after - rss_before < 64 * 1024,
         "the server's memory grew by " + std::to_string(rss_after - rss_before) + " KiB, not 3 GiB");
-  // A request over the limit over UCX, and a count larger than its message.
-  const std::string ucx = alternative(connect_target(), "ucx:");
+  // A request over the limit from another host (TCP), and a count larger than its message.
+  // Over UCX the server answers it with an error; over TCP, as on the local
+  // transport, the frame's length alone closes the connection.
   auto ep = net::make_endpoint("local");
-  net::Peer peer = ep->connect(ucx, net::deadline_in(10000));
+  net::Peer peer = ep->connect(network_address(), net::deadline_in(10000));
   net::greet(*ep, peer, net::Role::Client, ep->address(), group_secret(), net::deadline_in(10000));
-  expect_refused(Code::InvalidArgument, "exceeds the server's limit", "a 2 MiB metadata put over UCX", [&] {
+  const bool tcp = std::strcmp(peer->transport(), "tcp") == 0;
+  expect_refused(tcp ? Code::Unavailable : Code::InvalidArgument, tcp ? "tcp:" : "exceeds the server's limit",
+                 "a 2 MiB metadata put over the network", [&] {
     net::call<net::Message<net::Op::MetaPut>>(*ep, peer, {"big", 1, net::Bytes(2 << 20)}, net::deadline_in(10000));
   });
+  if (tcp) {
+    peer = ep->connect(network_address(), net::deadline_in(10000));
+    net::greet(*ep, peer, net::Role::Client, ep->address(), group_secret(), net::deadline_in(10000));
+  }
   net::WireWriter d(static_cast<std::uint16_t>(net::Op::Define), 5);
   d.str("x").str("<f8").u8(1).u8(0).u8(0).u32(0x7fffffff);  // 2^31 layouts announced, none sent
   const auto reply = ep->call(peer, std::move(d).finish(), net::deadline_in(10000));
@@ -307,13 +321,13 @@ int bad_hello() {
   const auto reply = raw.ep->call(raw.peer, m, net::deadline_in(10000));
   expect_refused(Code::Protocol, "speaks protocol version 99 but this server", "a hello of protocol version 99",
                  [&] { net::check_reply(reply, static_cast<std::uint16_t>(net::Op::Hello), 3); });
-  // Garbage at the door of the server's UCX listener: 212 bytes on its TCP port.
-  const std::string ucx = alternative(connect_target(), "ucx:");
-  const auto colon = ucx.rfind(':');
+  // Garbage at the door of the server's network listener: 212 bytes on its TCP port.
+  const std::string network = network_address();  // tcp:IP:PORT or ucx:IP:PORT
+  const auto colon = network.rfind(':');
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(ucx.substr(colon + 1))));
-  ::inet_pton(AF_INET, ucx.substr(4, colon - 4).c_str(), &a.sin_addr);
+  a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(network.substr(colon + 1))));
+  ::inet_pton(AF_INET, network.substr(4, colon - 4).c_str(), &a.sin_addr);
   for (int i = 0; i < 3; ++i) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0)
@@ -361,13 +375,15 @@ int impersonate(const std::string& file) {
   Raw liar(alternative(connect_target(), "local:"), false);
   expect_refused(Code::PermissionDenied, "is not this connection's process", "a local hello claiming another writer",
                  [&] { net::greet(*liar.ep, liar.peer, net::Role::Client, victim, {}, net::deadline_in(10000)); });
-  // The same over UCX, and a UCX address of another host.
-  auto ucx = net::make_endpoint("ucx");
-  const net::Peer up = ucx->connect(alternative(connect_target(), "ucx:"), net::deadline_in(10000));
-  expect_refused(Code::PermissionDenied, "is not this connection's process", "a UCX hello claiming a local writer",
-                 [&] { net::greet(*ucx, up, net::Role::Client, victim, {}, net::deadline_in(10000)); });
-  expect_refused(Code::PermissionDenied, "is not this connection's process", "a UCX hello claiming another host",
-                 [&] { net::greet(*ucx, up, net::Role::Client, "ucx:10.255.0.1:4000", {}, net::deadline_in(10000)); });
+  // The same from another host (TCP), and an address of yet another host.
+  const std::string network = network_address();
+  const std::string scheme = network.substr(0, 4);  // "tcp:" or "ucx:"
+  auto remote = net::make_endpoint(scheme.substr(0, 3));
+  const net::Peer up = remote->connect(network, net::deadline_in(10000));
+  expect_refused(Code::PermissionDenied, "is not this connection's process", "a network hello claiming a local writer",
+                 [&] { net::greet(*remote, up, net::Role::Client, victim, {}, net::deadline_in(10000)); });
+  expect_refused(Code::PermissionDenied, "is not this connection's process", "a network hello claiming another host",
+                 [&] { net::greet(*remote, up, net::Role::Client, scheme + "10.255.0.1:4000", {}, net::deadline_in(10000)); });
   // An honest connection cannot release or disconnect the writer's pieces.
   Raw honest(alternative(connect_target(), "local:"));
   expect_refused(Code::PermissionDenied, "not this connection's address", "a release of another writer's piece",

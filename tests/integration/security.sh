@@ -9,7 +9,11 @@ here=$(dirname "$0")
 sec=$COVE_TEST_BIN/cove-test-security
 export COVE_CONNECT=$dir/cove.conn
 . "$here"/harness.sh
-"$here"/server.sh start "$dir"
+# forge-ucx attacks UCX's own path: its server runs transport ucx; the
+# others meet the default, tcp, on its network port.
+transport=tcp
+[ "$case" != forge-ucx ] || transport=ucx
+"$here"/server.sh start "$dir" --transport "$transport"
 server=$(cat "$dir/server.pid")
 
 case "$case" in

@@ -36,8 +36,10 @@ fi
 
 "$here"/server.sh start "$dir" --log-level info
 "$COVE_TEST_BIN"/cove-test-fault seed
-# By default UCX listens on loopback only: no other host can reach the server.
-grep -q 'ucx:127\.0\.0\.1:' "$dir/cove.conn" || { cat "$dir/cove.conn"; fail "the server's UCX address is not on loopback"; }
+# By default the server listens on TCP (Cove's own), on loopback only: no
+# other host can reach it, and no UCX runs.
+grep -q 'tcp:127\.0\.0\.1:' "$dir/cove.conn" || { cat "$dir/cove.conn"; fail "the server's TCP address is not on loopback"; }
+! grep -q 'ucx:' "$dir/cove.conn" || { cat "$dir/cove.conn"; fail "the default server runs UCX"; }
 
 "$cove" ls | grep -q "^small  <f8  ndim 2" || fail "cove ls does not show the variable"
 "$cove" stat | grep -q "bytes out" || fail "cove stat has no bytes-out column"

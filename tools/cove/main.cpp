@@ -32,9 +32,10 @@ void add_serve_options(CLI::App& app, ServeArgs& a) {
   app.add_option("--config", a.config, "TOML configuration file (docs/staging.md)")->check(CLI::ExistingFile);
   app.add_option("--connection-file", a.connection_file, "where rank 0 writes the servers' addresses (cove.conn)");
   app.add_option("--transport", a.transport,
-                 "'ucx': this host over Unix-domain sockets, other hosts over UCX (default); 'local': this host only");
+                 "'tcp': this host over Unix-domain sockets, other hosts over TCP (default); 'ucx': other hosts "
+                 "over UCX (RDMA fabrics); 'local': this host only");
   app.add_option("--listen", a.listen,
-                 "interface or IP address UCX listens on (default: loopback only, no other host can connect)");
+                 "interface or IP address TCP or UCX listens on (default: loopback only, no other host can connect)");
   app.add_option("--memory-budget", a.memory_budget, "bytes of array data held, e.g. 8GiB (0: no limit)");
   app.add_option("--pool-reserve", a.pool_reserve,
                  "piece memory made and faulted in ahead of use, off the puts' path, e.g. 2GiB (0: none)");

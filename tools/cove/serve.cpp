@@ -97,10 +97,10 @@ common::ServerConfig configure(const ServeArgs& a) {
   if (!a.config.empty()) cfg = common::load_server_config(a.config);
   // A server process serves other processes: "inproc" (the library's
   // default) makes no sense here.
-  if (cfg.options.transport.rfind("inproc://", 0) == 0) cfg.options.transport = "ucx";
+  if (cfg.options.transport.rfind("inproc://", 0) == 0) cfg.options.transport = "tcp";
   if (!a.transport.empty()) {
-    if (a.transport != "ucx" && a.transport != "local")
-      throw Error(Code::InvalidArgument, "--transport '" + a.transport + "': expected 'ucx' or 'local'");
+    if (a.transport != "ucx" && a.transport != "tcp" && a.transport != "local")
+      throw Error(Code::InvalidArgument, "--transport '" + a.transport + "': expected 'tcp', 'ucx' or 'local'");
     cfg.options.transport = a.transport;
   }
   if (!a.listen.empty()) cfg.options.listen = a.listen;
