@@ -14,8 +14,10 @@ in one run:
     get of 64 and 512 MiB and its 4 KiB put and get medians, each a round
     trip).
 
-Prints one table, each row with its ratio to MPI's figure of the same run
-and issue 34's target, and writes the rows to BUILD/network_bench.csv.
+MPI runs first and again last, and the ratios are to its better run of
+each figure. Prints one table, each row with its ratio to MPI's figure of
+the same run and issue 34's target, and writes the rows to
+BUILD/network_bench.csv.
 
   network.py [--build DIR] [--quick] [--transports tcp,ucx]
 """
@@ -107,9 +109,17 @@ def main():
     work = tempfile.mkdtemp(prefix="cove-network-bench.")
     rows = []  # case, value, unit, MPI's figure, ratio, target, met
     try:
-        m = mpi_baseline(build, args.quick, env)
-        mpi_bw = {64: m["one-way 64 MiB"], 512: m["one-way 512 MiB"]}
-        mpi_rtt = m["round trip 4 KiB"]
+        # MPI runs first and again last; the baseline is its better run of
+        # each figure (MPI over loopback varies by 2x between runs on a
+        # 2-core VM), so a ratio errs against Cove, never for it.
+        mpi_runs = [mpi_baseline(build, args.quick, env)]
+        mpi_bw, mpi_rtt = {}, 0.0
+
+        def set_baseline():
+            nonlocal mpi_rtt
+            for mib in (64, 512):
+                mpi_bw[mib] = max(r[f"one-way {mib} MiB"] for r in mpi_runs)
+            mpi_rtt = min(r["round trip 4 KiB"] for r in mpi_runs)
 
         def bw_row(name, value, mib, target=None):
             ratio = value / mpi_bw[mib]
@@ -121,32 +131,42 @@ def main():
             rows.append((name, value, "us", mpi_rtt, ratio, f"<= {target}" if target else "",
                          "" if target is None else ("met" if ratio <= target else "MISSED")))
 
-        for mib in (64, 512):
-            bw_row(f"MPI one-way {mib} MiB", mpi_bw[mib], mib)
-        rtt_row("MPI 4 KiB round trip", mpi_rtt)
+        measured = []  # (row maker, name, value, mib or None, target), made once the baseline is final
         if shutil.which("ucx_perftest"):
             iters = {64: 10 if args.quick else 40, 512: 2 if args.quick else 6}
             for i, mib in enumerate((64, 512)):
                 _, gbps = perftest("tag_bw", mib * MIB, iters[mib], 13400 + i, env)
-                bw_row(f"ucx_perftest tag_bw {mib} MiB", gbps, mib)
+                measured.append((f"ucx_perftest tag_bw {mib} MiB", gbps, mib, None))
             half, _ = perftest("tag_lat", 4096, 2000 if args.quick else 20000, 13402, env)
-            rtt_row("ucx_perftest 4 KiB round trip", 2 * half)
+            measured.append(("ucx_perftest 4 KiB round trip", 2 * half, None, None))
         else:
             print("ucx_perftest not installed (ucx-utils; scripts/setup-bench.sh): its rows are skipped")
         for transport in args.transports.split(","):
             c = cove(build, args.quick, env, work, transport)
             for mib in (64, 512):
                 for op in ("put", "get"):
-                    bw_row(f"Cove {transport} {op} {mib} MiB", c[f"{op} {mib} MiB"], mib, 0.8)
-            rtt_row(f"Cove {transport} put 4 KiB round trip", c["put 4 KiB, median"], 1.5)
-            rtt_row(f"Cove {transport} get 4 KiB round trip", c["get 4 KiB, median"], 1.5)
+                    measured.append((f"Cove {transport} {op} {mib} MiB", c[f"{op} {mib} MiB"], mib, 0.8))
+            measured.append((f"Cove {transport} put 4 KiB round trip", c["put 4 KiB, median"], None, 1.5))
+            measured.append((f"Cove {transport} get 4 KiB round trip", c["get 4 KiB, median"], None, 1.5))
+        mpi_runs.append(mpi_baseline(build, args.quick, env))
+        set_baseline()
+        for i, r in enumerate(mpi_runs):
+            for mib in (64, 512):
+                bw_row(f"MPI one-way {mib} MiB, run {i + 1}", r[f"one-way {mib} MiB"], mib)
+            rtt_row(f"MPI 4 KiB round trip, run {i + 1}", r["round trip 4 KiB"])
+        for name, value, mib, target in measured:
+            if mib:
+                bw_row(name, value, mib, target)
+            else:
+                rtt_row(name, value, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("\nNetwork benchmark: TCP over loopback (UCX_TLS=tcp, MPI's tcp BTL), one run; ratio = value / MPI's")
-    print(f"{'case':<32} | {'measured':>14} | {'MPI, same run':>14} | {'ratio':>6} | {'target':<7} |")
+    print("\nNetwork benchmark: TCP over loopback (UCX_TLS=tcp, MPI's tcp BTL), one run; "
+          "ratio = value / MPI's better run of the two")
+    print(f"{'case':<36} | {'measured':>14} | {'MPI, same run':>14} | {'ratio':>6} | {'target':<7} |")
     print("-" * 92)
     for name, value, unit, base, ratio, target, met in rows:
-        print(f"{name:<32} | {value:>9.2f} {unit:<4} | {base:>9.2f} {unit:<4} | {ratio:>6.2f} | {target:<7} | {met}")
+        print(f"{name:<36} | {value:>9.2f} {unit:<4} | {base:>9.2f} {unit:<4} | {ratio:>6.2f} | {target:<7} | {met}")
     out = os.path.join(build, "network_bench.csv")
     with open(out, "w", newline="") as f:
         w = csv.writer(f)

@@ -34,8 +34,9 @@
 // asks (ReadRequest) with a key, and the exposer serves it only when the
 // key's token matches the region's (memory_key.hpp): keys are handed out
 // only to processes that proved the group's secret to a server, so the
-// token is the capability. A read's answer is received straight into the
-// reader's destination, and a reader that gives up waits until the bytes
+// token is the capability. A read's answer is sent from the exposed memory
+// in place, only while its region stays exposed (a withdrawn one cuts the
+// connection), and received straight into the reader's destination, and a reader that gives up waits until the bytes
 // it asked for stop arriving (it cuts the connection first), so no answer
 // lands in memory that was handed back.
 //
@@ -208,6 +209,16 @@ struct Conn {
   struct Queued {
     Bytes bytes;
     int fd = -1;  // sent with the frame's first byte, then closed
+    // A read's answer sent in place: after `bytes` (its frame header), these
+    // runs of exposed region `region` (whose token is `token`), sent only
+    // while the region stays exposed.
+    std::vector<iovec> in_place;
+    std::uint64_t region = 0, token = 0;
+    std::size_t size() const {
+      std::size_t n = bytes.size();
+      for (const iovec& v : in_place) n += v.iov_len;
+      return n;
+    }
   };
   std::mutex send_mutex;
   std::deque<Queued> queued;  // accepted connections: what the socket did not take yet
@@ -429,7 +440,8 @@ class LocalEndpoint final : public Endpoint {
   std::optional<MappedWindow> mapped(Conn& c, const KeyHeader& k, bool writable, Deadline deadline);
   Peer connect_tcp(const std::string& address, Deadline deadline);
   void serve_read_direct(Conn& c, std::uint64_t id, const ReadAsk& ask, const std::byte* base);
-  void queue_framed(Conn& c, Bytes framed);
+  void queue_in_place(Conn& c, Conn::Queued answer);
+  void flush_locked(Conn& c);
   void forget_read(Conn& c, std::uint64_t id);
   void run_io();
   void accept_all(int listen_fd, bool tcp);
@@ -835,21 +847,62 @@ void LocalEndpoint::queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payl
 
 void LocalEndpoint::flush_queued(Conn& c) {
   std::lock_guard lock(c.send_mutex);
+  flush_locked(c);
+}
+
+// Sends what the socket takes of the queue (c.send_mutex held). An answer
+// sent in place goes out only under the table, and only while its region
+// is exposed: once the region is withdrawn (its memory may hold other
+// bytes soon) the connection is cut, and its reader gets an error, never
+// bytes the region did not hold when it asked.
+void LocalEndpoint::flush_locked(Conn& c) {
+  const auto drop_all = [&] {
+    for (auto& dropped : c.queued)
+      if (dropped.fd >= 0) ::close(dropped.fd);
+    c.queued.clear();
+    c.queued_offset = c.queued_bytes = 0;
+  };
   while (!c.queued.empty()) {
     Conn::Queued& q = c.queued.front();
-    Bytes& front = q.bytes;
-    iovec iov{front.data() + c.queued_offset, front.size() - c.queued_offset};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    if (q.fd >= 0 && c.queued_offset == 0) attach_descriptor(m, control, q.fd);
-    const ssize_t n = ::sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = 0;
+    if (q.in_place.empty()) {
+      iovec iov{q.bytes.data() + c.queued_offset, q.bytes.size() - c.queued_offset};
+      msghdr m{};
+      m.msg_iov = &iov;
+      m.msg_iovlen = 1;
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+      if (q.fd >= 0 && c.queued_offset == 0) attach_descriptor(m, control, q.fd);
+      n = ::sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+      std::vector<iovec> iov;
+      std::size_t skip = c.queued_offset;
+      const auto add = [&](std::byte* at, std::size_t len) {
+        if (skip >= len) {
+          skip -= len;
+          return;
+        }
+        if (iov.size() < IOV_MAX) iov.push_back({at + skip, len - skip});
+        skip = 0;
+      };
+      add(q.bytes.data(), q.bytes.size());
+      for (const iovec& v : q.in_place) add(static_cast<std::byte*>(v.iov_base), v.iov_len);
+      msghdr m{};
+      m.msg_iov = iov.data();
+      m.msg_iovlen = iov.size();
+      std::shared_lock table(table_->mutex);
+      const auto it = table_->regions.find(q.region);
+      if (it == table_->regions.end() || it->second.token != q.token) {
+        table.unlock();
+        log::debug("{}: a region was withdrawn while its bytes were being sent; the connection is cut", address());
+        drop_all();
+        ::shutdown(c.fd, SHUT_RDWR);
+        return;
+      }
+      n = ::sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
-      for (auto& dropped : c.queued)
-        if (dropped.fd >= 0) ::close(dropped.fd);
-      c.queued.clear();
+      drop_all();
       return;
     }
     if (q.fd >= 0) {
@@ -857,8 +910,8 @@ void LocalEndpoint::flush_queued(Conn& c) {
       q.fd = -1;
     }
     c.queued_offset += static_cast<std::size_t>(n);
-    if (c.queued_offset == front.size()) {
-      c.queued_bytes -= front.size();
+    if (c.queued_offset == q.size()) {
+      c.queued_bytes -= q.bytes.size();
       c.queued.pop_front();
       c.queued_offset = 0;
     }
@@ -1341,10 +1394,10 @@ void LocalEndpoint::write(const Peer& peer, std::span<const std::byte> key, std:
 }
 
 // A peer asks for bytes of a region this endpoint exposed: checked against
-// the table (region, token, window), sent while the region cannot be
-// withdrawn. On a connection this endpoint made, the caller sends them
-// straight from the region, holding the table; on an accepted one they are
-// copied once into the frame, which the I/O thread sends when it can.
+// the table (region, token, window), and sent from the region itself, with
+// no copy, only while it is exposed. On a connection this endpoint made,
+// the caller sends them holding the table; on an accepted one the I/O
+// thread sends them as the socket takes them (flush_locked).
 void LocalEndpoint::serve_read(Conn& c, std::uint64_t id, std::span<const std::byte> payload) {
   try {
     const ReadAsk ask = decode_read_ask(payload);
@@ -1370,14 +1423,17 @@ void LocalEndpoint::serve_read(Conn& c, std::uint64_t id, std::span<const std::b
       serve_read_direct(c, id, ask, window);
       return;
     }
+    // Sent in place, by the I/O thread, while the region stays exposed.
     const FrameHeader h{static_cast<std::uint32_t>(Kind::ReadReply), static_cast<std::uint32_t>(total), id};
-    Bytes framed;
-    framed.reserve(sizeof h + total);  // filled by copies alone, never zeroed first
+    Conn::Queued answer;
     const auto* hb = reinterpret_cast<const std::byte*>(&h);
-    framed.insert(framed.end(), hb, hb + sizeof h);
-    for (const auto& [offset, bytes] : ask.parts) framed.insert(framed.end(), window + offset, window + offset + bytes);
+    answer.bytes.assign(hb, hb + sizeof h);
+    for (const auto& [offset, bytes] : ask.parts)
+      if (bytes) answer.in_place.push_back({const_cast<std::byte*>(window + offset), bytes});
+    answer.region = ask.key.region;
+    answer.token = ask.key.token;
     lock.unlock();
-    queue_framed(c, std::move(framed));
+    queue_in_place(c, std::move(answer));
   } catch (const Error& e) {
     WireWriter w(0, 0);
     w.u32(static_cast<std::uint32_t>(e.code())).str(detail::message_of(e));
@@ -1424,33 +1480,14 @@ void LocalEndpoint::serve_read_direct(Conn& c, std::uint64_t id, const ReadAsk& 
   }
 }
 
-// Sends a whole frame (header included) on an accepted connection without
-// blocking: what the socket does not take waits for the I/O thread, with
-// no copy.
-void LocalEndpoint::queue_framed(Conn& c, Bytes framed) {
+// Queues a read's answer sent in place on an accepted connection, and
+// sends what the socket takes now (the I/O thread sends the rest).
+void LocalEndpoint::queue_in_place(Conn& c, Conn::Queued answer) {
   std::lock_guard lock(c.send_mutex);
-  std::size_t sent = 0;
-  if (c.queued.empty()) {
-    while (sent < framed.size()) {
-      const ssize_t n = ::send(c.fd, framed.data() + sent, framed.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n > 0) {
-        sent += static_cast<std::size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      return;  // the peer is gone: the I/O thread will notice
-    }
-    if (sent == framed.size()) return;
-    c.queued_offset = sent;
-  }
-  c.queued_bytes += framed.size();
-  c.queued.push_back({std::move(framed), -1});
-  if (c.queued_bytes > kMaxQueued) {
-    log::warn("a peer of {} does not read its replies; its connection is closed", address());
-    ::shutdown(c.fd, SHUT_RDWR);
-    return;
-  }
+  c.queued_bytes += answer.bytes.size();
+  c.queued.push_back(std::move(answer));
+  flush_locked(c);
+  if (c.queued.empty()) return;
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLOUT;
   ev.data.ptr = &c;

@@ -4,6 +4,12 @@
 // the reader's memory, and the choice of TCP by a client (COVE_TRANSPORT).
 #include "net/memory_key.hpp"
 #include "net/transport.hpp"
+#include "net/wire.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cove/client.hpp>
 #include <cove/server.hpp>
@@ -111,6 +117,53 @@ TEST(Tcp, AWithdrawnRegionIsNotRead) {
   std::vector<std::byte> got(data.size());
   const net::RemoteOp op{0, got.data(), got.size()};
   expect_error(Code::NotFound, "withdrawn", [&] { p.client->read(p.peer, key, {&op, 1}, net::deadline_in(5000)); });
+}
+
+// A reader that asks for 16 MiB and reads slowly: the answer goes out from
+// the region in place as the socket takes it. The region is withdrawn
+// mid-answer and its memory rewritten (as a reused block would be): the
+// reader gets the bytes the region held, then the connection is cut, and
+// never a byte of what the memory holds afterwards.
+TEST(Tcp, ARegionWithdrawnMidAnswerCutsTheConnection) {
+  auto server = net::make_endpoint("tcp");
+  constexpr std::size_t kBytes = std::size_t{16} << 20;
+  std::vector<std::byte> data(kBytes, std::byte{0x11});
+  auto region = server->expose(data.data(), data.size());
+  const net::KeyHeader k = net::read_key_header(region->key());
+  // A raw connection with a small receive buffer, asking for all 16 MiB.
+  const std::string at = tcp_part(server->address());
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int small = 64 << 10;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(at.substr(at.rfind(':') + 1))));
+  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  net::WireWriter w(0, 0);
+  w.u64(k.address).u64(k.length).u64(k.region).u64(k.pid).u64(k.token).u32(1).u64(0).u64(kBytes);
+  const net::Bytes ask = std::move(w).finish();
+  const std::uint32_t header[4] = {3, static_cast<std::uint32_t>(ask.size()), 7, 0};  // ReadRequest, call id 7
+  ASSERT_EQ(::send(fd, header, sizeof header, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof header));
+  ASSERT_EQ(::send(fd, ask.data(), ask.size(), MSG_NOSIGNAL), static_cast<ssize_t>(ask.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the socket's buffers fill; the rest waits
+  region.reset();
+  std::fill(data.begin(), data.end(), std::byte{0x22});
+  std::vector<std::byte> got;
+  std::vector<std::byte> buf(1 << 16);
+  const timeval patience{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+    if (n <= 0) break;
+    got.insert(got.end(), buf.begin(), buf.begin() + n);
+  }
+  ::close(fd);
+  ASSERT_GT(got.size(), 16u) << "some of the answer came before the region was withdrawn";
+  EXPECT_LT(got.size(), 16 + kBytes) << "the whole answer came, though its region was withdrawn";
+  const auto first_other = std::find_if(got.begin() + 16, got.end(), [](std::byte b) { return b != std::byte{0x11}; });
+  EXPECT_EQ(first_other, got.end()) << "a byte the region did not hold when it was asked for, at "
+                                    << (first_other - got.begin() - 16);
 }
 
 // A client whose COVE_TRANSPORT is tcp reaches a server of transport tcp
