@@ -14,8 +14,10 @@ there). A method that cannot run is listed as skipped with the reason.
   compare.py [--build DIR] [--quick | --smoke] [--methods m1,m2] [--out DIR]
              [--repeat N] [--ucx-tls tcp|sm] [--no-plots]
 
-Cove's server and clients use UCX over loopback only (UCX_NET_DEVICES=lo
-unless set). Each run's own figures: bench/compare/exchange_runner.hpp.
+Cove's clients reach the server over the local transport (one host); the
+server's network part listens on loopback only (its default transport,
+tcp; UCX, with --ucx-tls, only where a run asks for it). Each run's own
+figures: bench/compare/exchange_runner.hpp.
 
 Exit status: 0 when every run that ran delivered exactly the right bytes,
 1 otherwise (wrong data, a crash or a time-out).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the staging benchmark (1 writer, 1 server, 1 reader process) over the
-# local transport (Unix-domain sockets, process_vm_readv from the process the
-# kernel bound to the connection) and over UCX with TCP (docs/transport.md).
+# local transport (Unix-domain sockets, shared-memory segments), over Cove's
+# own TCP path, and over UCX with TCP (docs/transport.md).
 #   staging_bench.sh [--build DIR] [--quick]
 set -euo pipefail
 build=build quick=""
@@ -28,10 +28,12 @@ csv=$bin/staging_bench.csv
 echo "transport,case,value,memcpy_gbps,ratio,target" > "$csv"
 as_root=()
 [ "$(id -u)" -eq 0 ] && as_root=(--allow-run-as-root)  # cove-server refuses root otherwise
-for transport in local ucx; do
+for transport in local tcp ucx; do
   export COVE_TRANSPORT=$transport UCX_TLS=tcp UCX_WARN_UNUSED_ENV_VARS=n COVE_CONNECT=$work/cove.conn
   rm -f "$COVE_CONNECT"
-  "$bin/tools/cove-server" --connection-file "$COVE_CONNECT" --log-level warn "${as_root[@]}" &
+  serves=tcp  # the server's transport: its local part for the local runs
+  [ "$transport" = ucx ] && serves=ucx
+  "$bin/tools/cove-server" --connection-file "$COVE_CONNECT" --transport "$serves" --log-level warn "${as_root[@]}" &
   server=$!
   for _ in $(seq 200); do [ -f "$COVE_CONNECT" ] && break; sleep 0.05; done
   # Unbound: each process has a progress thread besides its main thread, and
