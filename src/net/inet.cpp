@@ -84,16 +84,18 @@ sockaddr_storage listen_address(const std::string& where) {
   }
 }
 
-bool claims_host(const std::string& claimed, const std::string& scheme, const std::string& from_ip) {
-  if (from_ip.empty()) return false;
-  const std::string prefix = scheme + from_ip + ":";
+bool has_alternative(const std::string& address, const std::string& prefix) {
   std::size_t at = 0;
-  while (at <= claimed.size()) {
-    const std::size_t end = std::min(claimed.find('|', at), claimed.size());
-    if (claimed.compare(at, prefix.size(), prefix) == 0 && end - at > prefix.size()) return true;
+  while (at <= address.size()) {
+    const std::size_t end = std::min(address.find('|', at), address.size());
+    if (address.compare(at, prefix.size(), prefix) == 0 && end - at > prefix.size()) return true;
     at = end + 1;
   }
   return false;
+}
+
+bool claims_host(const std::string& claimed, const std::string& scheme, const std::string& from_ip) {
+  return !from_ip.empty() && has_alternative(claimed, scheme + from_ip + ":");
 }
 
 }  // namespace cove::net

@@ -24,9 +24,12 @@ sockaddr_storage parse_inet_address(const std::string& address, const std::strin
 // Where to listen, from a `listen` setting: "" is loopback (127.0.0.1), an
 // interface's name its first IPv4 address, else an IP address. Port 0.
 sockaddr_storage listen_address(const std::string& where);
-// Whether `claimed` (an address with '|'-separated alternatives) has an
-// alternative "SCHEME:IP:PORT" with the IP of `from_ip`: what a peer that
-// connected from `from_ip` over that transport may say it is.
+// Whether `address` (with '|'-separated alternatives) has an alternative
+// that starts with `prefix` and goes on past it.
+bool has_alternative(const std::string& address, const std::string& prefix);
+// Whether `claimed` has an alternative "SCHEME:IP:PORT" with the IP of
+// `from_ip`: what a peer that connected from `from_ip` over that transport
+// may say it is.
 bool claims_host(const std::string& claimed, const std::string& scheme, const std::string& from_ip);
 
 }  // namespace cove::net

@@ -316,15 +316,8 @@ struct LocalPeer final : PeerHandle {
   bool may_claim(const std::string& claimed) const override {
     if (claimed.empty()) return true;
     if (conn->tcp) return conn->outgoing ? claimed == conn->address : claims_host(claimed, kTcpScheme, conn->from);
-    const std::string prefix = std::string(kScheme) + "cove-" + std::to_string(conn->process.pid()) + "-";
     if (conn->process.pid() <= 0) return false;
-    std::size_t at = 0;
-    while (at <= claimed.size()) {
-      const std::size_t end = std::min(claimed.find('|', at), claimed.size());
-      if (claimed.compare(at, prefix.size(), prefix) == 0 && end - at > prefix.size()) return true;
-      at = end + 1;
-    }
-    return false;
+    return has_alternative(claimed, std::string(kScheme) + "cove-" + std::to_string(conn->process.pid()) + "-");
   }
   std::shared_ptr<Conn> conn;
 };
@@ -617,9 +610,9 @@ Peer LocalEndpoint::connect(const std::string& address, Deadline deadline) {
 namespace {
 
 // A TCP connection's settings: no Nagle delay (a request is one frame), and
-// a dead peer found within kDeadPeer whether this side sends (bytes
+// a dead peer found within kDeadPeerMs whether this side sends (bytes
 // unacknowledged that long: TCP_USER_TIMEOUT) or waits (keepalive probes
-// from kKeepIdle of silence on): its callers then fail with Unavailable
+// from kKeepIdleS of silence on): its callers then fail with Unavailable
 // instead of waiting out their deadlines, as UCX's peer-failure mode does.
 constexpr int kKeepIdleS = 5, kKeepIntervalS = 2, kKeepProbes = 5;
 constexpr unsigned kDeadPeerMs = 15000;
