@@ -6,7 +6,9 @@
 // the median latency of 1000 puts and 1000 gets of 4 KiB, across processes
 // and, with a server of its own, in one process.
 //
-//   cove-staging-bench [--quick] [--csv FILE]     (server from COVE_CONNECT)
+//   cove-staging-bench [--quick] [--reps N] [--csv FILE]     (server from COVE_CONNECT)
+// Each bulk figure is the median of N repetitions (3; 2 with --quick); the
+// first one's server block is fresh memory, the others' are recycled.
 #include "bench_cli.hpp"
 
 #include <cove/cove.hpp>
@@ -145,11 +147,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   bool quick = false;
+  int reps = 0;
   std::string csv;
   CLI::App app{"cove-staging-bench: put and get through one server against memcpy (2 ranks: writer, reader)",
                "cove-staging-bench"};
   app.add_flag("--quick", quick, "fewer repetitions");
   app.add_option("--csv", csv, "append the rows to this CSV file");
+  app.add_option("--reps", reps, "repetitions of each bulk case, their median reported (default 3, 2 with --quick)")
+      ->check(CLI::Range(1, 100));
   if (auto done = cove::bench::parse_args(app, argc, argv, rank)) {
     MPI_Finalize();
     return *done;
@@ -159,7 +164,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const bool writer = rank == 0;
-  const int reps = quick ? 2 : 3;
+  if (reps == 0) reps = quick ? 2 : 3;
   std::vector<Row> rows;
   try {
     cove::Client c = cove::connect(MPI_COMM_WORLD);
