@@ -28,17 +28,21 @@
 // (SO_PEERCRED and SO_PEERPIDFD), never from a pid a key names: a key
 // naming another process is refused. Without that right (another user, no
 // pidfd, COVE_CMA=0) the reader asks the exposer, which checks region,
-// window and length against its own table before it copies anything.
+// window and length against its own table before it sends anything.
 //
 // Over TCP every byte of exposed memory goes through the socket: a reader
 // asks (ReadRequest) with a key, and the exposer serves it only when the
 // key's token matches the region's (memory_key.hpp): keys are handed out
 // only to processes that proved the group's secret to a server, so the
-// token is the capability. A read's answer is sent from the exposed memory
-// in place, only while its region stays exposed (a withdrawn one cuts the
-// connection), and received straight into the reader's destination, and a reader that gives up waits until the bytes
-// it asked for stop arriving (it cuts the connection first), so no answer
-// lands in memory that was handed back.
+// token is the capability.
+//
+// A read's answer through the socket (over TCP, and on one host when the
+// kernel does not let the reader copy) is sent from the exposed memory in
+// place, only while its region stays exposed (a withdrawn one cuts the
+// connection), and received straight into the reader's destination; a
+// reader that gives up waits until the bytes it asked for stop arriving
+// (it cuts the connection first), so no answer lands in memory that was
+// handed back.
 //
 // Sizes: a request's payload is refused (the connection closed) when it
 // exceeds the endpoint's maximum, before anything is allocated for it.
