@@ -585,30 +585,49 @@ void LocalEndpoint::serve(RequestHandler handler, DisconnectHandler on_disconnec
   on_disconnect_ = std::move(on_disconnect);
 }
 
-Peer LocalEndpoint::connect(const std::string& address, Deadline deadline) {
-  if (address.rfind(kTcpScheme, 0) == 0) return connect_tcp(address, deadline);
-  const std::string name = parse_local_address(address);
-  socklen_t len = 0;
-  const sockaddr_un a = abstract_address(name, len);
+namespace {
+
+// A socket connected to `address` by `attempt` (which makes the socket in
+// its argument, and gives 0 or the errno of the failure), tried again while
+// nobody answers there yet or its backlog is full, until `deadline`.
+template <typename Attempt>
+int connect_retrying(const std::string& address, Deadline deadline, Attempt&& attempt) {
   for (;;) {
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) fail(Code::Unavailable, "cannot make a Unix socket: ", std::strerror(errno));
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), len) == 0) {
-      auto conn = std::make_shared<Conn>(fd, true, address);
-      conn->process = PeerProcess::of_socket(fd);
-      auto peer = std::make_shared<LocalPeer>(conn);
-      conn->peer = peer;
-      return peer;
-    }
-    const int e = errno;
-    ::close(fd);
-    // Nobody there (yet), or its backlog is full: try again until the deadline.
-    if (e != ECONNREFUSED && e != ENOENT && e != EAGAIN)
+    int fd = -1;
+    const int e = attempt(fd);
+    if (e == 0) return fd;
+    if (fd >= 0) ::close(fd);
+    if (e != ECONNREFUSED && e != ENOENT && e != EAGAIN && e != ETIMEDOUT)
       fail(Code::Unavailable, "cannot connect to ", common::shown_address(address), ": ", std::strerror(e));
     if (Clock::now() >= deadline)
       fail(Code::Unavailable, "no endpoint answers at ", common::shown_address(address), " (", std::strerror(e), ")");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+// A new non-blocking stream socket of `family`.
+int stream_socket(int family) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) fail(Code::Unavailable, "cannot make a ", family == AF_UNIX ? "Unix" : "TCP", " socket: ", std::strerror(errno));
+  return fd;
+}
+
+}  // namespace
+
+Peer LocalEndpoint::connect(const std::string& address, Deadline deadline) {
+  if (address.rfind(kTcpScheme, 0) == 0) return connect_tcp(address, deadline);
+  const std::string name = parse_local_address(address);
+  socklen_t len = 0;
+  const sockaddr_un a = abstract_address(name, len);
+  const int fd = connect_retrying(address, deadline, [&](int& s) {
+    s = stream_socket(AF_UNIX);
+    return ::connect(s, reinterpret_cast<const sockaddr*>(&a), len) == 0 ? 0 : errno;
+  });
+  auto conn = std::make_shared<Conn>(fd, true, address);
+  conn->process = PeerProcess::of_socket(fd);
+  auto peer = std::make_shared<LocalPeer>(conn);
+  conn->peer = peer;
+  return peer;
 }
 
 namespace {
@@ -650,25 +669,16 @@ int connect_by(int fd, const sockaddr_storage& to, Deadline deadline) {
 
 Peer LocalEndpoint::connect_tcp(const std::string& address, Deadline deadline) {
   const sockaddr_storage to = parse_inet_address(address, kTcpScheme, "TCP");
-  for (;;) {
-    const int fd = ::socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) fail(Code::Unavailable, "cannot make a TCP socket: ", std::strerror(errno));
-    const int e = connect_by(fd, to, deadline);
-    if (e == 0) {
-      tune_tcp(fd);
-      auto conn = std::make_shared<Conn>(fd, true, address, true);
-      conn->from = host_of(to);
-      auto peer = std::make_shared<LocalPeer>(conn);
-      conn->peer = peer;
-      return peer;
-    }
-    ::close(fd);
-    if (e != ECONNREFUSED && e != ETIMEDOUT && e != EAGAIN)
-      fail(Code::Unavailable, "cannot connect to ", common::shown_address(address), ": ", std::strerror(e));
-    if (Clock::now() >= deadline)
-      fail(Code::Unavailable, "no endpoint answers at ", common::shown_address(address), " (", std::strerror(e), ")");
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const int fd = connect_retrying(address, deadline, [&](int& s) {
+    s = stream_socket(to.ss_family);
+    return connect_by(s, to, deadline);
+  });
+  tune_tcp(fd);
+  auto conn = std::make_shared<Conn>(fd, true, address, true);
+  conn->from = host_of(to);
+  auto peer = std::make_shared<LocalPeer>(conn);
+  conn->peer = peer;
+  return peer;
 }
 
 std::unique_ptr<MemoryRegion> LocalEndpoint::expose(void* data, std::size_t bytes) {
