@@ -61,6 +61,11 @@ struct CopyOptions {
 COVE_EXPORT void copy_region(const ConstArrayView& src, const ArrayView& dst, const Box& region,
                              std::size_t elem_size, const CopyOptions& options = {});
 
+// Copies `bytes` contiguous bytes, split across the pool's threads (and
+// streamed) as copy_region() splits a copy of that size: the flat copy of
+// a whole piece. Errors as for copy_region(); nothing for 0 bytes.
+COVE_EXPORT void copy_bytes(void* dst, const void* src, std::size_t bytes, const CopyOptions& options = {});
+
 // Sets every element of `region` (inside dst.box) to `value`, whose size
 // is the element size (a fill value: the same bytes in every layout).
 // Errors as for copy_region(); InvalidArgument for an empty value.

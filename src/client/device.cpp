@@ -26,17 +26,6 @@ using net::Op;
 
 namespace {
 
-// A 1-D view of `bytes` bytes, for the region engine's parallel copy.
-Box bytes_box(std::size_t bytes) {
-  const Index n = static_cast<Index>(bytes);
-  return Box::from_shape({&n, 1});
-}
-
-void copy_bytes(void* dst, const void* src, std::size_t bytes) {
-  const Box b = bytes_box(bytes);
-  copy_region({src, bytes, b, Layout::c()}, {dst, bytes, b, Layout::c()}, b, 1);
-}
-
 // Byte offsets [lo, hi) of the part of a piece (`box` in `layout`) that
 // holds `part`: its first and last elements, every stride being positive.
 std::pair<std::size_t, std::size_t> span_of(const Box& box, const Layout& layout, const Box& part, std::size_t elem) {

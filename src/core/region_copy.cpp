@@ -136,6 +136,13 @@ void copy_region(const ConstArrayView& src, const ArrayView& dst, const Box& reg
   detail::copy_region(src, dst, region, elem_size, options, detail::CopyControl{});
 }
 
+void copy_bytes(void* dst, const void* src, std::size_t bytes, const CopyOptions& options) {
+  if (bytes == 0) return;
+  const Index n = static_cast<Index>(bytes);
+  const Box b = Box::from_shape({&n, 1});
+  copy_region({src, bytes, b, Layout::c()}, {dst, bytes, b, Layout::c()}, b, 1, options);
+}
+
 void fill_region(const ArrayView& dst, const Box& region, std::span<const std::byte> value) {
   const std::size_t elem = value.size();
   if (elem == 0) detail::fail(Code::InvalidArgument, "fill value of 0 bytes");

@@ -9,6 +9,8 @@
 #include "net/handshake.hpp"
 #include "server/service.hpp"
 
+#include <cove/region_copy.hpp>
+
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -212,6 +214,11 @@ std::unique_ptr<store::Piece> Service::receive(const net::Peer& from, const net:
       std::memcpy(piece->buffer->data, data->data(), h.bytes);
     } else if (gpu::is_device_key(*key)) {  // a writer's GPU memory, read here through CUDA IPC
       gpu::copy_from_device_key(*key, piece->buffer->data, h.bytes);
+    } else if (const auto window = endpoint_->map(from, *key, false, net::deadline_in(net::kControlTimeoutMs))) {
+      // A member's block on this host (a Copy): mapped, and copied with the
+      // region engine's threads, as fast as the writer copied it in.
+      if (window->size < h.bytes) fail(Code::Protocol, "a key of ", window->size, " bytes for a piece of ", h.bytes);
+      copy_bytes(piece->buffer->data, window->data, h.bytes);
     } else {
       const net::RemoteOp read{0, piece->buffer->data, h.bytes};
       endpoint_->read(from, *key, {&read, 1}, net::deadline_in(net::transfer_ms(h.bytes)));

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace {
@@ -477,6 +478,43 @@ TEST(Group, ReplicasKeepEveryAcknowledgedVersionWhenAMemberStops) {
   put_version(late, 4, 16);
   check_version(c, 4);
   check_version(late, 4);
+}
+
+// replicas = 2 with pieces of megabytes: the next member copies each from
+// its holder's memory (on this host, mapped and copied with the region
+// engine's threads). When the holder stops, every byte reads back from
+// the copies.
+TEST(Group, LargeSecondCopiesHoldEveryByteWhenTheirHolderStops) {
+  cove::ServerOptions o;
+  o.replicas = 2;
+  Group group(2, o);
+  Client c = Client::connect(group.addresses());
+  const V shape{1024, 512};  // four pieces of 1 MiB
+  c.define("big", DType(DTypeKind::Float64), 2, shape);
+  const Box all = Box::from_shape(shape);
+  std::vector<double> want(1024 * 512);
+  std::iota(want.begin(), want.end(), 0.5);
+  for (Index i = 0; i < 1024; i += 256)
+    c.put("big", 1, Box::from_start_count(V{i, 0}, V{256, 512}), want.data() + i * 512, 256 * 512 * 8);
+  std::set<std::string> holders;
+  const auto listed = c.list();
+  for (const auto& p : listed.at(0).versions.at(0).pieces) {
+    EXPECT_FALSE(p.copy.empty()) << p.box.to_string();
+    holders.insert(p.holder);
+  }
+  // Stop a member that holds pieces: they are read from its copies.
+  const int gone = group.servers[0].address() == *holders.begin() ? 0 : 1;
+  group.servers[gone].stop();
+  std::uint64_t found = 0;
+  for (int i = 0; i < 400 && found < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    found = 0;
+    for (const auto& [address, st] : c.stat_each()) found += st.lost_members;
+  }
+  ASSERT_EQ(found, 1u);
+  std::vector<double> got(want.size(), -1.0);
+  c.get("big", 1, all, got.data(), got.size() * 8, 2000);
+  EXPECT_EQ(got, want);
 }
 
 // Undefine frees everything a variable holds, fails the gets waiting on
