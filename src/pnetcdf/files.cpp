@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -347,6 +348,67 @@ int unsupported(int ncid, const char* name) {
   return report(NC_ENOTSUPPORT, fmt::format("{} is not supported on the coupled file {}", name, f ? f->path : "?"));
 }
 
+// Deletes a coupled path: publishes the newest version there is as
+// deleted. NC_ENOENT when there is none to delete.
+int delete_coupled(const std::string& path) {
+  std::uint64_t own = 0;
+  {
+    std::lock_guard lock(state().mu);
+    if (auto it = state().created.find(path); it != state().created.end()) own = it->second;
+  }
+  try {
+    const std::uint64_t gone = deleted_through(path);
+    const std::uint64_t newest = std::max(own, latest_published(path));
+    if (newest <= gone) return NC_ENOENT;
+    const std::string mark = "deleted";
+    client().put_meta(deleted_name(path), newest,
+                      std::span(reinterpret_cast<const std::byte*>(mark.data()), mark.size()));
+    return NC_NOERR;
+  } catch (const std::exception& e) {
+    return report(NC_EFILE, fmt::format("the deletion of the coupled file {}: {}", path, e.what()));
+  }
+}
+
+// unlink() and remove() of a path this process created or opened as a
+// coupled file in memory mode delete it as ncmpi_delete does: programs that
+// clean up with POSIX calls (as PnetCDF's own tests do) see it gone. The
+// real call runs too, for a file left on disk from before; its ENOENT does
+// not count when the coupled file was deleted. Any other path (mode `both`
+// included, whose file the real library creates and removes itself) goes
+// straight to the C library, with no round trip to Cove.
+bool coupled_in_memory_here(const char* path) {
+  if (path == nullptr) return false;
+  {
+    std::lock_guard lock(state().mu);
+    if (!state().created.count(path) && !state().seen.count(path)) return false;
+  }
+  try {
+    const Config* c = config();
+    const FileRule* rule = c != nullptr ? rule_for(*c, path, true) : nullptr;
+    return rule != nullptr && rule->mode == Mode::memory;
+  } catch (const std::exception&) {
+    return false;  // a bad configuration: nothing was coupled by it
+  }
+}
+
+template <class Fn>
+int remove_path(const char* path, Fn real) {
+  if (!coupled_in_memory_here(path)) return real(path);
+  const int rc = real(path);
+  const int real_errno = errno;
+  if (rc != 0 && real_errno != ENOENT) return rc;  // on disk and not removable: nothing is deleted
+  switch (delete_coupled(path)) {
+    case NC_NOERR:
+      return 0;
+    case NC_ENOENT:
+      errno = real_errno;
+      return rc;
+    default:
+      errno = EIO;
+      return -1;
+  }
+}
+
 }  // namespace cove::pnetcdf
 
 using namespace cove::pnetcdf;
@@ -587,23 +649,17 @@ COVE_PNETCDF_API int ncmpi_delete(const char* filename, MPI_Info info) {
   if (rule->mode == Mode::both) {
     if (const int rc = real(filename, info); rc != NC_NOERR) return rc;
   }
-  const std::string path = filename;
-  std::uint64_t own = 0;
-  {
-    std::lock_guard lock(state().mu);
-    if (auto it = state().created.find(path); it != state().created.end()) own = it->second;
-  }
-  try {
-    const std::uint64_t gone = deleted_through(path);
-    const std::uint64_t newest = std::max(own, latest_published(path));
-    if (newest <= gone) return NC_ENOENT;
-    const std::string mark = "deleted";
-    client().put_meta(deleted_name(path), newest,
-                      std::span(reinterpret_cast<const std::byte*>(mark.data()), mark.size()));
-    return NC_NOERR;
-  } catch (const std::exception& e) {
-    return report(NC_EFILE, fmt::format("ncmpi_delete of the coupled file {}: {}", path, e.what()));
-  }
+  return delete_coupled(filename);
+}
+
+COVE_PNETCDF_API int unlink(const char* path) {
+  static const auto real = real_fn<int (*)(const char*)>("unlink");
+  return remove_path(path, real);
+}
+
+COVE_PNETCDF_API int remove(const char* path) {
+  static const auto real = real_fn<int (*)(const char*)>("remove");
+  return remove_path(path, real);
 }
 
 COVE_PNETCDF_API int ncmpi_abort(int ncid) {

@@ -1,6 +1,7 @@
 /* A file's life in one process: create with fill values, close, reopen
  * read-only, reopen NC_WRITE and change it, reopen again; and the create
- * checks (NC_NOCLOBBER, NC_NETCDF4), inq_version and inq_file_info.
+ * checks (NC_NOCLOBBER, NC_NETCDF4), inq_version and inq_file_info;
+ * ncmpi_delete and unlink().
  *   life DIR
  * Rank 0 prints every value and return code, so that the run on a real
  * file and the run coupled through Cove can be compared line by line
@@ -8,8 +9,10 @@
  * written ones, and fill values of variables in fill mode. */
 #include <pnetcdf.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank = 0;
 
@@ -282,6 +285,20 @@ int main(int argc, char** argv) {
   SAY(ncmpi_inq(nc, &ndims, &nvars, NULL, NULL));
   SAY(ncmpi_inq_dimlen(nc, 0, &ylen));
   if (rank == 0) printf("created anew: %d dimensions (y = %lld), %d variables\n", ndims, ylen, nvars);
+  SAY(ncmpi_close(nc));
+
+  /* unlink() (rank 0), as programs clean up with POSIX calls: the file is
+   * gone, so an NC_NOCLOBBER create succeeds again; a second unlink finds
+   * nothing. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    int rc = unlink(path);
+    printf("unlink: %d\n", rc);
+    rc = unlink(path);
+    printf("unlink again: %d (%s)\n", rc, rc != 0 ? strerror(errno) : "no error");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  SAY(ncmpi_create(MPI_COMM_WORLD, path, NC_NOCLOBBER, MPI_INFO_NULL, &nc));
   SAY(ncmpi_close(nc));
   attributes(argv[1]);
   MPI_Finalize();
