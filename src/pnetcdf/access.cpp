@@ -526,15 +526,19 @@ void define_var(File& f, int varid) {
   const Var& v = f.schema.vars[static_cast<std::size_t>(varid)];
   if (f.writer) {
     // The fill value fixed at enddef (its tag), which a later _FillValue
-    // rewrite in data mode does not change, as on disk.
+    // rewrite in data mode does not change, as on disk. A variable PnetCDF
+    // leaves unfilled (NC_NOFILL, records no fill_var_rec wrote) reads as
+    // a new file's bytes do where nothing was put: zeros.
     VariableOptions options;
+    const DType dtype = dtype_of(v.type);
     if (!v.fill_tag.empty()) {
       for (std::size_t at = 4; at + 1 < v.fill_tag.size(); at += 2) {
         options.fill.push_back(static_cast<std::byte>(std::stoi(v.fill_tag.substr(at, 2), nullptr, 16)));
       }
+    } else {
+      options.fill.assign(dtype.size(), std::byte{0});
     }
-    client().define(cove_name(f, varid), dtype_of(v.type), std::max<int>(1, static_cast<int>(v.dims.size())), {},
-                    options);
+    client().define(cove_name(f, varid), dtype, std::max<int>(1, static_cast<int>(v.dims.size())), {}, options);
   }
   f.defined[static_cast<std::size_t>(varid)] = true;
 }
