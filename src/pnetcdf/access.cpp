@@ -194,6 +194,9 @@ class Call {
 
   void set_record() { record_ = ndim_ > 0 && v_.dims[0] == f_.schema.unlimdim; }
 
+  // A nonblocking put: its boxes go to `pending`, stored at its wait.
+  void defer_to(std::vector<File::PendingPut>* pending) { defer_ = pending; }
+
   // A put stores the variable's own fill value (_FillValue) where a value
   // is out of the external type's range, as PnetCDF's does (convert() put
   // the type's default fill there).
@@ -335,13 +338,10 @@ class Call {
                                           std::span(reinterpret_cast<const Index*>(count.data()), count.size()));
     if (!put) {
       client().get(var, f_.version, box, data, bytes, 0);
-    } else if (f_.transfer == Transfer::shallow) {
-      SharedBuffer b = client().allocate(bytes);
-      std::memcpy(b.data(), data, bytes);
-      client().put_local(var, f_.version, box, b.data(), bytes);
-      f_.shallow.push_back({var, box, std::move(b)});
+    } else if (defer_ != nullptr) {
+      defer_->push_back({var, box, std::vector<char>(data, data + bytes)});
     } else {
-      client().put(var, f_.version, box, data, bytes);
+      store_box(f_, var, box, data, bytes);
     }
   }
 
@@ -352,6 +352,7 @@ class Call {
   nc_type mem_;
   std::size_t ndim_;
   bool record_ = false;
+  std::vector<File::PendingPut>* defer_ = nullptr;
 };
 
 // The one predefined type a derived datatype is built of; NC_NAT if it
@@ -489,6 +490,8 @@ int checked_access(const Access& a) {
     if (f->buffer_size - f->buffer_used < bput_bytes) return NC_EINSUFFBUF;
   }
   int status = NC_NOERR;
+  std::vector<File::PendingPut> pending;
+  if (a.put && a.nonblocking != 0 && a.req != nullptr && !f->real_too) call.defer_to(&pending);
   char* buf = static_cast<char*>(a.buf);
   for (const auto& r : regions) {
     if (r.elements > 0 && buf == nullptr) return NC_EINVAL;
@@ -498,14 +501,15 @@ int checked_access(const Access& a) {
     // A varm call's memory is described by imap alone.
     if (a.kind != 'm') buf += r.elements * type_size(mem);
   }
-  // Nonblocking calls complete here. As PnetCDF 1.12 does, a put reports
-  // NC_ERANGE when it is posted (its request then succeeds), a get when it
-  // is waited for (its status, and wait's result); in `both` mode (no id
-  // here) the real library's wait reports the get's.
+  // A nonblocking get completes here, and a put's bytes are taken (stored
+  // at its wait; without a request id, now). As PnetCDF 1.12 does, a put
+  // reports NC_ERANGE when it is posted (its request then succeeds), a get
+  // when it is waited for (its status, and wait's result); in `both` mode
+  // (no id here) the real library's wait reports the get's.
   if (a.nonblocking != 0) {
     if (a.req != nullptr) {
       *a.req = 2 * f->next_request++ + (a.put ? 0 : 1);
-      f->requests[*a.req] = {a.put ? NC_NOERR : status, a.put};
+      f->requests[*a.req] = {a.put ? NC_NOERR : status, a.put, std::move(pending)};
       if (a.nonblocking == 'b') {
         f->buffer.push_back({*a.req, bput_bytes, true});
         f->buffer_used += bput_bytes;
@@ -519,6 +523,17 @@ int checked_access(const Access& a) {
 }  // namespace
 
 nc_type buftype_base(MPI_Datatype t) { return base_type(t); }
+
+void store_box(File& f, const std::string& var, const Box& box, const char* data, std::size_t bytes) {
+  if (f.transfer == Transfer::shallow) {
+    SharedBuffer b = client().allocate(bytes);
+    std::memcpy(b.data(), data, bytes);
+    client().put_local(var, f.version, box, b.data(), bytes);
+    f.shallow.push_back({var, box, std::move(b)});
+  } else {
+    client().put(var, f.version, box, data, bytes);
+  }
+}
 
 void define_var(File& f, int varid) {
   if (f.defined.size() < f.schema.vars.size()) f.defined.resize(f.schema.vars.size());

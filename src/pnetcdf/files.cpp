@@ -624,6 +624,20 @@ COVE_PNETCDF_API int ncmpi_close(int ncid) {
       if (status == NC_NOERR) status = rc;
     }
   }
+  // Requests still pending are cancelled, as PnetCDF's close does
+  // (NC_EPENDING): their puts are not stored.
+  if (!f->requests.empty() && !f->real_too) {
+    int puts = 0;
+    for (const auto& [id, r] : f->requests) puts += r.put ? 1 : 0;
+    report(NC_EPENDING, fmt::format("ncmpi_close: {} nonblocking put and {} get requests still pending on {} "
+                                    "(rank {}): cancelled",
+                                    puts, f->requests.size() - static_cast<std::size_t>(puts), f->path,
+                                    rank_of(f->comm)));
+    f->requests.clear();
+    f->buffer.clear();
+    f->buffer_used = 0;
+    if (status == NC_NOERR) status = NC_EPENDING;
+  }
   if (publish_it) {
     const int rc = publish(*f);
     if (status == NC_NOERR) status = rc;
@@ -742,11 +756,12 @@ COVE_PNETCDF_API int ncmpi_end_indep_data(int ncid) {
 
 namespace cove::pnetcdf {
 
-// Nonblocking calls on coupled files complete when they are posted; wait
-// hands back their statuses and, as PnetCDF's does, returns the first
-// request's error (a get's NC_ERANGE), in the order they were posted. The
-// mode checks are PnetCDF's (ncmpio_wait): data mode, then wait_all in
-// collective mode and wait in independent mode.
+// Nonblocking gets on coupled files complete when they are posted, and
+// puts when they are waited for (File::Request); wait hands back their
+// statuses and, as PnetCDF's does, returns the first request's error (a
+// get's NC_ERANGE), in the order they were posted. The mode checks are
+// PnetCDF's (ncmpio_wait): data mode, then wait_all in collective mode and
+// wait in independent mode.
 // A finished bput's bytes go back once every later one is finished (PnetCDF's abuf_coalesce).
 static void release_buffer(File& f, int request) {
   for (auto& e : f.buffer) {
@@ -756,6 +771,24 @@ static void release_buffer(File& f, int request) {
     f.buffer_used -= f.buffer.back().bytes;
     f.buffer.pop_back();
   }
+}
+
+// A request's wait: a put's boxes go into the store. Its status, or the
+// error that stopped it.
+static int complete(File& f, File::Request& r) {
+  if (r.puts.empty()) return r.status;
+  if (f.published) {
+    return report(NC_EPERM, fmt::format("ncmpi_wait: {} was already published by dtf_transfer; a put still pending "
+                                        "there is not stored",
+                                        f.path));
+  }
+  try {
+    for (const auto& p : r.puts) store_box(f, p.var, p.box, p.bytes.data(), p.bytes.size());
+  } catch (...) {
+    return from_exception("ncmpi_wait", f);
+  }
+  r.puts.clear();
+  return r.status;
 }
 
 static int wait_requests(File& f, int num, int* reqs, int* statuses, bool independent) {
@@ -771,7 +804,8 @@ static int wait_requests(File& f, int num, int* reqs, int* statuses, bool indepe
         ++it;
         continue;
       }
-      if (first == NC_NOERR) first = it->second.status;
+      const int status = complete(f, it->second);
+      if (first == NC_NOERR) first = status;
       it = f.requests.erase(it);
     }
     // All puts done: the attached buffer is empty again.
@@ -786,7 +820,7 @@ static int wait_requests(File& f, int num, int* reqs, int* statuses, bool indepe
     int status = NC_NOERR;
     if (reqs[i] != NC_REQ_NULL) {
       auto it = f.requests.find(reqs[i]);
-      status = it == f.requests.end() ? NC_EINVAL_REQUEST : it->second.status;
+      status = it == f.requests.end() ? NC_EINVAL_REQUEST : complete(f, it->second);
       if (it != f.requests.end()) {
         if (it->second.put) release_buffer(f, reqs[i]);
         f.requests.erase(it);
@@ -817,33 +851,25 @@ COVE_PNETCDF_API int ncmpi_wait(int ncid, int num, int* reqs, int* statuses) {
   return wait_requests(*f, num, reqs, statuses, true);
 }
 
-// A get on a coupled file has completed when it was posted, and cancelling
-// it only forgets it (the buffer already holds the data, where PnetCDF would
-// leave it untouched). A put is in the store already and cannot be taken
-// back: cancelling one is refused, naming the request, and the request stays
-// pending for a wait.
+// Cancelling a get on a coupled file only forgets it (it completed when it
+// was posted: the buffer already holds the data, where PnetCDF would leave
+// it untouched). Cancelling a put drops its boxes, which were never
+// stored, and frees a bput's bytes of the attached buffer.
 COVE_PNETCDF_API int ncmpi_cancel(int ncid, int num, int* reqs, int* statuses) {
   COUPLED(ncmpi_cancel, ncid, num, reqs, statuses)
   if (f->real_too) return NC_NOERR;
   if (num == 0) return NC_NOERR;
   if (num < NC_PUT_REQ_ALL) return NC_EINVAL;
-  auto refuse = [&](int id) {
-    return report(NC_ENOTSUPPORT, fmt::format("ncmpi_cancel: the put request {} on the coupled file {} was stored "
-                                              "when it was posted and cannot be cancelled",
-                                              id, f->path));
+  const auto drop = [&](std::map<int, File::Request>::iterator it) {
+    if (it->second.put) release_buffer(*f, it->first);
+    return f->requests.erase(it);
   };
   if (num < 0) {
-    for (const auto& [id, r] : f->requests) {
-      if (r.put && num != NC_GET_REQ_ALL) return refuse(id);
-    }
     for (auto it = f->requests.begin(); it != f->requests.end();) {
-      it = num == NC_PUT_REQ_ALL && !it->second.put ? std::next(it) : f->requests.erase(it);
+      const bool take = num == NC_REQ_ALL || (num == NC_PUT_REQ_ALL) == it->second.put;
+      it = take ? drop(it) : std::next(it);
     }
     return NC_NOERR;
-  }
-  for (int i = 0; i < num; ++i) {
-    auto it = f->requests.find(reqs[i]);
-    if (it != f->requests.end() && it->second.put) return refuse(reqs[i]);
   }
   int first = NC_NOERR;
   for (int i = 0; i < num; ++i) {
@@ -851,7 +877,7 @@ COVE_PNETCDF_API int ncmpi_cancel(int ncid, int num, int* reqs, int* statuses) {
     if (reqs[i] == NC_REQ_NULL) continue;
     auto it = f->requests.find(reqs[i]);
     if (it != f->requests.end()) {
-      f->requests.erase(it);
+      drop(it);
       reqs[i] = NC_REQ_NULL;
       continue;
     }

@@ -82,11 +82,21 @@ struct File {
   void* shared_comm = nullptr;
   std::uint64_t version = 0;
   Schema schema;
-  // Nonblocking requests, completed when posted and kept until waited for
-  // or cancelled. Their ids are PnetCDF's: even for puts, odd for gets.
+  // Nonblocking requests, kept until waited for or cancelled. Their ids
+  // are PnetCDF's: even for puts, odd for gets. A get completes when it is
+  // posted. A put's boxes, in the external type, are taken when it is
+  // posted (as PnetCDF's bput takes its bytes; an iput's buffer may not
+  // change before its wait anyway) and stored when it is waited for: a
+  // cancel, or a close before the wait, drops them, as PnetCDF does.
+  struct PendingPut {
+    std::string var;
+    Box box;
+    std::vector<char> bytes;
+  };
   struct Request {
     int status = NC_NOERR;
     bool put = false;
+    std::vector<PendingPut> puts;
   };
   // The attached buffer of bput calls, accounted as PnetCDF accounts it:
   // each pending bput takes its external bytes at the tail, and a finished
@@ -134,6 +144,10 @@ int fill_at_enddef(File& f, int ncid);
 nc_type buftype_base(MPI_Datatype t);
 // Defines a variable of the file in Cove (once per process), with its fill value.
 void define_var(File& f, int varid);
+// Stores one box of a put of `var` (external bytes): a copy in Cove (deep
+// transfer), or a copy in this process's shared memory that readers map
+// (shallow). Throws cove::Error.
+void store_box(File& f, const std::string& var, const Box& box, const char* data, std::size_t bytes);
 // Writer: makes the data put so far readers' next version (collective over the file's communicator).
 int publish(File& f);
 Client& client();
