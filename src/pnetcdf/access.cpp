@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 namespace cove::pnetcdf {
 namespace {
@@ -380,6 +381,8 @@ nc_type base_type(MPI_Datatype t) {
 
 int checked_access(const Access& a);
 
+int post_derived_get(const Access& a, Access inner, std::size_t bytes);
+
 // A flexible-API call with a derived buftype: packed into (put) or unpacked
 // from (get) a contiguous buffer of its base type, as the call with that
 // type would move it.
@@ -399,17 +402,48 @@ int derived(const Access& a, const std::string& path) {
   inner.buftype = MPI_DATATYPE_NULL;
   inner.buf_elements = static_cast<MPI_Offset>(bytes / type_size(base));
   inner.buf = packed.data();
+  inner.now = true;  // unpacked below, before `packed` goes
   int position = 0;
   if (a.put) {
     MPI_Pack(a.buf, static_cast<int>(a.bufcount), a.buftype, packed.data(), static_cast<int>(bytes), &position,
              MPI_COMM_SELF);
     return checked_access(inner);
   }
+  File* f = find_file(a.ncid);
+  if (a.nonblocking != 0 && a.req != nullptr && !f->real_too) return post_derived_get(a, inner, bytes);
   const int status = checked_access(inner);
   if (status != NC_NOERR && status != NC_ERANGE) return status;
   MPI_Unpack(packed.data(), static_cast<int>(bytes), &position, a.buf, static_cast<int>(a.bufcount), a.buftype,
              MPI_COMM_SELF);
   return status;
+}
+
+// A nonblocking get into a derived buftype: checked now; at its wait read
+// into a packing buffer of its own and unpacked with a duplicate of the
+// buftype (the program may free its own after posting, as PnetCDF allows).
+int post_derived_get(const Access& a, Access inner, std::size_t bytes) {
+  auto packed = std::make_shared<std::vector<char>>(bytes);
+  inner.buf = packed->data();
+  inner.now = false;
+  const int status = checked_access(inner);
+  File* f = find_file(a.ncid);
+  if (status != NC_NOERR || *a.req == NC_REQ_NULL || f->requests.count(*a.req) == 0) return status;
+  auto type = std::shared_ptr<MPI_Datatype>(new MPI_Datatype(MPI_DATATYPE_NULL), [](MPI_Datatype* t) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && *t != MPI_DATATYPE_NULL) MPI_Type_free(t);
+    delete t;
+  });
+  MPI_Type_dup(a.buftype, type.get());
+  File::Request& r = f->requests.at(*a.req);
+  r.get = [read = std::move(r.get), packed, type, buf = a.buf, count = static_cast<int>(a.bufcount)] {
+    const int got = read();
+    if (got != NC_NOERR && got != NC_ERANGE) return got;
+    int position = 0;
+    MPI_Unpack(packed->data(), static_cast<int>(packed->size()), &position, buf, count, *type, MPI_COMM_SELF);
+    return got;
+  };
+  return NC_NOERR;
 }
 
 }  // namespace
@@ -441,6 +475,47 @@ int agreed(const Access& a, const File& f, int err) {
   int lowest = err;
   MPI_Allreduce(&err, &lowest, 1, MPI_INT, MPI_MIN, f.comm);
   return lowest;
+}
+
+// Reads `regions` of a get into `buf` (the memory type `mem`): the call's
+// data movement, after its checks.
+int read_regions(const Access& a, File& f, nc_type mem, const std::vector<Region>& regions, char* buf) {
+  const Var& v = f.schema.vars[static_cast<std::size_t>(a.varid)];
+  Call call(a, f, v, a.varid, mem);
+  call.set_record();
+  int status = NC_NOERR;
+  for (const auto& r : regions) {
+    const int rc = call.move(r, buf);
+    if (rc != NC_NOERR && rc != NC_ERANGE) return rc;
+    if (rc == NC_ERANGE) status = NC_ERANGE;
+    if (a.kind != 'm') buf += r.elements * type_size(mem);  // a varm call's memory is described by imap alone
+  }
+  return status;
+}
+
+// A nonblocking get, checked: its request reads it at the wait. What it
+// keeps of the call: the regions, the buffer, and a varm call's imap (the
+// caller's arrays need not outlive the call).
+int post_get(const Access& a, File& f, nc_type mem, std::vector<Region> regions) {
+  for (const auto& r : regions) {
+    if (r.elements > 0 && a.buf == nullptr) return NC_EINVAL;
+  }
+  Access kept = a;
+  kept.start = kept.count = kept.stride = nullptr;
+  kept.starts = kept.counts = nullptr;
+  kept.req = nullptr;
+  std::vector<MPI_Offset> imap;
+  if (a.kind == 'm' && a.imap != nullptr) imap.assign(a.imap, a.imap + f.schema.vars[static_cast<std::size_t>(a.varid)].dims.size());
+  *a.req = 2 * f.next_request++ + 1;
+  File::Request& r = f.requests[*a.req];
+  r.put = false;
+  r.get = [kept, imap = std::move(imap), mem, regions = std::move(regions)]() mutable {
+    File* file = find_file(kept.ncid);
+    if (file == nullptr) return NC_EBADID;
+    kept.imap = imap.empty() ? nullptr : imap.data();
+    return read_regions(kept, *file, mem, regions, static_cast<char*>(kept.buf));
+  };
+  return NC_NOERR;
 }
 
 int checked_access(const Access& a) {
@@ -489,9 +564,11 @@ int checked_access(const Access& a) {
     for (const auto& r : regions) bput_bytes += static_cast<MPI_Offset>(r.elements * type_size(v.type));
     if (f->buffer_size - f->buffer_used < bput_bytes) return NC_EINSUFFBUF;
   }
+  const bool deferred = a.nonblocking != 0 && a.req != nullptr && !f->real_too;
+  if (deferred && !a.put && !a.now) return post_get(a, *f, mem, std::move(regions));
   int status = NC_NOERR;
   std::vector<File::PendingPut> pending;
-  if (a.put && a.nonblocking != 0 && a.req != nullptr && !f->real_too) call.defer_to(&pending);
+  if (deferred) call.defer_to(&pending);
   char* buf = static_cast<char*>(a.buf);
   for (const auto& r : regions) {
     if (r.elements > 0 && buf == nullptr) return NC_EINVAL;
@@ -501,15 +578,16 @@ int checked_access(const Access& a) {
     // A varm call's memory is described by imap alone.
     if (a.kind != 'm') buf += r.elements * type_size(mem);
   }
-  // A nonblocking get completes here, and a put's bytes are taken (stored
-  // at its wait; without a request id, now). As PnetCDF 1.12 does, a put
-  // reports NC_ERANGE when it is posted (its request then succeeds), a get
-  // when it is waited for (its status, and wait's result); in `both` mode
-  // (no id here) the real library's wait reports the get's.
+  // A nonblocking put's bytes are taken here (stored at its wait; without a
+  // request id, now); a get without a request id is read here.
+  // As PnetCDF 1.12 does, a put reports NC_ERANGE when it is posted (its
+  // request then succeeds), a get when it is waited for (its status, and
+  // wait's result); in `both` mode (no id here) the real library's wait
+  // reports the get's.
   if (a.nonblocking != 0) {
     if (a.req != nullptr) {
       *a.req = 2 * f->next_request++ + (a.put ? 0 : 1);
-      f->requests[*a.req] = {a.put ? NC_NOERR : status, a.put, std::move(pending)};
+      f->requests[*a.req] = {a.put ? NC_NOERR : status, a.put, std::move(pending), {}};
       if (a.nonblocking == 'b') {
         f->buffer.push_back({*a.req, bput_bytes, true});
         f->buffer_used += bput_bytes;

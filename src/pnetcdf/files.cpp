@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <utility>
 
 #include <unistd.h>
 
@@ -740,6 +741,9 @@ COVE_PNETCDF_API int ncmpi_begin_indep_data(int ncid) {
   if (f->define_mode) return NC_EINDEFINE;
   if (f->independent) return NC_EINDEP;
   f->independent = true;
+  // Collective in PnetCDF (a sync of the collective file handle): what any
+  // rank did in collective mode is done before another's independent puts.
+  writers_meet(*f);
   return NC_NOERR;
 }
 
@@ -773,9 +777,10 @@ static void release_buffer(File& f, int request) {
   }
 }
 
-// A request's wait: a put's boxes go into the store. Its status, or the
-// error that stopped it.
+// A request's wait: a put's boxes go into the store, a get is read. Its
+// status, or the error that stopped it.
 static int complete(File& f, File::Request& r) {
+  if (r.get) return std::exchange(r.get, nullptr)();
   if (r.puts.empty()) return r.status;
   if (f.published) {
     return report(NC_EPERM, fmt::format("ncmpi_wait: {} was already published by dtf_transfer; a put still pending "
@@ -796,39 +801,42 @@ static int wait_requests(File& f, int num, int* reqs, int* statuses, bool indepe
   if (independent && !f.independent) return NC_ENOTINDEP;
   if (!independent && f.independent) return NC_EINDEP;
   if (num == 0) return NC_NOERR;
-  int first = NC_NOERR;
-  if (num == NC_REQ_ALL || num == NC_GET_REQ_ALL || num == NC_PUT_REQ_ALL) {
-    for (auto it = f.requests.begin(); it != f.requests.end();) {
-      const bool take = num == NC_REQ_ALL || (num == NC_PUT_REQ_ALL) == it->second.put;
-      if (!take) {
-        ++it;
+  const bool all = num == NC_REQ_ALL || num == NC_GET_REQ_ALL || num == NC_PUT_REQ_ALL;
+  if (!all && num < 0) return NC_EINVAL;
+  // The requests waited for, in the order given (by id for the _ALL forms).
+  std::vector<int> ids;
+  if (all) {
+    for (const auto& [id, r] : f.requests) {
+      if (num == NC_REQ_ALL || (num == NC_PUT_REQ_ALL) == r.put) ids.push_back(id);
+    }
+  } else {
+    ids.assign(reqs, reqs + num);
+  }
+  std::vector<int> status(ids.size(), NC_NOERR);
+  std::vector<bool> done(ids.size(), false);
+  // Puts first, then gets, as PnetCDF's wait does: a get waited for with a
+  // put reads what the put wrote.
+  for (const bool puts : {true, false}) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i] == NC_REQ_NULL || done[i]) continue;
+      auto it = f.requests.find(ids[i]);
+      if (it == f.requests.end()) {
+        if (!puts) status[i] = NC_EINVAL_REQUEST;
         continue;
       }
-      const int status = complete(f, it->second);
-      if (first == NC_NOERR) first = status;
-      it = f.requests.erase(it);
+      if (it->second.put != puts) continue;
+      done[i] = true;
+      status[i] = complete(f, it->second);
+      if (puts) release_buffer(f, ids[i]);
+      f.requests.erase(it);
     }
-    // All puts done: the attached buffer is empty again.
-    if (num != NC_GET_REQ_ALL) {
-      f.buffer.clear();
-      f.buffer_used = 0;
-    }
-    return first;
   }
-  if (num < 0) return NC_EINVAL;
-  for (int i = 0; i < num; ++i) {
-    int status = NC_NOERR;
-    if (reqs[i] != NC_REQ_NULL) {
-      auto it = f.requests.find(reqs[i]);
-      status = it == f.requests.end() ? NC_EINVAL_REQUEST : complete(f, it->second);
-      if (it != f.requests.end()) {
-        if (it->second.put) release_buffer(f, reqs[i]);
-        f.requests.erase(it);
-      }
-      reqs[i] = NC_REQ_NULL;
-    }
-    if (statuses != nullptr) statuses[i] = status;
-    if (first == NC_NOERR) first = status;
+  int first = NC_NOERR;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (first == NC_NOERR) first = status[i];
+    if (all) continue;
+    reqs[i] = NC_REQ_NULL;
+    if (statuses != nullptr) statuses[i] = status[i];
   }
   return first;
 }
@@ -840,8 +848,13 @@ extern "C" {
 COVE_PNETCDF_API int ncmpi_wait_all(int ncid, int num, int* reqs, int* statuses) {
   COUPLED(ncmpi_wait_all, ncid, num, reqs, statuses)
   if (f->real_too) return NC_NOERR;
+  // As a collective put: no rank's puts land under another rank's earlier
+  // get, and every rank's are stored when it returns. The mode errors (the
+  // same on every rank) meet nobody.
+  const bool meets = !f->define_mode && !f->independent;
+  if (meets) writers_meet(*f);
   const int rc = wait_requests(*f, num, reqs, statuses, false);
-  if (rc != NC_EINDEFINE && rc != NC_EINDEP) writers_meet(*f);
+  if (meets) writers_meet(*f);
   return rc;
 }
 
@@ -851,10 +864,9 @@ COVE_PNETCDF_API int ncmpi_wait(int ncid, int num, int* reqs, int* statuses) {
   return wait_requests(*f, num, reqs, statuses, true);
 }
 
-// Cancelling a get on a coupled file only forgets it (it completed when it
-// was posted: the buffer already holds the data, where PnetCDF would leave
-// it untouched). Cancelling a put drops its boxes, which were never
-// stored, and frees a bput's bytes of the attached buffer.
+// Cancelling a request on a coupled file drops it: a get's buffer is left
+// as it was, a put's boxes were never stored, and a bput's bytes of the
+// attached buffer are freed.
 COVE_PNETCDF_API int ncmpi_cancel(int ncid, int num, int* reqs, int* statuses) {
   COUPLED(ncmpi_cancel, ncid, num, reqs, statuses)
   if (f->real_too) return NC_NOERR;

@@ -10,6 +10,7 @@
 #include <cove/client.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -83,11 +84,12 @@ struct File {
   std::uint64_t version = 0;
   Schema schema;
   // Nonblocking requests, kept until waited for or cancelled. Their ids
-  // are PnetCDF's: even for puts, odd for gets. A get completes when it is
-  // posted. A put's boxes, in the external type, are taken when it is
-  // posted (as PnetCDF's bput takes its bytes; an iput's buffer may not
-  // change before its wait anyway) and stored when it is waited for: a
-  // cancel, or a close before the wait, drops them, as PnetCDF does.
+  // are PnetCDF's: even for puts, odd for gets. A put's boxes, in the
+  // external type, are taken when it is posted (as PnetCDF's bput takes its
+  // bytes; an iput's buffer may not change before its wait anyway) and
+  // stored when it is waited for. A get is checked when it is posted and
+  // read into its buffer when it is waited for, after the wait's puts, as
+  // PnetCDF does. A cancel, or a close before the wait, drops either.
   struct PendingPut {
     std::string var;
     Box box;
@@ -97,6 +99,7 @@ struct File {
     int status = NC_NOERR;
     bool put = false;
     std::vector<PendingPut> puts;
+    std::function<int()> get;  // the read, run at the wait: its status
   };
   // The attached buffer of bput calls, accounted as PnetCDF accounts it:
   // each pending bput takes its external bytes at the tail, and a finished

@@ -58,6 +58,7 @@ struct Access {
   int* req = nullptr;
   MPI_Offset buf_elements = -1;  // elements the buffer holds, where known (a packed derived buftype)
   bool meet = true;  // a collective put meets the other ranks (not for each variable of an mput)
+  bool now = false;  // a nonblocking get is read when posted, not at its wait (into a derived buftype's packing)
 };
 int access(const Access& a);
 // mput/mget: `a` with the fields of each of `num` variables (nullptr

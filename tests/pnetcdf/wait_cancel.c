@@ -76,6 +76,17 @@ int main(int argc, char** argv) {
   memset(got, 0, sizeof got);
   EXPECT(ncmpi_get_var_int_all(nc, v, got), NC_NOERR);
   for (int i = 0; i < 4; ++i) VALUE(got[i], 7);
+  /* A get waited for with a put reads what the put wrote: PnetCDF's wait
+   * does the puts first. */
+  int both[2];
+  for (int i = 0; i < 4; ++i) buf[i] = 6, got[i] = 0;
+  EXPECT(ncmpi_iget_var_int(nc, v, got, &both[0]), NC_NOERR);
+  EXPECT(ncmpi_iput_var_int(nc, v, buf, &both[1]), NC_NOERR);
+  VALUE(got[0], 0); /* not read before the wait */
+  EXPECT(ncmpi_wait_all(nc, 2, both, NULL), NC_NOERR);
+  for (int i = 0; i < 4; ++i) VALUE(got[i], 6);
+  for (int i = 0; i < 4; ++i) buf[i] = 7;
+  EXPECT(ncmpi_put_var_int_all(nc, v, buf), NC_NOERR);
   EXPECT(ncmpi_cancel(nc, 0, NULL, NULL), NC_NOERR);
   EXPECT(ncmpi_cancel(nc, -4, NULL, NULL), NC_EINVAL);
 
