@@ -505,7 +505,9 @@ int post_get(const Access& a, File& f, nc_type mem, std::vector<Region> regions)
   kept.starts = kept.counts = nullptr;
   kept.req = nullptr;
   std::vector<MPI_Offset> imap;
-  if (a.kind == 'm' && a.imap != nullptr) imap.assign(a.imap, a.imap + f.schema.vars[static_cast<std::size_t>(a.varid)].dims.size());
+  if (a.kind == 'm' && a.imap != nullptr) {
+    imap.assign(a.imap, a.imap + f.schema.vars[static_cast<std::size_t>(a.varid)].dims.size());
+  }
   *a.req = 2 * f.next_request++ + 1;
   File::Request& r = f.requests[*a.req];
   r.put = false;

@@ -760,12 +760,6 @@ COVE_PNETCDF_API int ncmpi_end_indep_data(int ncid) {
 
 namespace cove::pnetcdf {
 
-// Nonblocking gets on coupled files complete when they are posted, and
-// puts when they are waited for (File::Request); wait hands back their
-// statuses and, as PnetCDF's does, returns the first request's error (a
-// get's NC_ERANGE), in the order they were posted. The mode checks are
-// PnetCDF's (ncmpio_wait): data mode, then wait_all in collective mode and
-// wait in independent mode.
 // A finished bput's bytes go back once every later one is finished (PnetCDF's abuf_coalesce).
 static void release_buffer(File& f, int request) {
   for (auto& e : f.buffer) {
@@ -796,6 +790,12 @@ static int complete(File& f, File::Request& r) {
   return r.status;
 }
 
+// Nonblocking requests on coupled files are done when they are waited for
+// (File::Request): wait does the puts, then the gets, hands back their
+// statuses and, as PnetCDF's does, returns the first request's error (a
+// get's NC_ERANGE) in the order given (by id for the _ALL forms). The mode
+// checks are PnetCDF's (ncmpio_wait): data mode, then wait_all in
+// collective mode and wait in independent mode.
 static int wait_requests(File& f, int num, int* reqs, int* statuses, bool independent) {
   if (f.define_mode) return NC_EINDEFINE;
   if (independent && !f.independent) return NC_ENOTINDEP;
