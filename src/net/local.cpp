@@ -375,7 +375,9 @@ class LocalRegion final : public MemoryRegion {
   void allow_write(const Peer& peer) override {
     auto* p = dynamic_cast<LocalPeer*>(peer.get());
     if (!segment_ || !p || p->conn->tcp) return;
-    constexpr std::size_t kMaxWriters = 16;  // the latest grants' writers
+    // The latest grants' writers: a chunk of a server's reserve holds the
+    // pieces of every writer process on the host.
+    constexpr std::size_t kMaxWriters = 1024;
     const std::pair writer{p->conn->process.pid(), p->conn->process.uid()};
     std::unique_lock lock(table_->mutex);
     auto& writers = table_->regions.at(key_.region).writers;
@@ -1332,6 +1334,7 @@ std::optional<MappedWindow> LocalEndpoint::mapped(Conn& c, const KeyHeader& k, b
   if (k.address < m.base || k.address - m.base > m.length || k.length > m.length - (k.address - m.base))
     fail(Code::InvalidArgument, "memory key [0x", std::hex, k.address, ", +0x", k.length, std::dec,
          ") lies outside the peer's region ", k.region & ~RegionTable::kSegmentBit);
+  m.mapping->populate(k.address - m.base, k.length);
   return MappedWindow{m.mapping, m.mapping->data() + (k.address - m.base), k.length, m.mapping->data(),
                       m.mapping->size()};
 }

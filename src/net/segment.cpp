@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cove::net {
 
@@ -81,8 +83,11 @@ Mapping::Mapping(int fd, bool writable) {
     fail(Code::PermissionDenied, "a peer sent a shared-memory segment that is not sealed against shrinking");
   }
   size_ = static_cast<std::size_t>(st.st_size);
+  writable_ = writable;
+  const bool whole = size_ <= kPopulateWhole;
+  if (!whole) populated_.assign((size_ + kGranule - 1) / kGranule, false);
   const int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
-  void* p = ::mmap(nullptr, size_, prot, MAP_SHARED | MAP_POPULATE, fd, 0);
+  void* p = ::mmap(nullptr, size_, prot, MAP_SHARED | (whole ? MAP_POPULATE : 0), fd, 0);
   const int e = errno;
   ::close(fd);
   if (p == MAP_FAILED) fail(Code::NoMemory, "cannot map a peer's segment of ", size_, " bytes: ", std::strerror(e));
@@ -92,6 +97,33 @@ Mapping::Mapping(int fd, bool writable) {
 Mapping::~Mapping() {
   announce_unmap(data_, size_);
   ::munmap(data_, size_);
+}
+
+void Mapping::populate(std::size_t offset, std::size_t length) {
+  if (populated_.empty() || length == 0 || offset >= size_) return;
+  const std::size_t first = offset / kGranule, last = (std::min(offset + length, size_) - 1) / kGranule;
+  std::vector<std::pair<std::size_t, std::size_t>> runs;  // granules [from, to) to fault in
+  {
+    std::lock_guard lock(mutex_);  // claims them; faulted in outside it
+    for (std::size_t g = first; g <= last; ++g) {
+      if (populated_[g]) continue;
+      populated_[g] = true;
+      if (!runs.empty() && runs.back().second == g)
+        ++runs.back().second;
+      else
+        runs.emplace_back(g, g + 1);
+    }
+  }
+  for (const auto& [from, to] : runs) {
+    std::byte* at = data_ + from * kGranule;
+    const std::size_t bytes = std::min(to * kGranule, size_) - from * kGranule;
+    // Linux 5.14 and later fault a range in with one call; older ones a page at a time.
+    if (::madvise(at, bytes, writable_ ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) != 0) {
+      const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+      volatile const std::byte* p = at;
+      for (std::size_t i = 0; i < bytes; i += page) (void)p[i];
+    }
+  }
 }
 
 bool segments_enabled() {

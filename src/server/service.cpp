@@ -36,10 +36,11 @@ Service::Service(const ServerOptions& o) : options_(o), store_(o.memory_budget, 
   endpoint_ = net::make_endpoint(o.transport, {o.listen, o.max_message_bytes});
   address_ = endpoint_->address();
   // Freed piece buffers are kept for reuse up to a quarter of the budget
-  // (1 GiB without one), or up to pool_reserve if larger, with the spares
-  // made ahead of use; they do not count against it.
+  // (1 GiB without one); with pool_reserve, that much is made ahead of use
+  // and pieces are cut from it. Neither counts against the budget.
   pool_ = std::make_unique<store::BufferPool>(
       *endpoint_, o.memory_budget ? o.memory_budget / 4 : std::size_t{1} << 30, o.pool_reserve);
+  pool_->settle();  // the reserve is made before the server takes any request
   reorganizer_ = std::make_unique<Reorganizer>(
       o.reorg_threads, *pool_,
       [this](const ReorgJob& job, std::shared_ptr<store::BufferPool::Block> bytes) { replica_built(job, std::move(bytes)); });
@@ -207,8 +208,9 @@ void Service::stop() {
   log::info("server {} stopping", common::shown_address(address_));
   if (options_.pool_reserve > 0) {
     const auto p = pool_->stats();
-    log::info("pool: {} large blocks made on a put's path, {} from the pool ({} of {} spares made ahead of use)",
-              p.fresh, p.reused, p.spares_used, p.prefaulted);
+    log::info("pool: {} large blocks made on a put's path, {} recycled, {} cut from the reserve ({} chunks made "
+              "ahead of use, {} bytes held now)",
+              p.fresh, p.reused, p.spares_used, p.prefaulted, p.chunk_bytes);
   }
   remove_connection_files();
   common::forget_local_secret(address_);

@@ -1,6 +1,6 @@
-// The server's pool of piece memory (store/buffer_pool.hpp): spares made
-// ahead of use with a reserve, and the rule that a block somebody still
-// holds (a reader's lease) is never handed out again.
+// The server's pool of piece memory (store/buffer_pool.hpp): the reserve
+// made ahead of use and cut into blocks, and the rule that a block somebody
+// still holds (a reader's lease) is never handed out again.
 #include "store/buffer_pool.hpp"
 
 #include "staging_support.hpp"
@@ -30,60 +30,86 @@ bool all_bytes(const BufferPool::Block& b, unsigned char value) {
   return std::all_of(b.data, b.data + b.size, [value](std::byte x) { return x == std::byte{value}; });
 }
 
-TEST(BufferPool, SparesAreMadeAheadOfUseAndHandedOut) {
-  auto ep = endpoint("pool-spares");
+bool disjoint(const BufferPool::Block& a, const BufferPool::Block& b) {
+  return a.data + a.size <= b.data || b.data + b.size <= a.data;
+}
+
+// The reserve is made when the pool is, before any piece, and blocks of any
+// size are cut from it: nothing is made on a put's path.
+TEST(BufferPool, TheReserveIsMadeAheadOfUseAndCutIntoBlocks) {
+  auto ep = endpoint("pool-reserve");
   BufferPool pool(*ep, 0, 8 * kBlock);
-  auto a = pool.acquire(kBlock, 1000);
   pool.settle();
   auto s = pool.stats();
-  EXPECT_EQ(s.fresh, 1u);
-  EXPECT_EQ(s.prefaulted, 1u) << "no spare was made for the next piece of this size";
-  EXPECT_EQ(s.cached_bytes, kBlock);
-  // The next piece of that size for that user takes the spare: nothing made on its path.
-  auto b = pool.acquire(kBlock, 1000);
+  EXPECT_EQ(s.prefaulted, 1u) << "the reserve was not made ahead of use";
+  EXPECT_EQ(s.cached_bytes, 8 * kBlock);
+  auto a = pool.acquire(kBlock, 1000);
+  auto b = pool.acquire(kBlock + 100, 1000);  // any size
   s = pool.stats();
-  EXPECT_EQ(s.fresh, 1u);
-  EXPECT_EQ(s.spares_used, 1u);
-  EXPECT_NE(a->data, b->data);
-  std::memset(b->data, 0x5a, b->size);
-  EXPECT_TRUE(all_bytes(*b, 0x5a));
-  // Another user's piece never gets it: a granted block stays its user's.
-  pool.settle();
+  EXPECT_EQ(s.fresh, 0u);
+  EXPECT_EQ(s.spares_used, 2u);
+  ASSERT_TRUE(disjoint(*a, *b));
+  EXPECT_NE(a->key, b->key);
+  std::memset(a->data, 0x11, a->size);
+  std::memset(b->data, 0x22, b->size);
+  EXPECT_TRUE(all_bytes(*a, 0x11));
+  EXPECT_TRUE(all_bytes(*b, 0x22));
+  // The chunk is user 1000's now: another user's piece never gets any of it.
   auto c = pool.acquire(kBlock, 1001);
-  EXPECT_EQ(pool.stats().fresh, 2u);
-  EXPECT_EQ(pool.stats().spares_used, 1u);
-  // The spares stay within the reserve, however many pieces come.
+  EXPECT_EQ(pool.stats().fresh, 1u);
+  EXPECT_TRUE(disjoint(*a, *c) && disjoint(*b, *c));
+  pool.settle();  // that asked for another chunk, which that user's next piece is cut from
+  EXPECT_EQ(pool.stats().prefaulted, 2u);
+  auto d = pool.acquire(kBlock, 1001);
+  EXPECT_EQ(pool.stats().fresh, 1u);
+  EXPECT_EQ(pool.stats().spares_used, 3u);
+  // However many pieces come, more chunks are made as they are cut; once
+  // every block is back, the chunks beyond the reserve are freed.
   std::vector<std::shared_ptr<BufferPool::Block>> held;
   for (int i = 0; i < 20; ++i) {
     held.push_back(pool.acquire(kBlock, 1000));
     pool.settle();
-    EXPECT_LE(pool.stats().cached_bytes, 8 * kBlock);
+    for (std::size_t j = 0; j + 1 < held.size(); ++j)
+      ASSERT_TRUE(disjoint(*held[j], *held.back())) << "two blocks out share bytes";
   }
+  EXPECT_LE(pool.stats().fresh, 3u) << "pieces were made on their path while the reserve kept up";
   held.clear();
-  a.reset(), b.reset(), c.reset();
+  a.reset(), b.reset(), c.reset(), d.reset();
+  EXPECT_EQ(pool.stats().chunk_bytes, 8 * kBlock);
   pool.clear();
 }
 
-// A recycled block (of a dropped piece) goes out before a spare and asks for
-// no spare: a workflow whose versions are dropped feeds itself, and spares
-// are made only in place of fresh blocks and of spares taken.
-TEST(BufferPool, RecycledBlocksGoFirstAndAskForNoSpare) {
-  auto ep = endpoint("pool-recycled");
-  BufferPool pool(*ep, 8 * kBlock, 8 * kBlock);
-  auto a = pool.acquire(kBlock, 1000);  // fresh: one spare asked for
+// A released block goes back to its chunk and is cut again; a piece larger
+// than any chunk makes its own block, and the next chunk holds its size.
+TEST(BufferPool, ReleasedBlocksGoBackToTheirChunk) {
+  auto ep = endpoint("pool-back");
+  BufferPool pool(*ep, 0, 8 * kBlock);
   pool.settle();
-  ASSERT_EQ(pool.stats().prefaulted, 1u);
-  const std::byte* recycled = a->data;
-  a.reset();  // dropped: back in the pool beside the spare
-  auto b = pool.acquire(kBlock, 1000);
-  EXPECT_EQ(b->data, recycled) << "a spare went out before a recycled block";
+  auto a = pool.acquire(2 * kBlock, 1000);
+  auto b = pool.acquire(2 * kBlock, 1000);
+  const std::byte* first = a->data;
+  a.reset();
+  auto c = pool.acquire(kBlock, 1000);
+  EXPECT_EQ(c->data, first) << "a released block's bytes were not cut again";
   pool.settle();
-  EXPECT_EQ(pool.stats().prefaulted, 1u) << "a recycled block asked for a spare";
-  auto c = pool.acquire(kBlock, 1000);  // the spare: another is asked for
-  EXPECT_EQ(pool.stats().spares_used, 1u);
+  EXPECT_EQ(pool.stats().prefaulted, 1u) << "a chunk was made while the reserve held more than half";
+  auto big = pool.acquire(16 * kBlock, 1000);
+  EXPECT_EQ(pool.stats().fresh, 1u);
   pool.settle();
-  EXPECT_EQ(pool.stats().prefaulted, 2u);
-  b.reset(), c.reset();
+  auto big2 = pool.acquire(16 * kBlock, 1000);
+  EXPECT_EQ(pool.stats().fresh, 1u) << "the chunk made after a large piece does not hold its size";
+  EXPECT_TRUE(disjoint(*big, *big2));
+  // A retired block (someone outside may still write to it) is never cut again.
+  const std::byte* retired = c->data;
+  c->retire();
+  c.reset();
+  std::vector<std::shared_ptr<BufferPool::Block>> more;
+  for (int i = 0; i < 6; ++i) {
+    more.push_back(pool.acquire(kBlock, 1000));
+    EXPECT_NE(more.back()->data, retired) << "a retired block was cut again";
+  }
+  more.clear();
+  b.reset(), big.reset(), big2.reset();
   pool.clear();
 }
 

@@ -716,6 +716,45 @@ TEST_F(Staging, PreFaultedPoolKeepsALeasedVersionsBytes) {
   }
 }
 
+// With a reserve larger than a client faults in whole (a chunk over 64 MiB,
+// net/segment.hpp), pieces of many sizes from two writers are cut from one
+// chunk: each writer and the reader map it once and fault in only their
+// windows, and every piece reads back as written, also once removed
+// versions' windows are cut again for later ones.
+TEST_F(Staging, PiecesCutFromOneLargeChunkReadBackAsWritten) {
+  auto o = options();
+  o.pool_reserve = std::size_t{80} << 20;
+  cove::Server server(o);
+  Client a = Client::connect(server.address()), b = Client::connect(server.address());
+  Client reader = Client::connect(server.address());
+  const std::size_t sizes[] = {(1 << 17) + 3, 3 << 17, 90000, 1 << 19};  // float64 elements, all large pieces
+  const std::string names[] = {"c0", "c1", "c2", "c3"};
+  for (const auto& name : names) a.define(name, DType(DTypeKind::Float64), 1);
+  const auto value = [](std::size_t var, std::uint64_t v, std::size_t i) {
+    return static_cast<double>(var * 1000000000 + v * 10000000 + i);
+  };
+  std::vector<double> data, got;
+  for (std::uint64_t v = 1; v <= 6; ++v) {
+    for (std::size_t var = 0; var < std::size(sizes); ++var) {
+      const std::size_t n = sizes[var];
+      data.resize(n);
+      for (std::size_t i = 0; i < n; ++i) data[i] = value(var, v, i);
+      const auto all = Box::from_shape(V{static_cast<std::int64_t>(n)});
+      (var % 2 ? b : a).put(names[var], v, all, data.data(), n * 8);
+    }
+    for (std::uint64_t w = v > 2 ? v - 2 : 1; w <= v; ++w)  // the versions kept so far
+      for (std::size_t var = 0; var < std::size(sizes); ++var) {
+        const std::size_t n = sizes[var];
+        got.assign(n, -1.0);
+        reader.get(names[var], w, Box::from_shape(V{static_cast<std::int64_t>(n)}), got.data(), n * 8, 0);
+        for (std::size_t i = 0; i < n; ++i)
+          ASSERT_EQ(got[i], value(var, w, i)) << "c" << var << " version " << w << " element " << i;
+      }
+    if (v > 2)  // its windows go back to the chunk and are cut for the next version
+      for (const auto& name : names) a.remove(name, v - 2);
+  }
+}
+
 // Memory from Client::allocate(): on one host, a segment the reader maps
 // (over UCX and in one process, memory read as any other); a release waits
 // for no reader, the memory is written again and read again.
