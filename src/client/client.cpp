@@ -271,11 +271,24 @@ void Client::Impl::send_host_put(Op op, const std::string& var, std::uint64_t ve
   }
   const net::Peer peer = server(home);  // one connection for every step (a grant ends with its connection)
   const char* transport = peer->transport();
-  if (op == Op::Put && (std::strcmp(transport, "ucx") == 0 || (std::strcmp(transport, "local") == 0 && net::segments_enabled()))) {
-    // The server reads nothing of ours: it grants space, we copy the bytes
-    // into it (on this host, into its shared-memory segment, mapped here
-    // once; over UCX, a one-sided write), and then it stores them.
-    const auto grant = call<Message<Op::PutGrant>>(home, {std::move(piece), reorg}, control(), peer);
+  const bool same_host = std::strcmp(transport, "local") == 0;
+  if (op == Op::Put && (std::strcmp(transport, "ucx") == 0 || (same_host && net::segments_enabled()))) {
+    // The server grants space, we copy the bytes into it (on this host,
+    // into its shared-memory segment, mapped here once; over UCX, a
+    // one-sided write), and then it stores them. On this host we offer our
+    // memory too: a server with memory made ahead reads it in place
+    // instead and answers grant 0 (messages.hpp).
+    std::unique_ptr<net::MemoryRegion> offered;
+    net::Bytes offer;
+    if (same_host) {
+      offered = endpoint->expose(const_cast<void*>(data), bytes);  // only ever read by the server
+      const auto k = offered->key();
+      offer.assign(k.begin(), k.end());
+    }
+    const auto grant = call<Message<Op::PutGrant>>(home, {std::move(piece), reorg, std::move(offer)},
+                                                   net::deadline_in(net::kControlTimeoutMs + net::transfer_ms(bytes)),
+                                                   peer);
+    if (grant.grant == 0) return;  // read and stored by the server
     if (auto window = endpoint->map(peer, grant.key, true, control())) {
       if (window->size != bytes) fail(Code::Protocol, "a server granted ", window->size, " bytes for ", bytes);
       copy_region({data, bytes, box, layout}, {window->data, window->size, box, layout}, box, info.dtype.size());

@@ -94,7 +94,7 @@ void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t 
   }
 
   if (path == DeviceSendPath::pipeline) {  // puts only: put_local has no pipeline
-    const auto grant = call<Message<Op::PutGrant>>(home, {std::move(piece), reorg}, control(), peer);
+    const auto grant = call<Message<Op::PutGrant>>(home, {std::move(piece), reorg, {}}, control(), peer);
     const auto window = endpoint->map(peer, grant.key, true, control());
     if (!window || window->size != bytes) fail(Code::Protocol, "a server granted no mappable room for ", bytes, " bytes");
     const gpu::ChunkRing ring(bytes, gpu::kPipelineChunk, gpu::kPipelineSlots);

@@ -224,6 +224,7 @@ class DualEndpoint final : public Endpoint {
     backend(peer).notify(peer, std::move(request), deadline);
   }
 
+  bool reads_in_place(const Peer& peer) override { return backend(peer).reads_in_place(peer); }
   void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
             Deadline deadline) override {
     backend(peer).read(peer, key, ops, deadline);

@@ -415,6 +415,10 @@ class LocalEndpoint final : public Endpoint {
   std::unique_ptr<MemoryRegion> allocate(std::size_t bytes) override;
   std::optional<MappedWindow> map(const Peer& peer, std::span<const std::byte> key, bool writable,
                                   Deadline deadline) override;
+  bool reads_in_place(const Peer& peer) override {
+    const Conn& c = conn_of(peer);
+    return !c.tcp && c.process.readable();
+  }
   void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,
             Deadline deadline) override;
   void write(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,

@@ -140,12 +140,13 @@ PutRequest PutRequest::decode(WireReader& in) {
 
 void PutGrantRequest::encode(WireWriter& out) const {
   piece.encode(out);
-  out.u8(encode_reorg(reorg));
+  out.u8(encode_reorg(reorg)).bytes(key);
 }
 PutGrantRequest PutGrantRequest::decode(WireReader& in) {
   PutGrantRequest m;
   m.piece = PieceHeader::decode(in);
   m.reorg = decode_reorg(in.u8());
+  m.key = blob(in);
   return m;
 }
 

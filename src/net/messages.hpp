@@ -103,15 +103,21 @@ struct PutRequest {
 // PutGrant: space for a piece, which the writer fills itself (one-sided
 // writes to `key`) and then publishes. The grant is the connection's: it
 // ends with a PutPublish, or when the connection closes.
+// A writer on the server's host may offer its own memory (`key`, exposed
+// for reading): a server that reads it in place into memory made ahead
+// (ServerOptions::pool_reserve) stores the piece at once and answers grant
+// 0, which is cheaper than the writer faulting in fresh pages of a grant.
+// Otherwise it grants room as without an offer.
 struct PutGrantRequest {
   PieceHeader piece;
   std::optional<Reorg> reorg;
+  Bytes key;  // the writer's memory, offered; empty: none
   void encode(WireWriter& out) const;
   static PutGrantRequest decode(WireReader& in);
   bool operator==(const PutGrantRequest&) const = default;
 };
 struct PutGrantReply {
-  std::uint64_t grant = 0;
+  std::uint64_t grant = 0;  // 0: the server read the offered bytes and stored the piece
   Bytes key;  // where to write the piece's bytes
   void encode(WireWriter& out) const;
   static PutGrantReply decode(WireReader& in);

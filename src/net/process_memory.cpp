@@ -115,6 +115,8 @@ int copy_share(pid_t pid, std::uint64_t base, std::span<const RemoteOp> ops, std
 
 }  // namespace
 
+bool PeerProcess::readable() const noexcept { return cma_enabled() && pidfd_ >= 0 && !refused_; }
+
 // One process_vm_readv moves about half of what memcpy does here (it pins
 // every page and copies on one core), so copies of kParallelBytes and more
 // are cut into equal shares run on the shared thread pool.

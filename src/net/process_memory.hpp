@@ -42,6 +42,9 @@ class PeerProcess {
   // Copies ops (offsets from `base` in the process's address space) into
   // local memory. See the header comment for what it returns and throws.
   bool read(std::uint64_t base, std::span<const RemoteOp> ops);
+  // Whether read() may copy directly: false once the kernel refused, or
+  // with COVE_CMA=0 or no pidfd.
+  bool readable() const noexcept;
 
  private:
   pid_t pid_ = 0;

@@ -165,6 +165,13 @@ class Endpoint {
     (void)peer, (void)key, (void)writable, (void)deadline;
     return std::nullopt;
   }
+  // Whether read() from `peer` copies straight out of its memory, one copy
+  // by the kernel (the local transport's process reads, while the kernel
+  // allows them), rather than through the connection.
+  virtual bool reads_in_place(const Peer& peer) {
+    (void)peer;
+    return false;
+  }
   // Reads the ops (offsets within the region `key` describes) from memory
   // `peer` exposed. Blocks until done or `deadline`.
   virtual void read(const Peer& peer, std::span<const std::byte> key, std::span<const RemoteOp> ops,

@@ -301,10 +301,23 @@ net::Empty Service::put_local(Session& s, net::PutLocalRequest&& r) {
   return {};
 }
 
-// PutGrant: room for a piece the writer copies in itself (the server never
-// acts on a key the writer sent): on this host a block of a shared-memory
-// segment the writer maps for writing, over UCX a one-sided write. The
-// grant belongs to the connection until it publishes or closes.
+// Whether a PutGrant's offered bytes are read here, as a Put: only into
+// the reserve (ServerOptions::pool_reserve), made and faulted in here
+// ahead of use, and only when the transport copies straight out of the
+// writer's memory. A grant of the same memory would have the writer fault
+// in its pages in its own mapping first, which costs about what its copy
+// does (docs/staging.md, "Pre-faulted pool"). Without a reserve both ways
+// make fresh memory, and the writer copies.
+bool Service::pulls(const net::Peer& from, const net::PutGrantRequest& r) {
+  return !r.key.empty() && options_.pool_reserve > 0 && r.piece.bytes > store::BufferPool::kSmallMax &&
+         endpoint_->reads_in_place(from);
+}
+
+// PutGrant: room for a piece the writer copies in itself (a key it offered
+// is not used here: pulls() decided against reading it): on this host a
+// block of a shared-memory segment the writer maps for writing, over UCX a
+// one-sided write. The grant belongs to the connection until it publishes
+// or closes.
 net::PutGrantReply Service::put_grant(Session& s, net::PutGrantRequest&& r) {
   const net::Peer peer = s.peer.lock();
   if (!peer) fail(Code::Unavailable, "the connection closed");

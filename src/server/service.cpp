@@ -113,8 +113,25 @@ void Service::start() {
       a.reply<net::Message<Op::PutLocal>>(put_local(*session_of(a.peer()), std::move(r)));
     });
   });
-  // A grant may make a new segment (its pages faulted in): not on the transport's thread.
-  d.on<Op::PutGrant>(D::never(), [this](Session& s, net::PutGrantRequest&& r) { return put_grant(s, std::move(r)); });
+  // A grant may make a new segment (its pages faulted in): not on the
+  // transport's thread. Offered bytes the server reads into its reserve
+  // (pulls()) are a Put, on a thread of their own.
+  d.on_async<Op::PutGrant>(D::always(), [this, &d](Session&, net::PutGrantRequest&& r, Responder answer) {
+    if (pulls(answer.peer(), r)) {
+      transfers_.run(std::move(answer), [this, r = std::move(r)](Responder& a) mutable {
+        put(a.peer(), std::move(r.piece), &r.key, nullptr, r.reorg);
+        a.reply<net::Message<Op::PutGrant>>(net::PutGrantReply{});
+      });
+      return;
+    }
+    d.post([this, r = std::move(r), answer = std::move(answer)]() mutable {
+      try {
+        answer.reply<net::Message<Op::PutGrant>>(put_grant(*session_of(answer.peer()), std::move(r)));
+      } catch (...) {
+        answer.fail(std::current_exception());
+      }
+    });
+  });
   d.on<Op::PutPublish>(unless_forwarding,
                        [this](Session& s, net::PutPublishRequest&& r) { return put_publish(s, std::move(r)); });
   d.on_async<Op::IndexAdd>(D::always(), [this](Session&, net::IndexAddRequest&& r, Responder answer) {

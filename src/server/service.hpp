@@ -84,6 +84,7 @@ class Service : public std::enable_shared_from_this<Service> {
   net::Empty put_local(Session& s, net::PutLocalRequest&& r);
   net::CopyReply copy(const net::Peer& from, net::CopyRequest&& r);
   net::PutGrantReply put_grant(Session& s, net::PutGrantRequest&& r);
+  bool pulls(const net::Peer& from, const net::PutGrantRequest& r);
   net::Empty put_publish(Session& s, net::PutPublishRequest&& r);
   void connection_closed(Session& s);
   // Members of the group that die (members.cpp).

@@ -51,7 +51,7 @@ net::DefineRequest sample() {
 template <>
 net::PutRequest sample() { return {header(), bytes(40, 3), Reorg::Rasar}; }
 template <>
-net::PutGrantRequest sample() { return {header(), Reorg::Sahr}; }
+net::PutGrantRequest sample() { return {header(), Reorg::Sahr, bytes(40, 14)}; }
 template <>
 net::PutGrantReply sample() { return {77, bytes(48, 12)}; }
 template <>
