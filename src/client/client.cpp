@@ -13,6 +13,7 @@
 #include "core/box_checks.hpp"
 #include "core/fail.hpp"
 #include "gpu/device.hpp"
+#include "net/inet.hpp"
 #include "net/segment.hpp"
 
 #include <algorithm>
@@ -35,6 +36,11 @@ namespace {
 // How long a member of a group whose connection file is there may take to
 // answer before the client takes it for dead.
 constexpr std::int64_t kMemberGraceMs = 2000;
+// The same for connecting again to a member on this host (net::on_this_host),
+// which no link failure can hide: one that refuses is gone, and waiting
+// out kMemberGraceMs, once a second, would stall every call that needs it.
+// This is long enough for a full listen backlog to drain.
+constexpr std::int64_t kLocalGraceMs = 100;
 
 bool is_address(const std::string& s) {
   return s.rfind("inproc://", 0) == 0 || s.rfind("ucx:", 0) == 0 || s.rfind("local:", 0) == 0;
@@ -144,7 +150,8 @@ net::Peer Client::Impl::server(std::size_t s) {
     fail(Code::Unavailable, "server ", s, " (", common::shown_address(addresses[s]), ") did not answer a moment ago");
   log::warn("the connection to server {} ({}) failed: connecting again", s, common::shown_address(addresses[s]));
   try {
-    net::Peer again = connect_server(addresses[s], secrets[s], net::deadline_in(kMemberGraceMs), kMemberGraceMs);
+    const std::int64_t grace = net::on_this_host(addresses[s]) ? kLocalGraceMs : kMemberGraceMs;
+    net::Peer again = connect_server(addresses[s], secrets[s], net::deadline_in(grace), grace);
     net::greet(*endpoint, again, net::Role::Client, endpoint->address(), secrets[s],
                net::deadline_in(net::kControlTimeoutMs));
     p = again;

@@ -98,4 +98,21 @@ bool claims_host(const std::string& claimed, const std::string& scheme, const st
   return !from_ip.empty() && has_alternative(claimed, scheme + from_ip + ":");
 }
 
+bool on_this_host(const std::string& address) {
+  if (address.empty()) return false;
+  std::size_t at = 0;
+  while (at <= address.size()) {
+    const std::size_t end = std::min(address.find('|', at), address.size());
+    const std::string one = address.substr(at, end - at);
+    if (one.rfind("tcp:", 0) == 0) {
+      const std::string host = one.substr(4, one.rfind(':') - 4);
+      if (host.rfind("127.", 0) != 0 && host != "[::1]") return false;
+    } else if (one.rfind("local:", 0) != 0) {
+      return false;
+    }
+    at = end + 1;
+  }
+  return true;
+}
+
 }  // namespace cove::net

@@ -31,5 +31,10 @@ bool has_alternative(const std::string& address, const std::string& prefix);
 // `from_ip`: what a peer that connected from `from_ip` over that transport
 // may say it is.
 bool claims_host(const std::string& claimed, const std::string& scheme, const std::string& from_ip);
+// Whether every alternative of `address` is on this host whatever the
+// network does: "local:" (a Unix socket) or "tcp:" to a loopback IP.
+// Nothing can cut the way to such an address: a refused connect there
+// means nobody listens.
+bool on_this_host(const std::string& address);
 
 }  // namespace cove::net

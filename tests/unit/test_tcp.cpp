@@ -2,6 +2,7 @@
 // memory by key (the key's token checked, nothing mapped, every byte
 // through the socket), large reads cut into pieces that land straight in
 // the reader's memory, and the choice of TCP by a client (COVE_TRANSPORT).
+#include "net/inet.hpp"
 #include "net/memory_key.hpp"
 #include "net/transport.hpp"
 #include "net/wire.hpp"
@@ -49,6 +50,23 @@ struct Pair {
     peer = client->connect(tcp_part(server->address()), net::deadline_in(5000));
   }
 };
+
+// A member a client may take for gone as soon as it refuses (its reconnect
+// waits no grace): only one every alternative of which is on this host.
+TEST(Tcp, AddressesOnThisHostAreUnixSocketsAndLoopback) {
+  using cove::net::on_this_host;
+  EXPECT_TRUE(on_this_host("local:@cove-1"));
+  EXPECT_TRUE(on_this_host("local:@cove-1|tcp:127.0.0.1:4000"));
+  EXPECT_TRUE(on_this_host("tcp:127.0.0.2:4000"));
+  EXPECT_TRUE(on_this_host("tcp:[::1]:4000"));
+  EXPECT_FALSE(on_this_host("local:@cove-1|tcp:192.0.2.2:4000"));
+  EXPECT_FALSE(on_this_host("tcp:10.0.0.1:4000"));
+  EXPECT_FALSE(on_this_host("ucx:127.0.0.1:4000"));
+  EXPECT_FALSE(on_this_host("local:@cove-1|ucx:127.0.0.1:4000"));
+  EXPECT_FALSE(on_this_host("inproc://cove-1"));
+  EXPECT_FALSE(on_this_host("tcp:"));
+  EXPECT_FALSE(on_this_host(""));
+}
 
 TEST(Tcp, AServerListensOnLoopbackAndAnswersOverTcp) {
   Pair p;
