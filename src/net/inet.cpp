@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 
 #include <cstring>
+#include <string_view>
 
 namespace cove::net {
 
@@ -84,14 +85,24 @@ sockaddr_storage listen_address(const std::string& where) {
   }
 }
 
-bool has_alternative(const std::string& address, const std::string& prefix) {
+namespace {
+
+// Whether `test` holds for some '|'-separated alternative of `address`.
+template <typename Test>
+bool any_alternative(const std::string& address, Test&& test) {
   std::size_t at = 0;
   while (at <= address.size()) {
     const std::size_t end = std::min(address.find('|', at), address.size());
-    if (address.compare(at, prefix.size(), prefix) == 0 && end - at > prefix.size()) return true;
+    if (test(std::string_view(address).substr(at, end - at))) return true;
     at = end + 1;
   }
   return false;
+}
+
+}  // namespace
+
+bool has_alternative(const std::string& address, const std::string& prefix) {
+  return any_alternative(address, [&](std::string_view one) { return one.size() > prefix.size() && one.starts_with(prefix); });
 }
 
 bool claims_host(const std::string& claimed, const std::string& scheme, const std::string& from_ip) {
@@ -99,20 +110,12 @@ bool claims_host(const std::string& claimed, const std::string& scheme, const st
 }
 
 bool on_this_host(const std::string& address) {
-  if (address.empty()) return false;
-  std::size_t at = 0;
-  while (at <= address.size()) {
-    const std::size_t end = std::min(address.find('|', at), address.size());
-    const std::string one = address.substr(at, end - at);
-    if (one.rfind("tcp:", 0) == 0) {
-      const std::string host = one.substr(4, one.rfind(':') - 4);
-      if (host.rfind("127.", 0) != 0 && host != "[::1]") return false;
-    } else if (one.rfind("local:", 0) != 0) {
-      return false;
-    }
-    at = end + 1;
-  }
-  return true;
+  return !address.empty() && !any_alternative(address, [](std::string_view one) {
+    if (one.starts_with("local:")) return false;
+    if (!one.starts_with("tcp:")) return true;
+    const std::string_view host = one.substr(4, one.rfind(':') - 4);
+    return !host.starts_with("127.") && host != "[::1]";
+  });
 }
 
 }  // namespace cove::net

@@ -121,7 +121,7 @@ bool PeerProcess::readable() const noexcept { return cma_enabled() && pidfd_ >= 
 // every page and copies on one core), so copies of kParallelBytes and more
 // are cut into equal shares run on the shared thread pool.
 bool PeerProcess::read(std::uint64_t base, std::span<const RemoteOp> ops) {
-  if (!cma_enabled() || pidfd_ < 0 || refused_) return false;
+  if (!readable()) return false;
   constexpr std::size_t kParallelBytes = std::size_t{8} << 20;
   std::size_t total = 0;
   for (const auto& op : ops) total += op.bytes;

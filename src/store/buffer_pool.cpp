@@ -183,7 +183,6 @@ std::shared_ptr<BufferPool::Block> BufferPool::cut(std::size_t bytes, std::int64
       const std::size_t left = c->size - c->lost;
       if (c->out == 0 && (c->lost > 0 || s->uncut - left >= s->reserve)) {
         s->uncut -= left;
-        s->chunk_bytes -= c->size;
         std::erase(s->chunks, c);
         dropped = std::move(c);
         s->changed();
@@ -267,7 +266,6 @@ void BufferPool::make_chunks() {
     } else if (st.open) {
       if (st.next_chunk <= bytes) st.next_chunk = 0;
       st.uncut += bytes;
-      st.chunk_bytes += bytes;
       ++st.stats.prefaulted;
       st.chunks.push_back(std::move(chunk));
       if (st.uncut >= st.reserve) st.filling = false;
@@ -290,7 +288,7 @@ BufferPool::Stats BufferPool::stats() const {
   std::lock_guard lock(state_->mutex);
   Stats s = state_->stats;
   s.cached_bytes = state_->cached + state_->uncut;
-  s.chunk_bytes = state_->chunk_bytes;
+  for (const auto& c : state_->chunks) s.chunk_bytes += c->size;
   return s;
 }
 
@@ -308,7 +306,7 @@ void BufferPool::clear() {
   {
     std::lock_guard lock(state_->mutex);
     chunks.swap(state_->chunks);
-    state_->uncut = state_->chunk_bytes = 0;
+    state_->uncut = 0;
     drop.swap(state_->free);
     arenas.swap(state_->arenas);
     state_->free_slots.clear();

@@ -121,7 +121,7 @@ class BufferPool {
     bool open = true;
     // The reserve: its chunks, their uncut bytes, and the size of the next
     // chunk (the largest piece that fitted none, if larger than a chunk).
-    std::size_t reserve = 0, uncut = 0, chunk_bytes = 0, next_chunk = 0;
+    std::size_t reserve = 0, uncut = 0, next_chunk = 0;
     std::vector<std::shared_ptr<Chunk>> chunks;
     std::condition_variable wake, settled;
     bool making = false;
