@@ -231,8 +231,8 @@ int main(int argc, char** argv) {
       }
     }
     // Latency: 1000 puts, then 1000 gets, of 4 KiB: a variable of 4 KiB
-    // (in a group its index is cut into blocks, so each put and get meets
-    // every member), and 4 KiB of a 64 MiB variable (one index block).
+    // (smaller than two index blocks: a group indexes it whole on one
+    // member), and 4 KiB of a 64 MiB variable (inside one index block).
     const int n = quick ? 200 : 1000;
     const auto latency = [&](const std::string& var, const V& shape, const std::string& label) {
       c.define(var, cove::DType(cove::DTypeKind::Float64), 1, shape);

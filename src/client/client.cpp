@@ -169,7 +169,7 @@ void Client::Impl::detail_fail(const Error& e, const char* op, std::size_t serve
 void Client::Impl::remember(const std::string& name, const VarInfo& info) {
   std::lock_guard lock(mutex);
   vars[name] = info;
-  maps[name] = std::make_shared<const common::ShardMap>(info.shape, static_cast<int>(server_count()), name);
+  maps[name] = std::make_shared<const common::ShardMap>(info.shape, info.dtype.size(), static_cast<int>(server_count()), name);
 }
 
 Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::optional<std::int64_t> timeout_ms) {

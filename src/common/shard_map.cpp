@@ -8,14 +8,21 @@
 
 namespace cove::common {
 
-ShardMap::ShardMap(const std::optional<Box>& shape, int servers, const std::string& name) : servers_(servers) {
+ShardMap::ShardMap(const std::optional<Box>& shape, std::size_t element_bytes, int servers, const std::string& name)
+    : servers_(servers) {
   if (servers < 1) detail::fail(Code::InvalidArgument, "a server group needs at least one server, not ", servers);
-  if (servers == 1 || !shape || shape->empty()) {
+  // Blocks of at least kMinBlockBytes (a volume too large to count in bytes has room for every block).
+  std::uint64_t bytes = 0;
+  const bool huge = shape && __builtin_mul_overflow(static_cast<std::uint64_t>(shape->volume()),
+                                                    static_cast<std::uint64_t>(element_bytes), &bytes);
+  const auto wanted = static_cast<std::uint64_t>(servers) * kBlocksPerServer;
+  const Index nblocks = static_cast<Index>(huge ? wanted : std::min(wanted, bytes / kMinBlockBytes));
+  if (servers == 1 || !shape || shape->empty() || nblocks < 2) {
     whole_ = home_server(name, servers);
     return;
   }
-  // As many blocks as asked for, but never more than cells along a dimension.
-  auto grid = dims_create(static_cast<Index>(servers) * kBlocksPerServer, shape->ndim);
+  // As many blocks as that, but never more than cells along a dimension.
+  auto grid = dims_create(nblocks, shape->ndim);
   std::vector<int> by_length(shape->ndim);
   for (int d = 0; d < shape->ndim; ++d) by_length[d] = d;
   std::stable_sort(by_length.begin(), by_length.end(),

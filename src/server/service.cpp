@@ -203,7 +203,7 @@ void Service::join_group(const std::vector<std::string>& addresses, int rank, co
 
 const common::ShardMap& Service::shard_map(const store::VariableDef& def) {
   auto it = shard_maps_.find(def.name);
-  if (it == shard_maps_.end()) it = shard_maps_.emplace(def.name, common::ShardMap(def.shape, group_->size(), def.name)).first;
+  if (it == shard_maps_.end()) it = shard_maps_.emplace(def.name, common::ShardMap(def.shape, def.dtype.size(), group_->size(), def.name)).first;
   return it->second;
 }
 

@@ -225,7 +225,7 @@ int group_seed(cove::Client& c) {
 int group_after(cove::Client& c, int dead) {
   const V shape{kGroupSide, kGroupSide};
   const auto members = static_cast<int>(c.servers().size());
-  const cove::common::ShardMap map(Box::from_shape(shape), members, "g");
+  const cove::common::ShardMap map(Box::from_shape(shape), sizeof(double), members, "g");
   int failures = 0, read = 0, refused = 0;
   std::uint64_t expected_lost = 0;
   for (const Box& b : group_pieces()) {

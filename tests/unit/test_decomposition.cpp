@@ -1,3 +1,6 @@
+#include "common/placement.hpp"
+#include "common/shard_map.hpp"
+
 #include <cove/decomposition.hpp>
 #include <cove/error.hpp>
 
@@ -164,3 +167,43 @@ TEST(Hilbert, OwnersGetContiguousBalancedStretches) {
 }
 
 }  // namespace
+
+// The index of a variable is cut into blocks of at least a page
+// (ShardMap::kMinBlockBytes): a variable of a few KiB lives whole on one
+// member, so that a request for it costs one round trip; larger ones get
+// about four blocks per member.
+TEST(ShardMap, BlocksHoldAtLeastAPageAndSmallVariablesLiveWhole) {
+  using cove::common::ShardMap;
+  const auto bytes_of = [](const ShardMap& map, const Box& all, std::size_t elem) {
+    std::vector<std::uint64_t> out;
+    for (int s = 0; s < map.servers(); ++s)
+      for (const Box& b : map.parts_of(s, all)) out.push_back(static_cast<std::uint64_t>(b.volume()) * elem);
+    return out;
+  };
+  // 4 KiB of doubles over two members: one of them, by the name's hash, indexes it whole.
+  const Box small = Box::from_shape(V{512});
+  const ShardMap whole(small, 8, 2, "lat");
+  EXPECT_EQ(whole.shards_for(small), std::vector<int>{cove::common::home_server("lat", 2)});
+  EXPECT_EQ(bytes_of(whole, small, 8), std::vector<std::uint64_t>{4096});
+  // The same cells of bytes are smaller still; of 16-byte elements, two blocks.
+  EXPECT_EQ(ShardMap(small, 1, 2, "lat").shards_for(small).size(), 1u);
+  EXPECT_EQ(ShardMap(small, 16, 2, "lat").shards_for(small), (std::vector<int>{0, 1}));
+  // 8 KiB: two blocks of a page, one per member.
+  const Box two = Box::from_shape(V{1024});
+  const ShardMap split(two, 8, 2, "s");
+  EXPECT_EQ(split.shards_for(two), (std::vector<int>{0, 1}));
+  EXPECT_EQ(bytes_of(split, two, 8), (std::vector<std::uint64_t>{4096, 4096}));
+  // Between, never a block under a page; from 32 KiB on, four per member.
+  for (Index n : {1536, 2000, 4099, 20000}) {
+    const Box all = Box::from_shape(V{n, 3});
+    const auto blocks = bytes_of(ShardMap(all, 8, 3, "v"), all, 8);
+    EXPECT_EQ(blocks.size(), std::min<std::size_t>(12, static_cast<std::size_t>(n * 3 * 8 / 4096))) << n;
+    for (auto b : blocks) EXPECT_GE(b, 4096u) << n;
+  }
+  // A volume past 2^64 bytes does not overflow into a small one.
+  const Box huge = Box::from_shape(V{Index{1} << 40, Index{1} << 22});
+  EXPECT_EQ(ShardMap(huge, 8, 2, "h").shards_for(huge), (std::vector<int>{0, 1}));
+  // One member, or no shape: whole.
+  EXPECT_EQ(ShardMap(two, 8, 1, "s").shards_for(two), std::vector<int>{0});
+  EXPECT_EQ(ShardMap(std::nullopt, 8, 4, "s").shards_for(two), std::vector<int>{cove::common::home_server("s", 4)});
+}

@@ -288,18 +288,18 @@ TEST(SemanticsSealed, SealingAnswersWaitingGets) {
   const double minus_one = -1.0;
   o.fill.resize(8);
   std::memcpy(o.fill.data(), &minus_one, 8);
-  w.define("s", DType(DTypeKind::Float64), 1, V{100}, o);
-  std::vector<double> half(50, 2.0);
-  w.put("s", 1, Box::from_start_count(V{0}, V{50}), half.data(), 400);
+  w.define("s", DType(DTypeKind::Float64), 1, V{1024}, o);  // 8 KiB: two index blocks, one per member
+  std::vector<double> half(512, 2.0);
+  w.put("s", 1, Box::from_start_count(V{0}, V{512}), half.data(), 4096);
   auto waiting = std::async(std::launch::async, [&] {
-    std::vector<double> got(100);
-    r.get("s", 1, Box::from_shape(V{100}), got.data(), 800, 30000);
+    std::vector<double> got(1024);
+    r.get("s", 1, Box::from_shape(V{1024}), got.data(), 8192, 30000);
     return got;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   w.seal("s", 1);
   const auto got = waiting.get();
-  for (int i = 0; i < 100; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], i < 50 ? 2.0 : -1.0) << i;
+  for (int i = 0; i < 1024; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], i < 512 ? 2.0 : -1.0) << i;
 }
 
 // Readers may come first: get, get_latest, definition() and subscribe()
@@ -308,31 +308,31 @@ TEST(SemanticsSealed, SealingAnswersWaitingGets) {
 TEST(SemanticsReadersFirst, ReadersWaitForTheDefinitionAndTheData) {
   Group group(2);
   Client w = Client::connect(group.addresses()), r = Client::connect(group.addresses());
-  const Box all = Box::from_shape(V{8, 8});
-  std::vector<double> got(64);
-  EXPECT_EQ(code_of([&] { r.get("later", 1, all, got.data(), 512, 0); }), Code::NotFound);
+  const Box all = Box::from_shape(V{32, 32});  // 8 KiB: two index blocks, one per member
+  std::vector<double> got(1024);
+  EXPECT_EQ(code_of([&] { r.get("later", 1, all, got.data(), 8192, 0); }), Code::NotFound);
   EXPECT_EQ(code_of([&] { r.definition("later"); }), Code::NotFound);
   EXPECT_EQ(code_of([&] { r.definition("later", 50); }), Code::Timeout);
   std::atomic<int> fired{0};
   auto sub = r.subscribe("later", all, [&](const std::string&, std::uint64_t) { ++fired; });
   auto get = std::async(std::launch::async, [&] {
-    std::vector<double> mine(64);
-    r.get("later", 1, all, mine.data(), 512, 30000);
+    std::vector<double> mine(1024);
+    r.get("later", 1, all, mine.data(), 8192, 30000);
     return mine;
   });
   auto latest = std::async(std::launch::async, [&] {
-    std::vector<double> mine(64);
-    const auto v = r.get_latest("later", all, mine.data(), 512, 30000);
+    std::vector<double> mine(1024);
+    const auto v = r.get_latest("later", all, mine.data(), 8192, 30000);
     return std::make_pair(v, mine);
   });
   auto definition = std::async(std::launch::async, [&] { return r.definition("later", 30000); });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  w.define("later", DType(DTypeKind::Float64), 2, V{8, 8});
+  w.define("later", DType(DTypeKind::Float64), 2, V{32, 32});
   EXPECT_EQ(definition.get().ndim, 2);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::vector<double> d(64);
-  for (std::size_t k = 0; k < 64; ++k) d[k] = static_cast<double>(k);
-  w.put("later", 1, all, d.data(), 512);
+  std::vector<double> d(1024);
+  for (std::size_t k = 0; k < 1024; ++k) d[k] = static_cast<double>(k);
+  w.put("later", 1, all, d.data(), 8192);
   EXPECT_EQ(get.get(), d);
   const auto [v, mine] = latest.get();
   EXPECT_EQ(v, 1u);
@@ -341,7 +341,7 @@ TEST(SemanticsReadersFirst, ReadersWaitForTheDefinitionAndTheData) {
   EXPECT_EQ(fired.load(), 1);
   // A timeout that passes before the definition: Timeout, within it.
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(code_of([&] { r.get("never", 1, all, got.data(), 512, 300); }), Code::Timeout);
+  EXPECT_EQ(code_of([&] { r.get("never", 1, all, got.data(), 8192, 300); }), Code::Timeout);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
 }
 
@@ -430,17 +430,17 @@ TEST(SemanticsDerive, DerivedVersionsShareTheirPiecesAndOverride) {
 TEST(SemanticsDerive, ReleasingAPutLocalPieceWithdrawsItFromDerivedVersions) {
   Group group(2);
   Client w = Client::connect(group.addresses()), r = Client::connect(group.addresses());
-  const Box all = Box::from_shape(V{32});
-  w.define("l", DType(DTypeKind::Float64), 1, V{32});
-  std::vector<double> mine(32, 3.0);
-  w.put_local("l", 1, all, mine.data(), 256);
+  const Box all = Box::from_shape(V{1024});  // 8 KiB: indexed by both members
+  w.define("l", DType(DTypeKind::Float64), 1, V{1024});
+  std::vector<double> mine(1024, 3.0);
+  w.put_local("l", 1, all, mine.data(), 8192);
   r.derive("l", 1, 2);
-  std::vector<double> got(32);
-  r.get("l", 2, all, got.data(), 256, 0);
+  std::vector<double> got(1024);
+  r.get("l", 2, all, got.data(), 8192, 0);
   EXPECT_EQ(got, mine);
   w.release("l", 1, all);
   std::fill(mine.begin(), mine.end(), 99.0);  // reused: nobody may read it now
-  EXPECT_EQ(code_of([&] { r.get("l", 2, all, got.data(), 256, 0); }), Code::NotFound);
+  EXPECT_EQ(code_of([&] { r.get("l", 2, all, got.data(), 8192, 0); }), Code::NotFound);
 }
 
 // replicas = 2, two members dying one after the other: the pieces whose

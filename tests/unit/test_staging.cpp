@@ -58,7 +58,7 @@ class NToM : public ::testing::TestWithParam<Exchange> {};
 TEST_P(NToM, EveryReaderGetsExactlyItsRegion) {
   const auto [ndim, nw, nr, local, nservers] = GetParam();
   Group group(nservers);
-  const V shape_by_rank[] = {{}, {97}, {23, 17}, {11, 9, 13}, {5, 6, 4, 7}};
+  const V shape_by_rank[] = {{}, {4099}, {61, 37}, {11, 9, 13}, {5, 6, 4, 7}};  // groups split all but 4-D (4 KiB index blocks)
   const V& shape = shape_by_rank[ndim];
   const Box domain = Box::from_shape(shape);
   // Writers decompose one way, readers another (and read in F order).
@@ -881,12 +881,12 @@ TEST_F(Staging, MetadataCountsAgainstTheBudgetAndIsEvicted) {
 TEST_F(Staging, SubscriptionsFireForNewCoveringVersions) {
   Group group(over_ucx() ? 1 : 2);
   Client writer = Client::connect(group.addresses()), watcher = Client::connect(group.addresses());
-  const V shape{16, 16};
+  const V shape{32, 32};  // 8 KiB: two index blocks, top and bottom on one member each
   writer.define("s", DType(DTypeKind::Float64), 2, shape);
-  const Box all = Box::from_shape(shape), top = Box::from_start_count(V{0, 0}, V{8, 16}),
-            bottom = Box::from_start_count(V{8, 0}, V{8, 16});
+  const Box all = Box::from_shape(shape), top = Box::from_start_count(V{0, 0}, V{16, 32}),
+            bottom = Box::from_start_count(V{16, 0}, V{16, 32});
   const auto t = encoded(top, shape), b = encoded(bottom, shape);
-  writer.put("s", 1, all, encoded(all, shape).data(), 16 * 16 * 8);  // present before: not reported
+  writer.put("s", 1, all, encoded(all, shape).data(), 32 * 32 * 8);  // present before: not reported
   std::mutex m;
   std::condition_variable cv;
   std::vector<std::uint64_t> seen;
@@ -903,14 +903,14 @@ TEST_F(Staging, SubscriptionsFireForNewCoveringVersions) {
     EXPECT_TRUE(seen.empty());
   }
   writer.put("s", 2, bottom, b.data(), b.size() * 8);
-  writer.put("s", 5, all, encoded(all, shape).data(), 16 * 16 * 8);
+  writer.put("s", 5, all, encoded(all, shape).data(), 32 * 32 * 8);
   {
     std::unique_lock lock(m);
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return seen.size() >= 2; }));
     EXPECT_EQ(seen, (std::vector<std::uint64_t>{2, 5}));
   }
   sub.cancel();
-  writer.put("s", 6, all, encoded(all, shape).data(), 16 * 16 * 8);
+  writer.put("s", 6, all, encoded(all, shape).data(), 32 * 32 * 8);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::lock_guard lock(m);
   EXPECT_EQ(seen.size(), 2u);

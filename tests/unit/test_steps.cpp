@@ -30,9 +30,9 @@ using cove::Index;
 using cove::StepOptions;
 using namespace cove_test;
 
-const V kShape{8, 12};
+const V kShape{8, 160};  // 10 KiB: a group splits it in two index blocks
 
-Box rows(Index first, Index n) { return Box::from_start_count(V{first, 0}, V{n, 12}); }
+Box rows(Index first, Index n) { return Box::from_start_count(V{first, 0}, V{n, kShape[1]}); }
 
 // Puts the whole of `var` at `version`, every cell holding the version
 // plus its index, so that a reader can tell the step it read.
