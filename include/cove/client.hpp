@@ -471,6 +471,16 @@ class COVE_EXPORT Client {
   // to timeout_ms for a writer to define it (< 0: until it does), then
   // Timeout; with 0, NotFound at once if it is not defined.
   VariableDefinition definition(const std::string& var, std::int64_t timeout_ms = 0);
+  // Makes this client take `def` as the definition of `var` without asking
+  // a server: for a caller that keeps definitions of its own (the HDF5
+  // connector reads its datasets' from the file's metadata), which saves a
+  // round trip per variable on the first put or get. Sends nothing. The
+  // servers stay the authority: a get whose servers answer with another
+  // dtype or global shape fails with InvalidArgument before any byte is
+  // copied (and the definition is asked of a server next time), and a put
+  // of another dtype is refused by the server. InvalidArgument for a
+  // definition that cannot be (ndim, shape, fill size). Thread-safe.
+  void remember_definition(const std::string& var, const VariableDefinition& def);
 
   // Seals a version on every server: it is complete. Gets of it never wait
   // (see get()); puts into it fail with InvalidArgument naming the variable
@@ -479,6 +489,11 @@ class COVE_EXPORT Client {
   // put acknowledged before the seal is in the version. Blocking: one
   // request per server. NotFound for an unknown variable.
   bool seal(const std::string& var, std::uint64_t version);
+  // The same for version `version` of several variables at once (a file's
+  // close): one request per server, whatever their number. All or nothing:
+  // NotFound for an unknown variable, and then none is sealed. Returns, per
+  // variable, whether it was sealed already.
+  std::vector<bool> seal(std::span<const std::string> vars, std::uint64_t version);
   // Version `to` of each variable in `vars` starts with what version `from`
   // holds, without copying a byte: the pieces are shared (counted once in
   // the servers' budgets), and puts into `to` then override them cell by

@@ -172,6 +172,12 @@ void Client::Impl::remember(const std::string& name, const VarInfo& info) {
   maps[name] = std::make_shared<const common::ShardMap>(info.shape, info.dtype.size(), static_cast<int>(server_count()), name);
 }
 
+void Client::Impl::forget(const std::string& name) {
+  std::lock_guard lock(mutex);
+  vars.erase(name);
+  maps.erase(name);
+}
+
 Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::optional<std::int64_t> timeout_ms) {
   {
     std::lock_guard lock(mutex);
@@ -398,15 +404,35 @@ void Client::define(const std::string& name, DType dtype, int ndim, std::span<co
   impl_->remember(name, {dtype, box, ndim, options.fill});
 }
 
+void Client::remember_definition(const std::string& var, const VariableDefinition& def) {
+  if (def.ndim < 1 || def.ndim > kMaxDims) fail(Code::InvalidArgument, "variable '", var, "': ndim = ", def.ndim, " must be 1..", kMaxDims);
+  if (def.shape) {
+    detail::validate_box(*def.shape, "global shape");
+    if (def.shape->ndim != def.ndim)
+      fail(Code::InvalidArgument, "variable '", var, "': global shape has ", def.shape->ndim, " dimensions but ndim = ", def.ndim);
+  }
+  if (!def.fill.empty() && def.fill.size() != def.dtype.size())
+    fail(Code::InvalidArgument, "variable '", var, "': a fill value of ", def.fill.size(), " bytes for dtype ",
+         def.dtype.name(), ", whose elements have ", def.dtype.size());
+  impl_->remember(var, {def.dtype, def.shape, def.ndim, def.fill});
+}
+
 VariableDefinition Client::definition(const std::string& var, std::int64_t timeout_ms) {
   const Impl::VarInfo info = impl_->var_info(var, timeout_ms);
   return {info.dtype, info.ndim, info.shape, info.fill};
 }
 
-bool Client::seal(const std::string& var, std::uint64_t version) {
-  impl_->var_info(var);  // NotFound for an unknown variable, before any server changes
-  bool already = true;
-  for (const auto& reply : impl_->call_all<Message<Op::Seal>>({var, version})) already &= reply.already;
+bool Client::seal(const std::string& var, std::uint64_t version) { return seal(std::span(&var, 1), version).front(); }
+
+std::vector<bool> Client::seal(std::span<const std::string> vars, std::uint64_t version) {
+  if (vars.empty()) fail(Code::InvalidArgument, "seal of version ", version, " names no variable");
+  for (const std::string& var : vars) impl_->var_info(var);  // NotFound for an unknown variable, before any server changes
+  std::vector<bool> already(vars.size(), true);
+  for (const auto& reply : impl_->call_all<Message<Op::Seal>>({std::vector<std::string>(vars.begin(), vars.end()), version})) {
+    if (reply.already.size() != vars.size())
+      fail(Code::Protocol, "a seal answer for ", reply.already.size(), " variables of ", vars.size());
+    for (std::size_t i = 0; i < vars.size(); ++i) already[i] = already[i] && reply.already[i];
+  }
   return already;
 }
 
@@ -595,11 +621,7 @@ std::size_t Client::undefine(const std::string& var) {
     } catch (const Error& e) {
       if (e.code() != Code::NotFound) throw;
     }
-  {
-    std::lock_guard lock(impl_->mutex);
-    impl_->vars.erase(var);
-    impl_->maps.erase(var);
-  }
+  impl_->forget(var);
   if (!found) fail(Code::NotFound, "variable '", var, "' is not defined");
   return dropped;
 }

@@ -56,11 +56,28 @@ void Client::Impl::Leases::end() {
 Client::Impl::Answer Client::Impl::query(std::size_t server, int shard, const std::string& var, std::uint64_t version,
                                          bool latest, const Box& region, std::int64_t timeout_ms, const DType& dtype,
                                          const Layout& layout, std::uint32_t eager_max, Leases& leases, bool oldest) {
-  net::QueryReply reply = call<Message<Op::Query>>(
-      server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg, shard, latest && oldest},
-      wait_deadline(timeout_ms));
+  net::QueryReply reply;
+  try {
+    reply = call<Message<Op::Query>>(
+        server, {var, version, latest, region, timeout_ms, layout, eager_max, reorg, shard, latest && oldest},
+        wait_deadline(timeout_ms));
+  } catch (const Error& e) {
+    // The region or layout did not fit the definition: perhaps one that
+    // was remembered wrongly (remember_definition), asked again next time.
+    if (e.code() == Code::InvalidArgument) forget(var);
+    throw;
+  }
   leases.add(server, reply.lease);
-  if (!(reply.dtype == dtype)) fail(Code::InvalidArgument, "variable '", var, "' now has dtype ", reply.dtype.name());
+  // What this client remembered of the definition decided the shards and
+  // sizes: it must be the servers' (else it is asked again next time).
+  const VarInfo known = var_info(var);
+  if (!(reply.dtype == dtype) || known.shape != reply.shape) {
+    forget(var);
+    fail(Code::InvalidArgument, "variable '", var, "' is defined with dtype ", reply.dtype.name(), " and ",
+         reply.shape ? "global shape " + reply.shape->to_string() : std::string("no global shape"), ", not dtype ",
+         dtype.name(), " and ", known.shape ? "global shape " + known.shape->to_string() : std::string("no global shape"),
+         " as this client had it");
+  }
   Answer a{reply.version, std::move(reply.pieces), std::move(reply.data), reply.method, {}, server,
            std::move(reply.holes), std::move(reply.fill)};
   for (const Box& hole : a.holes)

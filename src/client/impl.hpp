@@ -146,6 +146,8 @@ struct Client::Impl {
   [[noreturn]] static void detail_fail(const Error& e, const char* op, std::size_t server);
 
   void remember(const std::string& name, const VarInfo& info);
+  // Drops what this client remembered of `name`'s definition (asked again next time).
+  void forget(const std::string& name);
   // A variable's definition, asked of a server the first time. A reader
   // (get, definition) gives its timeout: the server waits for the
   // definition up to it (0: NotFound at once when it is not defined; < 0:

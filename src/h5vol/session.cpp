@@ -1,5 +1,6 @@
 #include "h5vol/session.hpp"
 
+#include "h5vol/transfer.hpp"
 #include "h5vol/vlen.hpp"
 
 #include "h5vol/errors.hpp"
@@ -371,6 +372,7 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
   if (own == 0) last = meta.version;
   f->root = deserialize(meta.data, f->next_id);
   f->index(f->root);
+  remember_datasets(*f);
   register_open(f);
   return f;
 }
@@ -460,7 +462,8 @@ void Session::close(FileState& file) {
   if (file.rank == 0) {
     // Sealed: a read of it never waits; cells nobody wrote read as the dataset's fill value.
     PhaseTimer seal("H5Fclose seal");
-    for (const auto& var : file.defined) client().seal(var, file.version);
+    if (!file.defined.empty())
+      client().seal(std::vector<std::string>(file.defined.begin(), file.defined.end()), file.version);
   }
   if (file.rank == 0) {
     PhaseTimer put("H5Fclose put_meta");

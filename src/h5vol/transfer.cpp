@@ -334,6 +334,20 @@ void drop_beyond_extent(FileState& file, Node& dataset, const hsize_t* size) {
   if (!dropped.empty() && file.comm != MPI_COMM_NULL) MPI_Barrier(file.comm);
 }
 
+namespace {
+// A dataset's Cove variable as its producer defines it: its element type,
+// rank, no global shape, and its fill value.
+VariableDefinition definition_of(const Node& dataset) {
+  VariableDefinition d;
+  d.dtype = dtype_of(dataset.type.get());
+  d.ndim = std::max<int>(1, static_cast<int>(dataset.dims.size()));
+  // Elements above 1 MiB go without one (it travels in the define
+  // request): their unwritten cells fail to read, naming them.
+  if (H5Tget_size(dataset.type.get()) <= (std::size_t{1} << 20)) d.fill = fill_value(dataset);
+  return d;
+}
+}  // namespace
+
 void define_dataset(FileState& file, const Node& dataset) {
   reject_variable_length(dataset.type.get(), dataset.path.c_str());
   const auto var = file.variable(dataset);
@@ -341,15 +355,27 @@ void define_dataset(FileState& file, const Node& dataset) {
   auto& defined = Session::get().defined();
   if (!defined.count(var)) {
     PhaseTimer timer("define");
+    const VariableDefinition d = definition_of(dataset);
     VariableOptions options;
-    // Elements above 1 MiB go without one (it travels in the define
-    // request): their unwritten cells fail to read, naming them.
-    if (H5Tget_size(dataset.type.get()) <= (std::size_t{1} << 20)) options.fill = fill_value(dataset);
-    Session::get().client().define(var, dtype_of(dataset.type.get()), std::max<int>(1, static_cast<int>(dataset.dims.size())),
-                                   {}, options);
+    options.fill = d.fill;
+    Session::get().client().define(var, d.dtype, d.ndim, {}, options);
     defined.insert(var);
   }
   file.defined.insert(var);
+}
+
+void remember_datasets(const FileState& file) {
+  if (!file.memory) return;
+  auto& client = Session::get().client();
+  for (const auto& [id, weak] : file.by_id) {
+    const auto n = weak.lock();
+    // Those some H5Dwrite defined; variable-length ones live in the metadata itself.
+    if (!n || n->kind != Node::Kind::dataset || !n->written || n->file_only || n->var.empty() ||
+        H5Tdetect_class(n->type.get(), H5T_VLEN) > 0 || H5Tis_variable_str(n->type.get()) > 0 ||
+        H5Tdetect_class(n->type.get(), H5T_REFERENCE) > 0)
+      continue;
+    client.remember_definition(file.variable(*n), definition_of(*n));
+  }
 }
 
 // The checks H5Dwrite and H5Dread share: the memory type, matching

@@ -10,6 +10,11 @@ DType dtype_of(hid_t type);
 // Its fill value (the creation list's, or zeros) is the variable's: the
 // cells of a sealed version that no H5Dwrite covered read as it.
 void define_dataset(FileState& file, const Node& dataset);
+// A consumer's H5Fopen: the client takes the definitions of the file's
+// written datasets from its metadata, as their producer made them, so that
+// the first H5Dread of each asks no server for it (the servers' answers are
+// checked against them: Client::remember_definition).
+void remember_datasets(const FileState& file);
 // One element of the dataset's fill value in its type (zeros when undefined).
 std::vector<std::byte> fill_value(const Node& dataset);
 

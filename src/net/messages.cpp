@@ -302,7 +302,9 @@ QueryPiece QueryPiece::decode(WireReader& in) {
 }
 
 void QueryReply::encode(WireWriter& out) const {
-  out.u64(version).str(dtype.name()).u8(encode_reorg(method)).u64(lease).u8(data ? 1 : 0);
+  out.u64(version).str(dtype.name());
+  write_optional_box(out, shape);
+  out.u8(encode_reorg(method)).u64(lease).u8(data ? 1 : 0);
   if (data) {
     out.bytes(*data);
     return;
@@ -317,6 +319,7 @@ QueryReply QueryReply::decode(WireReader& in) {
   QueryReply m;
   m.version = in.u64();
   m.dtype = DType::parse(in.str());
+  m.shape = read_optional_box(in);
   const auto method = decode_reorg(in.u8());
   if (!method) fail(Code::Protocol, "a query answer without the method in force");
   m.method = *method;
@@ -362,15 +365,28 @@ LookupReply LookupReply::decode(WireReader& in) {
   return m;
 }
 
-void SealRequest::encode(WireWriter& out) const { out.str(var).u64(version); }
+void SealRequest::encode(WireWriter& out) const {
+  out.u32(static_cast<std::uint32_t>(vars.size()));
+  for (const std::string& v : vars) out.str(v);
+  out.u64(version);
+}
 SealRequest SealRequest::decode(WireReader& in) {
   SealRequest m;
-  m.var = in.str();
+  m.vars.resize(in.count("variables", kMinString, kMaxCount));
+  for (std::string& v : m.vars) v = in.str();
   m.version = in.u64();
   return m;
 }
-void SealReply::encode(WireWriter& out) const { out.u8(already ? 1 : 0); }
-SealReply SealReply::decode(WireReader& in) { return {read_flag(in, "already sealed")}; }
+void SealReply::encode(WireWriter& out) const {
+  out.u32(static_cast<std::uint32_t>(already.size()));
+  for (const bool a : already) out.u8(a ? 1 : 0);
+}
+SealReply SealReply::decode(WireReader& in) {
+  SealReply m;
+  m.already.resize(in.count("variables", 1, kMaxCount));
+  for (std::size_t i = 0; i < m.already.size(); ++i) m.already[i] = read_flag(in, "already sealed");
+  return m;
+}
 
 void DeriveRequest::encode(WireWriter& out) const {
   out.u32(static_cast<std::uint32_t>(vars.size()));

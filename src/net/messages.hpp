@@ -254,6 +254,10 @@ struct QueryPiece {
 struct QueryReply {
   std::uint64_t version = 0;
   DType dtype;
+  // The variable's global shape (none: it has none). With the dtype, the
+  // reader checks what it remembered of the definition, which decides the
+  // shards it asks (a definition remembered wrongly fails the get).
+  std::optional<Box> shape;
   Reorg method = Reorg::Rad;  // the method in force
   std::optional<Bytes> data;  // eager answer
   std::vector<QueryPiece> pieces;
@@ -288,17 +292,19 @@ struct LookupReply {
   bool operator==(const LookupReply&) const = default;
 };
 
-// Seal: a version is complete (docs/staging.md): gets of it never wait, and
-// it takes no more puts. The reply says whether it was sealed already.
+// Seal: a version of some variables is complete (docs/staging.md): gets of
+// it never wait, and it takes no more puts. All or nothing: an unknown
+// variable seals none. The reply says, per variable, whether it was sealed
+// already.
 struct SealRequest {
-  std::string var;
+  std::vector<std::string> vars;
   std::uint64_t version = 0;
   void encode(WireWriter& out) const;
   static SealRequest decode(WireReader& in);
   bool operator==(const SealRequest&) const = default;
 };
 struct SealReply {
-  bool already = false;
+  std::vector<bool> already;  // by variable, in the request's order
   void encode(WireWriter& out) const;
   static SealReply decode(WireReader& in);
   bool operator==(const SealReply&) const = default;

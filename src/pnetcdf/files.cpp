@@ -327,10 +327,12 @@ int publish(File& f) {
     try {
       // Sealed: the version is complete, its unwritten cells read as the
       // fill value (or fail, in NC_NOFILL mode), and nothing is put into it later.
+      std::vector<std::string> vars;
       for (std::size_t v = 0; v < f.schema.vars.size(); ++v) {
         define_var(f, static_cast<int>(v));
-        client().seal(cove_name(f, static_cast<int>(v)), f.version);
+        vars.push_back(cove_name(f, static_cast<int>(v)));
       }
+      if (!vars.empty()) client().seal(vars, f.version);  // one request per server
       const std::string s = f.schema.serialize();
       client().put_meta(meta_name(f.path), f.version, std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()));
       return NC_NOERR;

@@ -123,6 +123,7 @@ Service::Cover Service::try_cover(const net::QueryRequest& q, bool sources_only,
     net::QueryReply out;
     out.version = version;
     out.dtype = def->dtype;
+    out.shape = def->shape;
     out.method = replicas_->method_for(*def, q.reorg);
     const std::size_t elem = def->dtype.size();
     const std::uint64_t region_bytes = static_cast<std::uint64_t>(q.region.volume()) * elem;

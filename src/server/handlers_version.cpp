@@ -56,9 +56,14 @@ net::SealReply Service::seal(net::SealRequest&& r) {
   std::vector<std::unique_ptr<store::Piece>> evicted;  // released after the lock
   store::Store::Freed freed;
   std::lock_guard lock(mutex);
-  const bool already = store_.seal(r.var, r.version, evicted);
-  parked_->retry(var_key(r.var), freed);  // gets waiting on it answer now
-  return {already};
+  for (const std::string& var : r.vars)  // all or nothing
+    if (!store_.find(var)) fail(Code::NotFound, "variable '", var, "' is not defined");
+  net::SealReply out;
+  for (const std::string& var : r.vars) {
+    out.already.push_back(store_.seal(var, r.version, evicted));
+    parked_->retry(var_key(var), freed);  // gets waiting on it answer now
+  }
+  return out;
 }
 
 net::DeriveReply Service::derive(net::DeriveRequest&& r) {

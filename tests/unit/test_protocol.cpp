@@ -80,7 +80,7 @@ template <>
 net::QueryRequest sample() { return {"v", 9, true, kBox, -1, Layout::f(), 65536, Reorg::Rasia, 2}; }
 template <>
 net::QueryReply sample() {
-  net::QueryReply r{12, DType(DTypeKind::Int16), Reorg::Sahr, std::nullopt, {}, 41, {}, {}};
+  net::QueryReply r{12, DType(DTypeKind::Int16), kBox, Reorg::Sahr, std::nullopt, {}, 41, {}, {}};
   r.pieces.push_back({kBox, Layout::c(), "", bytes(8, 7), false, bytes(8, 7), 0, {}, {kBox}});
   r.pieces.push_back({kBox, Layout::f(), "inproc://w", bytes(8, 8), true, bytes(12, 9), 5, {}, {}});
   r.pieces.push_back({kBox, Layout::c(), "inproc://s1", bytes(8, 7), false, bytes(8, 7), 6, {"inproc://s2", bytes(8, 16), 7},
@@ -187,9 +187,9 @@ net::LookupRequest sample() { return {"temperature", -1}; }
 template <>
 net::LookupReply sample() { return {DType(DTypeKind::Float32), 3, kBox, bytes(4, 6)}; }
 template <>
-net::SealRequest sample() { return {"temperature", 12}; }
+net::SealRequest sample() { return {{"temperature", "pressure"}, 12}; }
 template <>
-net::SealReply sample() { return {true}; }
+net::SealReply sample() { return {{true, false}}; }
 template <>
 net::DeriveRequest sample() { return {{"temperature", "pressure"}, 12, 13, true}; }
 template <>

@@ -9,6 +9,7 @@
 #include <cove/server.hpp>
 
 #include "common/placement.hpp"
+#include "expect_error.hpp"
 #include "random_box.hpp"
 #include "staging_support.hpp"
 
@@ -302,6 +303,44 @@ TEST(SemanticsSealed, SealingAnswersWaitingGets) {
   for (int i = 0; i < 1024; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], i < 512 ? 2.0 : -1.0) << i;
 }
 
+// A file's close seals all its variables in one request per server: all or
+// nothing (a variable a server no longer knows seals none), and each
+// variable's answer says whether it was sealed already.
+TEST(SemanticsSealed, SeveralVariablesSealAtOnceOrNotAtAll) {
+  Group group(2);
+  Client w = Client::connect(group.addresses()), other = Client::connect(group.addresses());
+  cove::VariableOptions o;
+  const double minus_one = -1.0;
+  o.fill.resize(8);
+  std::memcpy(o.fill.data(), &minus_one, 8);
+  const Box all = Box::from_shape(V{1024}), half = Box::from_start_count(V{0}, V{512});
+  const std::vector<std::string> vars{"a", "b", "gone"};
+  for (const auto& v : vars) w.define(v, DType(DTypeKind::Float64), 1, V{1024}, o);
+  std::vector<double> twos(512, 2.0);
+  for (const auto& v : vars) w.put(v, 1, half, twos.data(), 4096);
+  // The servers forget "gone" while w still knows it: they refuse the whole seal.
+  other.undefine("gone");
+  EXPECT_EQ(code_of([&] { w.seal(vars, 1); }), Code::NotFound);
+  std::vector<double> got(1024);
+  EXPECT_EQ(code_of([&] { other.get("a", 1, all, got.data(), 8192, 0); }), Code::NotFound);  // not sealed: holes wait
+  // Neither member sealed any of them: both halves take puts still (the
+  // upper one of the fill value's cells, which read the same once sealed).
+  const Box upper = Box::from_start_count(V{512}, V{512});
+  std::vector<double> fills(512, -1.0);
+  for (const std::string v : {"a", "b"}) {
+    w.put(v, 1, half, twos.data(), 4096);
+    w.put(v, 1, upper, fills.data(), 4096);
+  }
+  EXPECT_EQ(w.seal(std::vector<std::string>{"a", "b"}, 1), (std::vector<bool>{false, false}));
+  EXPECT_EQ(w.seal(std::vector<std::string>{"b", "a"}, 1), (std::vector<bool>{true, true}));
+  for (const std::string v : {"a", "b"}) {
+    other.get(v, 1, all, got.data(), 8192, 0);
+    for (int i = 0; i < 1024; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], i < 512 ? 2.0 : -1.0) << v << i;
+    EXPECT_EQ(code_of([&] { w.put(v, 1, half, twos.data(), 4096); }), Code::InvalidArgument);
+  }
+  EXPECT_EQ(code_of([&] { w.seal(std::vector<std::string>{}, 1); }), Code::InvalidArgument);
+}
+
 // Readers may come first: get, get_latest, definition() and subscribe()
 // of a variable not defined yet wait within their timeout for the
 // definition and then the data. Timeout 0 answers at once.
@@ -422,6 +461,50 @@ TEST(SemanticsDerive, DerivedVersionsShareTheirPiecesAndOverride) {
     c.get("a", 9, patch, got.data(), p.size() * 8, 0);
     EXPECT_EQ(std::vector<double>(got.begin(), got.begin() + static_cast<long>(p.size())), p);
   }
+}
+
+// A definition a client remembers without asking (the HDF5 connector's,
+// from a file's metadata) is checked against every answer: another dtype
+// or global shape fails the get before a byte is copied, and the next get
+// asks a server.
+TEST(SemanticsReadersFirst, ARememberedDefinitionIsCheckedAgainstTheServers) {
+  Group group(2);
+  Client w = Client::connect(group.addresses());
+  const Box all = Box::from_shape(V{1024});
+  w.define("r", DType(DTypeKind::Float64), 1, V{1024});
+  std::vector<double> d(1024);
+  for (std::size_t k = 0; k < d.size(); ++k) d[k] = static_cast<double>(k);
+  w.put("r", 1, all, d.data(), 8192);
+  std::vector<double> got(1024);
+  Client right = Client::connect(group.addresses());
+  right.remember_definition("r", {DType(DTypeKind::Float64), 1, all, {}});
+  right.get("r", 1, all, got.data(), 8192, 0);
+  EXPECT_EQ(got, d);
+  Client typed = Client::connect(group.addresses());
+  typed.remember_definition("r", {DType(DTypeKind::Float32), 1, all, {}});
+  std::vector<float> wrong(1024);
+  cove_test::expect_error(Code::InvalidArgument, "defined with dtype <f8 and global shape [0:1024), not dtype <f4",
+                          [&] { typed.get("r", 1, all, wrong.data(), 4096, 0); });
+  std::fill(got.begin(), got.end(), 0.0);
+  typed.get("r", 1, all, got.data(), 8192, 0);  // asked again
+  EXPECT_EQ(got, d);
+  // A shape the servers refuse the region of: asked again too.
+  Client wide = Client::connect(group.addresses());
+  wide.remember_definition("r", {DType(DTypeKind::Float64), 1, Box::from_shape(V{2048}), {}});
+  std::vector<double> more(2048);
+  EXPECT_EQ(code_of([&] { wide.get("r", 1, Box::from_shape(V{2048}), more.data(), more.size() * 8, 0); }),
+            Code::InvalidArgument);
+  std::fill(got.begin(), got.end(), 0.0);
+  wide.get("r", 1, all, got.data(), 8192, 0);
+  EXPECT_EQ(got, d);
+  Client shapeless = Client::connect(group.addresses());
+  shapeless.remember_definition("r", {DType(DTypeKind::Float64), 1, std::nullopt, {}});
+  cove_test::expect_error(Code::InvalidArgument, "not dtype <f8 and no global shape",
+                           [&] { shapeless.get("r", 1, all, got.data(), 8192, 0); });
+  EXPECT_EQ(code_of([&] { shapeless.remember_definition("x", {DType(DTypeKind::Float64), 0, std::nullopt, {}}); }),
+            Code::InvalidArgument);
+  EXPECT_EQ(code_of([&] { shapeless.remember_definition("x", {DType(DTypeKind::Float64), 1, std::nullopt, std::vector<std::byte>(4)}); }),
+            Code::InvalidArgument);
 }
 
 // A put_local piece shared by derive stays its writer's: its release
