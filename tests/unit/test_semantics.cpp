@@ -281,14 +281,19 @@ TEST(SemanticsSealed, UncoveredCellsReadAsTheFillValue) {
   }
 }
 
+// Options of a variable of doubles whose fill value is `v`.
+cove::VariableOptions filled_with(double v) {
+  cove::VariableOptions o;
+  o.fill.resize(sizeof v);
+  std::memcpy(o.fill.data(), &v, sizeof v);
+  return o;
+}
+
 // A get waiting on a version is answered by the seal.
 TEST(SemanticsSealed, SealingAnswersWaitingGets) {
   Group group(2);
   Client w = Client::connect(group.addresses()), r = Client::connect(group.addresses());
-  cove::VariableOptions o;
-  const double minus_one = -1.0;
-  o.fill.resize(8);
-  std::memcpy(o.fill.data(), &minus_one, 8);
+  const cove::VariableOptions o = filled_with(-1.0);
   w.define("s", DType(DTypeKind::Float64), 1, V{1024}, o);  // 8 KiB: two index blocks, one per member
   std::vector<double> half(512, 2.0);
   w.put("s", 1, Box::from_start_count(V{0}, V{512}), half.data(), 4096);
@@ -309,10 +314,7 @@ TEST(SemanticsSealed, SealingAnswersWaitingGets) {
 TEST(SemanticsSealed, SeveralVariablesSealAtOnceOrNotAtAll) {
   Group group(2);
   Client w = Client::connect(group.addresses()), other = Client::connect(group.addresses());
-  cove::VariableOptions o;
-  const double minus_one = -1.0;
-  o.fill.resize(8);
-  std::memcpy(o.fill.data(), &minus_one, 8);
+  const cove::VariableOptions o = filled_with(-1.0);
   const Box all = Box::from_shape(V{1024}), half = Box::from_start_count(V{0}, V{512});
   const std::vector<std::string> vars{"a", "b", "gone"};
   for (const auto& v : vars) w.define(v, DType(DTypeKind::Float64), 1, V{1024}, o);
