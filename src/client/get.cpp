@@ -220,6 +220,23 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
       if (p.replica && !kept.replica) kept = std::move(p);
       else kept.visible = std::move(p.visible);
     }
+  // Parts of a piece that together fill their bounding box (a piece met by
+  // several index blocks comes as one part per block) are read as that box:
+  // one read of the piece's rows instead of a strided read per part. The
+  // parts are disjoint, so equal volumes mean exactly the same cells.
+  for (auto& p : all.pieces) {
+    if (p.visible.size() < 2) continue;
+    Box hull = p.visible.front();
+    Index cells = 0;
+    for (const Box& b : p.visible) {
+      for (int d = 0; d < hull.ndim; ++d) {
+        hull.lo[d] = std::min(hull.lo[d], b.lo[d]);
+        hull.hi[d] = std::max(hull.hi[d], b.hi[d]);
+      }
+      cells += b.volume();
+    }
+    if (cells == hull.volume()) p.visible.assign(1, hull);
+  }
   return all;
 }
 
