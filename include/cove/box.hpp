@@ -76,6 +76,10 @@ COVE_EXPORT std::vector<Box> subtract(const Box& a, const Box& b);
 // may reach outside it).
 COVE_EXPORT bool covers(std::span<const Box> pieces, const Box& region);
 
+// The smallest box that holds every box of `boxes` (of one rank; at least
+// one box, else InvalidArgument).
+COVE_EXPORT Box bounding_box(std::span<const Box> boxes);
+
 // Splits `box` into pieces of at most max_volume elements by repeatedly
 // halving the longest dimension. max_volume >= 1. Throws InvalidArgument.
 COVE_EXPORT std::vector<Box> split_max_volume(const Box& box, Index max_volume);

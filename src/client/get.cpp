@@ -226,15 +226,9 @@ Client::Impl::Answer Client::Impl::gather(const std::string& var, std::uint64_t 
   // parts are disjoint, so equal volumes mean exactly the same cells.
   for (auto& p : all.pieces) {
     if (p.visible.size() < 2) continue;
-    Box hull = p.visible.front();
+    const Box hull = bounding_box(p.visible);
     Index cells = 0;
-    for (const Box& b : p.visible) {
-      for (int d = 0; d < hull.ndim; ++d) {
-        hull.lo[d] = std::min(hull.lo[d], b.lo[d]);
-        hull.hi[d] = std::max(hull.hi[d], b.hi[d]);
-      }
-      cells += b.volume();
-    }
+    for (const Box& b : p.visible) cells += b.volume();
     if (cells == hull.volume()) p.visible.assign(1, hull);
   }
   return all;

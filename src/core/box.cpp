@@ -202,6 +202,19 @@ std::vector<Box> subtract(const Box& a, const Box& b) {
   return out;
 }
 
+Box bounding_box(std::span<const Box> boxes) {
+  if (boxes.empty()) fail(Code::InvalidArgument, "the bounding box of no box");
+  Box out = boxes.front();
+  for (const Box& b : boxes) {
+    if (b.ndim != out.ndim) fail(Code::InvalidArgument, "the bounding box of boxes of ", out.ndim, " and ", b.ndim, " dimensions");
+    for (int d = 0; d < out.ndim; ++d) {
+      out.lo[d] = std::min(out.lo[d], b.lo[d]);
+      out.hi[d] = std::max(out.hi[d], b.hi[d]);
+    }
+  }
+  return out;
+}
+
 bool covers(std::span<const Box> pieces, const Box& region) {
   std::vector<Box> missing;
   if (!region.empty()) missing.push_back(region);

@@ -151,16 +151,6 @@ void check_inside(const Node& dataset, const Blocks& blocks) {
   }
 }
 
-Box bounding(const std::vector<Box>& boxes) {
-  Box bb = boxes.front();
-  for (const auto& b : boxes)
-    for (int d = 0; d < bb.ndim; ++d) {
-      bb.lo[d] = std::min(bb.lo[d], b.lo[d]);
-      bb.hi[d] = std::max(bb.hi[d], b.hi[d]);
-    }
-  return bb;
-}
-
 // A dataspace of bb's shape selecting `boxes` shifted to bb's origin.
 Hid local_selection(const Box& bb, const std::vector<Box>& boxes) {
   std::vector<hsize_t> dims(static_cast<std::size_t>(bb.ndim)), start(dims.size()), count(dims.size());
@@ -452,7 +442,7 @@ void write_dataset(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_spa
     return;
   }
   // The blocks' elements in the order of each block, one after the other.
-  const Box bb = bounding(blocks.boxes);
+  const Box bb = bounding_box(blocks.boxes);
   std::vector<std::byte> scratch(static_cast<std::size_t>(bb.volume()) * fsize);
   Hid all = local_selection(bb, blocks.boxes);
   scatter(ftype, all.get(), g.data(), n * fsize, scratch.data());
@@ -572,7 +562,7 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
     } else if (blocks.boxes.size() == 1) {
       get_box(file, dataset, blocks.boxes[0], g.data(), n * fsize);
     } else {
-      const Box bb = bounding(blocks.boxes);
+      const Box bb = bounding_box(blocks.boxes);
       std::vector<std::byte> scratch(static_cast<std::size_t>(bb.volume()) * fsize);
       std::vector<std::byte> piece;
       for (const auto& b : blocks.boxes) {

@@ -1,21 +1,6 @@
 #include "store/access_patterns.hpp"
 
-#include <algorithm>
-
 namespace cove::store {
-
-namespace {
-
-Box bounding_box(const Box& a, const Box& b) {
-  Box u = a;
-  for (int d = 0; d < a.ndim; ++d) {
-    u.lo[d] = std::min(a.lo[d], b.lo[d]);
-    u.hi[d] = std::max(a.hi[d], b.hi[d]);
-  }
-  return u;
-}
-
-}  // namespace
 
 bool AccessPatterns::update(const std::string& var, const Layout& layout, const Box& box, std::uint64_t gets) {
   auto& list = records_[var];
@@ -31,7 +16,8 @@ bool AccessPatterns::update(const std::string& var, const Layout& layout, const 
     grew = false;
     for (auto it = list.begin(); it != list.end();)
       if (same(*it) && !it->box.intersection(merged.box).empty()) {
-        merged.box = bounding_box(merged.box, it->box);
+        const Box both[] = {merged.box, it->box};
+        merged.box = bounding_box(both);
         merged.frequency += it->frequency;
         it = list.erase(it);
         grew = true;

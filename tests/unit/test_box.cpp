@@ -100,3 +100,13 @@ TEST(Box, SplitMaxVolume) {
 }
 
 }  // namespace
+
+TEST(Box, BoundingBoxHoldsEveryBox) {
+  const std::vector<Box> boxes{Box::from_start_count(V{2, 5}, V{3, 1}), Box::from_start_count(V{-1, 7}, V{1, 4}),
+                               Box::from_start_count(V{0, 6}, V{1, 1})};
+  EXPECT_EQ(cove::bounding_box(boxes), Box::from_bounds(V{-1, 5}, V{5, 11}));
+  EXPECT_EQ(cove::bounding_box(std::span(boxes).first(1)), boxes[0]);
+  EXPECT_THROW(cove::bounding_box(std::span<const Box>{}), cove::Error);
+  const std::vector<Box> mixed{boxes[0], Box::from_shape(V{4})};
+  EXPECT_THROW(cove::bounding_box(mixed), cove::Error);
+}
