@@ -97,8 +97,8 @@ bench-compare: setup
 	  python3 bench/pnetcdf_compare.py --build $(BUILD) $(if $(findstring --quick,$(BENCH_ARGS)),--quick); \
 	else echo "PnetCDF exchange skipped: $(BUILD)/bench/cove-pnetcdf-s3d not built (COVE_ENABLE_PNETCDF)"; fi
 
-# Between hosts, on one: MPI, ucx_perftest and Cove over TCP on loopback,
-# same run (bench/network.py; ucx_perftest comes with scripts/setup-bench.sh).
+# Between hosts, on one: MPI, ucx_perftest and Cove over TCP on loopback and
+# between two network namespaces (veth), same run (bench/network.py; ucx_perftest comes with scripts/setup-bench.sh).
 bench-network: build
 	@bash scripts/setup-bench.sh $(BUILD)
 	python3 bench/network.py --build $(BUILD) $(if $(findstring --quick,$(BENCH_ARGS)),--quick)

@@ -1,4 +1,4 @@
-// The MPI baseline of the network benchmark (bench/network.sh): between
+// The MPI baseline of the network benchmark (bench/network.py): between
 // two ranks, one-way bandwidth (rank 0 sends `reps` messages of each size,
 // rank 1 receives them and answers once) and the median round trip of a
 // 4 KiB ping-pong. The script picks the wire with OpenMPI's MCA options
