@@ -4,6 +4,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -34,7 +35,19 @@ int runnable_tasks() {
   return running;
 }
 
+// This thread's window, once adapted (0: the configured one).
+thread_local std::chrono::microseconds adapted{0};
+
 }  // namespace
+
+std::chrono::microseconds BusyPoll::thread_window() { return adapted.count() ? adapted : window(); }
+
+void BusyPoll::slept(Clock::duration how_long) {
+  const auto base = window();
+  const auto widest = 4 * base;
+  if (base.count() == 0) return;
+  adapted = how_long <= widest ? std::min(widest, 2 * thread_window()) : base;
+}
 
 std::chrono::microseconds BusyPoll::parse_window(const char* text) {
   if (!text || !*text) return std::chrono::microseconds(50);
@@ -69,7 +82,7 @@ bool BusyPoll::cores_free() {
 }
 
 BusyPoll::BusyPoll() {
-  const auto w = window();
+  const auto w = thread_window();
   if (w.count() == 0 || !cores_free()) return;
   open_ = true;
   until_ = Clock::now() + w;

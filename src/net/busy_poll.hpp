@@ -12,9 +12,19 @@
 // as before. An idle thread never polls: it polls only after something
 // just happened (a request it sent, a request it served).
 //
-// COVE_SPIN_US sets the window in microseconds (default 50; 0: never
-// poll); any other value is InvalidArgument naming the variable, at the
-// first use.
+// The window adapts, per thread, to how late answers come. A wake-up from
+// sleep can take longer than the window (55-70 us measured on the 2-core
+// test VM): then each side stops polling just before the other answers,
+// both sleep on every round trip, and they stay so (a 4 KiB round trip of
+// about 113 us instead of 11-17). So a thread that slept and was woken
+// within the widest window (a near miss: polling longer would have caught
+// it) doubles its next windows, up to 4 times the configured one; a sleep
+// longer than that (a bulk transfer, an idle peer) brings them back to the
+// configured window.
+//
+// COVE_SPIN_US sets the configured window in microseconds (default 50; 0:
+// never poll); any other value is InvalidArgument naming the variable, at
+// the first use.
 //
 // Thread-safety: every function may be called from any thread.
 #pragma once
@@ -27,11 +37,17 @@ class BusyPoll {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Starts a window: poll() is true until it ends, or from the start false
-  // when polling now would take a core from another task.
+  // Starts a window of this thread's length: poll() is true until it ends,
+  // or from the start false when polling now would take a core from
+  // another task.
   BusyPoll();
   // True while the caller should poll once more rather than sleep.
   bool poll() const { return open_ && Clock::now() < until_; }
+  // After the window ended, the caller slept this long until what it
+  // waited for came: sets this thread's next windows (see above).
+  static void slept(Clock::duration how_long);
+  // This thread's window now: the configured one, or up to 4 times it.
+  static std::chrono::microseconds thread_window();
 
   // The configured window (0 when polling is off, or on one core).
   static std::chrono::microseconds window();

@@ -983,7 +983,9 @@ bool read_exact(Conn& c, void* out, std::size_t n, Deadline deadline) {
     if (spin->poll()) continue;
     const Deadline until = got == 0 ? deadline : Clock::now() + kFrameRest;
     pollfd pf{fd, POLLIN, 0};
+    const auto asleep = Clock::now();
     const int ready = ::poll(&pf, 1, remaining_ms(until));
+    if (got == 0 && ready > 0 && spin) BusyPoll::slept(Clock::now() - asleep);
     if (ready == 0) {
       if (got == 0) return false;
       fail(Code::Unavailable, "the peer stopped in the middle of a message");
@@ -1515,8 +1517,10 @@ void LocalEndpoint::run_io() {
   std::optional<BusyPoll> spin;  // after activity, a short poll before sleeping
   for (;;) {
     const bool polling = spin && spin->poll();
+    const auto asleep = Clock::now();
     const int n = ::epoll_wait(epoll_fd_, events, 64, polling ? 0 : -1);
     if (n < 0 && errno == EINTR) continue;
+    if (n > 0 && !polling && spin) BusyPoll::slept(Clock::now() - asleep);  // woken after a window
     if (n > 0)
       spin.emplace();
     else if (!polling)

@@ -1,5 +1,5 @@
-// The busy-poll window of the local transport: its setting, and that a
-// window ends.
+// The busy-poll window of the local transport: its setting, that a window
+// ends, and how a thread's window adapts.
 #include "net/busy_poll.hpp"
 
 #include "expect_error.hpp"
@@ -25,4 +25,24 @@ TEST(BusyPoll, AWindowEnds) {
   BusyPoll spin;
   std::this_thread::sleep_for(BusyPoll::window() + std::chrono::milliseconds(1));
   EXPECT_FALSE(spin.poll());
+}
+
+// A thread woken soon after its window ended (its peer's wake-up outlasted
+// the window) polls longer next time, up to 4 windows; a long sleep brings
+// it back. Each thread has its own.
+TEST(BusyPoll, AThreadsWindowWidensAfterNearMissesAndNarrowsAfterALongSleep) {
+  const auto base = BusyPoll::window();
+  if (base.count() == 0) GTEST_SKIP() << "polling is off here (one core, or COVE_SPIN_US=0)";
+  std::thread([base] {  // a thread of its own: its window starts at the configured one
+    EXPECT_EQ(BusyPoll::thread_window(), base);
+    BusyPoll::slept(base);
+    EXPECT_EQ(BusyPoll::thread_window(), 2 * base);
+    std::thread([base] { EXPECT_EQ(BusyPoll::thread_window(), base); }).join();
+    BusyPoll::slept(3 * base);
+    EXPECT_EQ(BusyPoll::thread_window(), 4 * base);
+    BusyPoll::slept(base);
+    EXPECT_EQ(BusyPoll::thread_window(), 4 * base);  // no wider
+    BusyPoll::slept(std::chrono::milliseconds(5));    // a bulk transfer, an idle peer
+    EXPECT_EQ(BusyPoll::thread_window(), base);
+  }).join();
 }
