@@ -1514,17 +1514,14 @@ void LocalEndpoint::queue_in_place(Conn& c, Conn::Queued answer) {
 
 void LocalEndpoint::run_io() {
   epoll_event events[64];
-  std::optional<BusyPoll> spin;  // after activity, a short poll before sleeping
+  std::optional<BusyPoll> spin;  // after serving, a short poll before sleeping
   for (;;) {
     const bool polling = spin && spin->poll();
     const auto asleep = Clock::now();
     const int n = ::epoll_wait(epoll_fd_, events, 64, polling ? 0 : -1);
     if (n < 0 && errno == EINTR) continue;
     if (n > 0 && !polling && spin) BusyPoll::slept(Clock::now() - asleep);  // woken after a window
-    if (n > 0)
-      spin.emplace();
-    else if (!polling)
-      spin.reset();
+    if (n <= 0 && !polling) spin.reset();
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
@@ -1551,6 +1548,10 @@ void LocalEndpoint::run_io() {
         if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) receive(conn);
       }
     }
+    // The window starts once the requests are served: one served inline
+    // may take longer than a window, and its caller's next request comes
+    // a few microseconds after the answer.
+    if (n > 0) spin.emplace();
   }
 }
 
