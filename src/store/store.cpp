@@ -215,6 +215,7 @@ std::size_t Store::derive(std::span<const std::string> vars, std::uint64_t from,
     Variable& v = variable(vars[i]);
     const Version& source = v.versions.at(from);
     Version& target = v.versions.try_emplace(to, v.def.ndim).first->second;
+    target.complete = source.sealed || source.complete;
     for (const auto& [id, p] : source.pieces) {
       auto copy = std::make_unique<Piece>();
       copy->id = p->id;
@@ -354,7 +355,7 @@ std::optional<Coverage> Store::covering(const std::string& var, std::uint64_t ve
         for (const Box& rest : subtract(m, seen)) left.push_back(rest);
       missing.swap(left);
     });
-    if (!missing.empty() && !ver.sealed) return std::nullopt;
+    if (!missing.empty() && !ver.sealed && !ver.complete) return std::nullopt;
     out.holes.insert(out.holes.end(), missing.begin(), missing.end());
   }
   return out;

@@ -176,7 +176,7 @@ class Store {
   // every part. Each cell of `parts` is in exactly one returned box: that
   // of the piece whose put was stored here last.
   // A sealed version always answers, with the parts no put covers as
-  // holes.
+  // holes; so does a version derived from a sealed one (derive()).
   std::optional<Coverage> covering(const std::string& var, std::uint64_t version, std::span<const Box> parts);
 
   // Seals a version (creating it, empty, if it has no piece here): it takes
@@ -190,6 +190,9 @@ class Store {
   // Version `to` of each of `vars` starts as version `from`: every piece
   // held or indexed here shared, under the same id (so that other
   // servers' references stay right), its bytes counted once; not sealed.
+  // When `from` is sealed, `to` starts complete: covering() answers for it
+  // at once, the cells no put covered (there or since) as holes, as in
+  // `from`.
   // Checks all first: NotFound for an unknown variable, AlreadyExists when
   // `to` is there already, InvalidArgument for from == to; nothing changes
   // then, nor with `check_only`. A variable without version `from` here is
@@ -303,8 +306,12 @@ class Store {
     std::map<std::uint64_t, std::unique_ptr<Piece>> pieces;  // by id
     SpatialIndex index;
     bool sealed = false;
-    // Kept while it holds nothing: a sealed version reads as fill.
-    bool kept_empty() const { return sealed; }
+    // Derived from a sealed (or complete) version: it starts with all of
+    // that one's content, whose cells no put covered are the fill value,
+    // so it answers at once too (its holes as fill), though still open.
+    bool complete = false;
+    // Kept while it holds nothing: such a version reads as fill.
+    bool kept_empty() const { return sealed || complete; }
   };
   struct Variable {
     VariableDef def;

@@ -465,6 +465,56 @@ TEST(SemanticsDerive, DerivedVersionsShareTheirPiecesAndOverride) {
   }
 }
 
+// A version derived from a sealed one holds all of its content at once,
+// the cells nobody put as the fill value (a read-write reopen of a file
+// whose cells not every rank wrote): a get of it never waits for them,
+// and a later put into it still overrides them. Derived from a version
+// not sealed yet, its holes still wait.
+TEST(SemanticsDerive, AVersionDerivedFromASealedOneReadsItsHolesAsFillAtOnce) {
+  for (int servers : {1, 2}) {
+    Group group(servers);
+    Client c = Client::connect(group.addresses());
+    const V shape{64, 64};  // 32 KiB of doubles: split over both members of a group
+    const Box all = Box::from_shape(shape);
+    cove::VariableOptions o;
+    const double fill = -1.0;
+    o.fill.resize(8);
+    std::memcpy(o.fill.data(), &fill, 8);
+    c.define("h", DType(DTypeKind::Float64), 2, shape, o);
+    c.define("nofill", DType(DTypeKind::Float64), 2, shape);
+    const Box top = Box::from_start_count(V{0, 0}, V{32, 64});
+    std::vector<double> t(32 * 64);
+    for (std::size_t k = 0; k < t.size(); ++k) t[k] = static_cast<double>(k);
+    for (const char* var : {"h", "nofill"}) {
+      c.put(var, 1, top, t.data(), t.size() * 8);
+      c.seal(var, 1);
+      c.derive(var, 1, 2);
+    }
+    std::vector<double> want(64 * 64, fill);
+    std::copy(t.begin(), t.end(), want.begin());
+    std::vector<double> got(64 * 64);
+    c.get("h", 2, all, got.data(), got.size() * 8, 0);  // 0: at once, or NotFound
+    EXPECT_EQ(got, want) << servers << " servers";
+    // Still open: a put into a hole overrides the fill there.
+    const Box patch = Box::from_start_count(V{40, 8}, V{8, 16});
+    std::vector<double> p(static_cast<std::size_t>(patch.volume()), 7.0);
+    c.put("h", 2, patch, p.data(), p.size() * 8);
+    for (Index i = 40; i < 48; ++i)
+      for (Index j = 8; j < 24; ++j) want[at(shape, i, j)] = 7.0;
+    c.get("h", 2, all, got.data(), got.size() * 8, 0);
+    EXPECT_EQ(got, want) << servers << " servers";
+    // Without a fill value, its holes fail at once, as the sealed version's do.
+    cove_test::expect_error(Code::NotFound, "no fill value",
+                            [&] { c.get("nofill", 2, all, got.data(), got.size() * 8, 0); });
+    // Derived from a version not sealed: its holes wait for puts, as that one's do.
+    c.put("h", 3, top, t.data(), t.size() * 8);
+    c.derive("h", 3, 4);
+    EXPECT_EQ(code_of([&] { c.get("h", 4, all, got.data(), got.size() * 8, 300); }), Code::Timeout);
+    c.get("h", 4, top, got.data(), t.size() * 8, 0);
+    EXPECT_EQ(std::vector<double>(got.begin(), got.begin() + static_cast<long>(t.size())), t);
+  }
+}
+
 // A definition a client remembers without asking (the HDF5 connector's,
 // from a file's metadata) is checked against every answer: another dtype
 // or global shape fails the get before a byte is copied, and the next get
