@@ -167,7 +167,7 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* a, hid_t dxpl, void**
         }
         bool found = true;
         try {
-          Session::get().client().get_meta_latest("h5:" + std::string(a->args.is_accessible.filename), 0);
+          found = Session::get().exists(a->args.is_accessible.filename);
         } catch (const Error&) {
           found = false;
         }
@@ -189,8 +189,12 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* a, hid_t dxpl, void**
       }
       case H5VL_FILE_DELETE: {
         configure_from(a->args.del.fapl_id);
-        if (Session::get().config().settings_for(a->args.del.filename).mode != Mode::file)
-          unsupported("H5Fdelete of a file in memory");
+        const Mode mode = Session::get().config().settings_for(a->args.del.filename).mode;
+        if (mode == Mode::memory) {
+          Session::get().remove(a->args.del.filename, a->args.del.fapl_id);
+          return herr_t{0};
+        }
+        if (mode != Mode::file) unsupported("H5Fdelete of a file in mode both");
         Hid nfapl = native_fapl(a->args.del.fapl_id);
         H5VL_file_specific_args_t b = *a;
         b.args.del.fapl_id = nfapl.get();

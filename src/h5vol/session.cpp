@@ -94,6 +94,14 @@ void broadcast_meta(MPI_Comm comm, Metadata& meta) {
   if (head[1] > 0) quiet_bcast(comm, meta.data.data(), static_cast<int>(head[1]), MPI_BYTE);
 }
 
+// H5Fdelete's mark: a version of a file's metadata with no tree (a tree,
+// even an empty file's, is never empty).
+bool deleted(const Metadata& meta) { return meta.version != 0 && meta.data.empty(); }
+
+std::string no_such_file(const std::string& name, const std::string& what) {
+  return "no file \"" + name + "\" " + what + " (no producer has written it, or it was deleted; errno = 2, error message = 'No such file or directory')";
+}
+
 }  // namespace
 
 FileState::~FileState() {
@@ -193,10 +201,12 @@ std::shared_ptr<FileState> Session::open_file(const std::string& name) {
 }
 
 bool Session::exists(const std::string& name) {
-  if (open_file(name) || own_version_.count(name)) return true;
+  // A file this process wrote exists at once, on every rank of its
+  // communicator: rank 0 may not have published it yet when another rank's
+  // H5Fclose returns (H5Fdelete asks right after).
+  if (open_file(name) || (own_version_.count(name) && !deleted_.count(name))) return true;
   try {
-    client().get_meta_latest("h5:" + name, 0);
-    return true;
+    return !deleted(client().get_meta_latest("h5:" + name, 0));
   } catch (const Error& e) {
     if (e.code() == Code::NotFound) return false;
     throw;
@@ -266,6 +276,7 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
     if (f->rank == 0 && removing_.valid()) removing_.get();
     if (f->comm != MPI_COMM_NULL) quiet_barrier(f->comm);
   }
+  deleted_.erase(name);
   f->numbering = name + comm_signature(f->comm);
   const auto last = last_version_[f->numbering];
   // This process numbered the name's last version itself, on these ranks.
@@ -365,6 +376,7 @@ std::shared_ptr<FileState> Session::open(const std::string& name, hid_t fapl) {
     }
   }
   broadcast_meta(f->comm, meta);
+  if (deleted(meta)) fail(no_such_file(name, "to open: its version " + std::to_string(meta.version) + " is its H5Fdelete"));
   if (meta.version == 0)
     fail("no version of file \"" + name + "\" after " + std::to_string(last) + " appeared within " +
          std::to_string(s.open_timeout_ms) + " ms (has a producer created it through the Cove connector?; errno = 2, error message = 'No such file or directory')");
@@ -392,6 +404,7 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
   if (f->rank == 0) {
     try {
       meta = client().get_meta_latest(f->meta_key(), 0);
+      if (deleted(meta)) throw Error(Code::NotFound, "deleted");
       to = std::max(meta.version, own_version_.count(name) ? own_version_[name] : 0) + 1;
       // Every dataset of the new version starts with the old one's content
       // (no bytes copied); one never written there has nothing to share.
@@ -405,7 +418,7 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
         }
       });
     } catch (const Error& e) {
-      error = e.code() == Code::NotFound ? "no file \"" + name + "\" to open read-write (no producer has written it; errno = 2, error message = 'No such file or directory')" : e.what();
+      error = e.code() == Code::NotFound ? no_such_file(name, "to open read-write") : e.what();
     }
   }
   if (!error.empty()) meta.version = 0;
@@ -426,6 +439,56 @@ std::shared_ptr<FileState> Session::open_rw(const std::string& name, hid_t fapl)
   client();
   register_open(f);
   return f;
+}
+
+void Session::remove(const std::string& name, hid_t fapl) {
+  PhaseTimer timer("H5Fdelete");
+  if (open_file(name)) fail("file \"" + name + "\" is open in this process: close it before H5Fdelete");
+  auto f = new_state(name, fapl, true, true);  // its communicator and this rank in it
+  // Every rank gives back its pieces of the file's datasets before they go.
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (it->first.first != name) {
+      ++it;
+      continue;
+    }
+    retire(it->second);
+    it = held_.erase(it);
+  }
+  const std::string prefix = "h5:" + name + ":";
+  for (auto it = defined_.begin(); it != defined_.end();)
+    it = it->compare(0, prefix.size(), prefix) == 0 ? defined_.erase(it) : std::next(it);
+  for (auto& [rule, files] : published_)
+    for (auto it = files.begin(); it != files.end();) it = it->first == name ? files.erase(it) : std::next(it);
+  if (f->comm != MPI_COMM_NULL) quiet_barrier(f->comm);
+  std::uint64_t mark = 0;
+  std::string error;
+  if (f->rank == 0) {
+    try {
+      const Metadata meta = client().get_meta_latest(f->meta_key(), 0);
+      if (deleted(meta)) throw Error(Code::NotFound, "deleted");
+      mark = std::max(meta.version, own_version_.count(name) ? own_version_[name] : 0) + 1;
+      client().put_meta(f->meta_key(), mark, {});
+      std::uint64_t next_id = 1;
+      for_each_memory_dataset(deserialize(meta.data, next_id), [&](Node& n) {
+        if (is_vlen(n.type.get())) return;  // its elements are in the tree (vlen.hpp), no variable
+        try {
+          client().undefine(f->variable(n));
+        } catch (const Error& e) {
+          if (e.code() != Code::NotFound) throw;  // never written: nothing to remove
+        }
+      });
+    } catch (const Error& e) {
+      error = e.code() == Code::NotFound ? no_such_file(name, "to delete") : e.what();
+      mark = 0;
+    }
+  }
+  mark = broadcast(f->comm, mark);
+  if (mark == 0) fail(error.empty() ? "deleting file \"" + name + "\" failed on rank 0" : error);
+  // Opens of the name by this process now find the deletion, and a new
+  // H5Fcreate numbers after it.
+  own_version_[name] = mark;
+  opened_[name] = mark;
+  deleted_.insert(name);
 }
 
 std::shared_ptr<FileState> Session::native(const std::string& name, hid_t fapl, bool writer) {

@@ -97,9 +97,19 @@ class Session {
   // else a new version derived from the newest one (every dataset starts
   // with its content), published sealed at close.
   std::shared_ptr<FileState> open_rw(const std::string& name, hid_t fapl);
+  // H5Fdelete of a file in memory, collective over the access list's
+  // communicator: rank 0 publishes a version of the file's metadata that
+  // says it was deleted (so that opens of the name fail, and a new H5Fcreate
+  // numbers after it) and removes its datasets' variables; every rank first
+  // gives back its held pieces of them. Fails, as natively, when no version
+  // of the name exists (or the last one is a deletion), and when this
+  // process has the file open.
+  void remove(const std::string& name, hid_t fapl);
   // The state of `name` if this process has it open (else null).
   std::shared_ptr<FileState> open_file(const std::string& name);
-  // Whether a version of `name` exists (this process wrote one, or the servers hold one).
+  // Whether `name` exists: this process has it open or wrote it (and has
+  // not deleted it since), or the servers' newest version of it is a file
+  // (not an H5Fdelete's mark).
   bool exists(const std::string& name);
   // Mode file (and the native half of both): the state of a file that
   // lives in the native connector only.
@@ -135,6 +145,7 @@ class Session {
   std::unordered_map<std::string, std::uint64_t> last_version_;
   std::unordered_map<std::string, std::uint64_t> own_version_;  // per file name: the last version this process wrote
   std::unordered_map<std::string, std::uint64_t> opened_;        // per file name: the last version this process opened
+  std::set<std::string> deleted_;  // names this process deleted (H5Fdelete) and has not created again
   std::unordered_map<std::string, std::weak_ptr<FileState>> open_;  // files open in this process
   pid_t pid_ = 0;  // the process whose connection client_ is (a forked child reconnects)
   void forget_parent();

@@ -16,8 +16,11 @@
  *     maximum creation order (kept its old value), invalid property lists
  *     (were accepted), H5Dset_extent shrinking and growing back (the cells
  *     cut off kept their old values; a variable-length dataset's elements
- *     kept their linear positions).
- * Usage: cove-h5vol-api-calls PARENT CHILD   (two file names) */
+ *     kept their linear positions);
+ *   - H5Fdelete of a file in memory (was refused): the file goes, opening or
+ *     deleting it again fails, and a new file of that name starts afresh.
+ * Usage: cove-h5vol-api-calls PARENT CHILD   (two file names; a third,
+ *        CHILD.del.h5, is created and deleted) */
 #include <hdf5.h>
 #include <stdio.h>
 
@@ -238,5 +241,31 @@ int main(int argc, char** argv) {
   H5Fclose(child);
   H5Gclose(m);
   H5Gclose(g);
-  return H5Fclose(f) < 0 ? 1 : 0;
+  if (H5Fclose(f) < 0) return 1;
+
+  /* H5Fdelete: the file goes; opening or deleting it again fails; a new
+     file of the same name has only what is written into it. */
+  char third[4096];
+  snprintf(third, sizeof third, "%s.del.h5", argv[2]);
+  hid_t d = H5Fcreate(third, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (d < 0 || scalar(d, "v", 5) < 0 || H5Fclose(d) < 0) return 1;
+  printf("delete: %d\n", H5Fdelete(third, H5P_DEFAULT) < 0 ? -1 : 0);
+  H5E_BEGIN_TRY {
+    hid_t gone = H5Fopen(third, H5F_ACC_RDONLY, H5P_DEFAULT);
+    printf("open deleted: %d\n", gone < 0 ? -1 : 0);
+    if (gone >= 0) H5Fclose(gone);
+    gone = H5Fopen(third, H5F_ACC_RDWR, H5P_DEFAULT);
+    printf("open deleted read-write: %d\n", gone < 0 ? -1 : 0);
+    if (gone >= 0) H5Fclose(gone);
+    printf("accessible deleted: %d\n", H5Fis_accessible(third, H5P_DEFAULT) > 0 ? 1 : 0);
+    printf("delete again: %d\n", H5Fdelete(third, H5P_DEFAULT) < 0 ? -1 : 0);
+  }
+  H5E_END_TRY
+  d = H5Fcreate(third, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+  if (d < 0 || scalar(d, "w", 6) < 0 || H5Fclose(d) < 0) return 1;
+  d = H5Fopen(third, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (d < 0) return 1;
+  printf("recreated: w %d, v exists %d\n", value(d, "w"), (int)H5Lexists(d, "v", H5P_DEFAULT));
+  H5Fclose(d);
+  return H5Fdelete(third, H5P_DEFAULT) < 0 ? 1 : 0;
 }

@@ -194,7 +194,9 @@ TOML
                 "attributes a2: 0, b2: 1, c: 1" "move into itself: 0" "g/self3/x... 7, rc g: 3" \
                 "invalid lapl move: -1" "invalid lapl info: -1" "bad: 0, bad2: 0, bad3: 0, x: 1" \
                 "set_extent contiguous: -1" "set_extent chunked: 0" \
-                "corder co/q: valid 1, 1; x: valid 0, 0"; do
+                "corder co/q: valid 1, 1; x: valid 0, 0" "delete: 0" "open deleted: -1" \
+                "open deleted read-write: -1" "accessible deleted: 0" "delete again: -1" \
+                "recreated: w 6, v exists 0"; do
       grep -qx "$want" native.out || { echo "FAIL: native HDF5 did not print '$want'"; cat native.out; exit 1; }
     done
     "$COVE_TEST_BIN/cove-h5vol-api-calls" cove.h5 cove-child.h5 > cove.out 2> cove.err ||
