@@ -445,15 +445,7 @@ void Session::remove(const std::string& name, hid_t fapl) {
   PhaseTimer timer("H5Fdelete");
   if (open_file(name)) fail("file \"" + name + "\" is open in this process: close it before H5Fdelete");
   auto f = new_state(name, fapl, true, true);  // its communicator and this rank in it
-  // Every rank gives back its pieces of the file's datasets before they go.
-  for (auto it = held_.begin(); it != held_.end();) {
-    if (it->first.first != name) {
-      ++it;
-      continue;
-    }
-    retire(it->second);
-    it = held_.erase(it);
-  }
+  retire_file(name);  // every rank gives back its pieces of the file's datasets before they go
   const std::string prefix = "h5:" + name + ":";
   for (auto it = defined_.begin(); it != defined_.end();)
     it = it->compare(0, prefix.size(), prefix) == 0 ? defined_.erase(it) : std::next(it);
@@ -544,14 +536,7 @@ void Session::close(FileState& file) {
   files.emplace_back(file.name, file.defined);
   std::vector<std::string> old;
   while (files.size() > static_cast<std::size_t>(keep)) {
-    for (auto it = held_.begin(); it != held_.end();) {
-      if (it->first.first != files.front().first) {
-        ++it;
-        continue;
-      }
-      retire(it->second);
-      it = held_.erase(it);
-    }
+    retire_file(files.front().first);
     for (const auto& var : files.front().second) defined_.erase(var);
     removed_.insert(files.front().first);
     old.insert(old.end(), files.front().second.begin(), files.front().second.end());
@@ -595,6 +580,14 @@ void Session::retire(Held& h) {
                    static_cast<unsigned long long>(h.version), e.what());
   }
   h = Held{};
+}
+
+void Session::retire_file(const std::string& name) {
+  // held_ is ordered by file name first: the file's entries are one run.
+  for (auto it = held_.lower_bound({name, std::string()}); it != held_.end() && it->first.first == name;) {
+    retire(it->second);
+    it = held_.erase(it);
+  }
 }
 
 void Session::retire_all() {

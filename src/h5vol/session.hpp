@@ -159,6 +159,8 @@ class Session {
   std::unique_ptr<Worker> lookups_ = std::make_unique<Worker>();   // new file names' version lookups, off H5Fcreate's path
   std::unique_ptr<Worker> removals_ = std::make_unique<Worker>();  // keep_files removals (removing_), off H5Fclose's path
   void retire(Held& h);
+  // Retires and forgets this process's held pieces of every dataset of file `name`.
+  void retire_file(const std::string& name);
 };
 
 }  // namespace cove::h5vol

@@ -44,8 +44,8 @@ std::chrono::microseconds BusyPoll::thread_window() { return adapted.count() ? a
 
 void BusyPoll::slept(Clock::duration how_long) {
   const auto base = window();
+  if (base.count() == 0) return;  // polling is off
   const auto widest = 4 * base;
-  if (base.count() == 0) return;
   adapted = how_long <= widest ? std::min(widest, 2 * thread_window()) : base;
 }
 

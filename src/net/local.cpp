@@ -985,7 +985,7 @@ bool read_exact(Conn& c, void* out, std::size_t n, Deadline deadline) {
     pollfd pf{fd, POLLIN, 0};
     const auto asleep = Clock::now();
     const int ready = ::poll(&pf, 1, remaining_ms(until));
-    if (got == 0 && ready > 0 && spin) BusyPoll::slept(Clock::now() - asleep);
+    if (got == 0 && ready > 0) BusyPoll::slept(Clock::now() - asleep);
     if (ready == 0) {
       if (got == 0) return false;
       fail(Code::Unavailable, "the peer stopped in the middle of a message");
