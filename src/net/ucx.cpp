@@ -20,9 +20,22 @@
 //
 // Requests and replies are active messages (ids kAmRequest / kAmReply,
 // matched by a call id in the AM header; large ones arrive by rendezvous,
-// refused above the endpoint's maximum before anything is allocated); bulk
-// data moves by one-sided get against ucp_mem_map'ed regions, whose key is
-// a KeyHeader followed by the packed rkey.
+// refused above the endpoint's maximum before anything is allocated).
+// Bulk data moves one of two ways (the reader or writer chooses, two_sided_bulk(); the exposer serves both):
+//   - one-sided get and put against ucp_mem_map'ed regions, where the
+//     transport does RDMA (rc, dc: hosts with RDMA ports);
+//   - two-sided, where UCX would only emulate one-sided operations (TCP):
+//     the reader asks the exposer for bytes (kAmRead) and the exposer sends
+//     them as an active message straight from the region (rendezvous for
+//     large ones), which lands straight in the reader's memory; a writer
+//     sends its bytes (kAmWrite) and the exposer receives them straight
+//     into the region, then acknowledges (kAmWriteDone). The exposer checks
+//     region, token, range and (for writes) that the sender was granted the
+//     region, as Cove's TCP path does, and a region withdrawn while bytes
+//     move from or into it cuts the connections concerned before its
+//     memory goes.
+// A key is a KeyHeader, then this endpoint's region id and token
+// (UcxKeyPart), then the packed rkey.
 //
 // Trust: UCX itself trusts the peers it is connected to (its own RMA and
 // rendezvous packets carry addresses it does not check). Connect UCX only
@@ -30,8 +43,10 @@
 #include "net/transport.hpp"
 #include "common/printable.hpp"
 
+#include "common/auth.hpp"
 #include "common/log.hpp"
 #include "core/fail.hpp"
+#include "net/busy_poll.hpp"
 #include "net/drop_log.hpp"
 #include "net/inet.hpp"
 #include "net/memory_key.hpp"
@@ -56,6 +71,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -68,6 +84,27 @@ namespace {
 constexpr const char* kScheme = "ucx:";
 constexpr unsigned kAmRequest = 1;
 constexpr unsigned kAmReply = 2;
+constexpr unsigned kAmRead = 3;       // two-sided read: header BulkAsk, no data
+constexpr unsigned kAmReadData = 4;   // its answer: header BulkAnswer, the bytes (none on error)
+constexpr unsigned kAmWrite = 5;      // two-sided write: header BulkAsk, the bytes
+constexpr unsigned kAmWriteDone = 6;  // its answer: header BulkAnswer, no data
+
+// What a two-sided read or write asks for: `bytes` bytes at `address` of
+// region `region`, whose token is `token`.
+struct BulkAsk {
+  std::uint64_t call, region, token, address, bytes;
+};
+// Its answer: Code::Ok (0) or why not.
+struct BulkAnswer {
+  std::uint64_t call;
+  std::uint32_t code;
+  std::uint32_t unused = 0;
+};
+// The UCX part of a key, after its KeyHeader (the local transport's header
+// when the region is also exposed locally: endpoint.cpp joins the keys).
+struct UcxKeyPart {
+  std::uint64_t region, token;
+};
 
 bool unreachable(ucs_status_t s) {
   return s == UCS_ERR_UNREACHABLE || s == UCS_ERR_CONNECTION_RESET || s == UCS_ERR_ENDPOINT_TIMEOUT ||
@@ -102,6 +139,18 @@ std::string network_transports() {
   return kept;
 }
 
+// The host's RDMA ports ("mlx5_0:1", ...), from /sys/class/infiniband.
+std::vector<std::string> rdma_ports() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& dev : std::filesystem::directory_iterator("/sys/class/infiniband", ec)) {
+    std::error_code ports_ec;
+    for (const auto& port : std::filesystem::directory_iterator(dev.path() / "ports", ports_ec))
+      out.push_back(dev.path().filename().string() + ":" + port.path().filename().string());
+  }
+  return out;
+}
+
 // UCX_NET_DEVICES for an endpoint listening on `where`: the interface that
 // holds that address, so that UCX's own TCP listeners (one per interface
 // it uses, besides the connection listener) open there and nowhere else,
@@ -126,13 +175,23 @@ std::string net_devices(const sockaddr_storage& where) {
   }
   if (device.empty())
     fail(Code::InvalidArgument, "no network interface of this host holds the listen address ", to_string(where));
-  std::error_code ec;
-  for (const auto& dev : std::filesystem::directory_iterator("/sys/class/infiniband", ec)) {
-    std::error_code ports_ec;
-    for (const auto& port : std::filesystem::directory_iterator(dev.path() / "ports", ports_ec))
-      device += "," + dev.path().filename().string() + ":" + port.path().filename().string();
-  }
+  for (const std::string& port : rdma_ports()) device += "," + port;
   return device;
+}
+
+// Whether this endpoint reads and writes its peers' memory two-sided
+// (active messages) rather than one-sided: COVE_UCX_BULK = "am" or "rma",
+// by default "rma" only where the host has RDMA ports and UCX_TLS does not
+// confine UCX to tcp (UCX emulates one-sided operations over TCP, at a
+// quarter of the link's speed here: docs/transport.md).
+bool two_sided_bulk(const std::string& tls) {
+  const char* env = std::getenv("COVE_UCX_BULK");
+  const std::string mode = env ? env : "";
+  if (mode == "am") return true;
+  if (mode == "rma") return false;
+  if (!mode.empty())
+    fail(Code::InvalidArgument, "COVE_UCX_BULK = '", mode, "': expected 'am' (two-sided), 'rma' (one-sided) or unset");
+  return tls == "tcp" || rdma_ports().empty();
 }
 
 class UcxEndpoint;
@@ -159,7 +218,8 @@ struct UcxPeer final : PeerHandle {
 
 class UcxRegion final : public MemoryRegion {
  public:
-  UcxRegion(UcxEndpoint* ep, ucp_mem_h memh, Bytes key, std::size_t n) : ep_(ep), memh_(memh), key_(std::move(key)), size_(n) {}
+  UcxRegion(UcxEndpoint* ep, std::uint64_t id, ucp_mem_h memh, Bytes key, std::size_t n)
+      : ep_(ep), id_(id), memh_(memh), key_(std::move(key)), size_(n) {}
   ~UcxRegion() override;
   std::span<const std::byte> key() const override { return key_; }
   std::size_t size() const override { return size_; }
@@ -174,28 +234,34 @@ class UcxRegion final : public MemoryRegion {
     std::memcpy(k.data(), &kh, sizeof kh);
     return k;
   }
+  void allow_write(const Peer& peer) override;
 
  private:
   UcxEndpoint* ep_;
+  std::uint64_t id_;
   ucp_mem_h memh_;
   Bytes key_;
   std::size_t size_;
 };
 
-// Completion of a batch of one-sided operations.
+// Completion of a batch of one-sided operations, or of two-sided ones and
+// their answers. The first error is the batch's.
 struct Batch {
   int outstanding = 0;
-  ucs_status_t status = UCS_OK;
+  std::exception_ptr error;
   std::promise<void> done;
   void finish_one(ucs_status_t s) {
-    if (s != UCS_OK && status == UCS_OK) status = s;
+    if (s == UCS_OK) return finish_one(Code::Ok, {});
+    finish_one(unreachable(s) ? Code::Unavailable : Code::Internal,
+               std::string("remote memory access failed: ") + ucs_status_string(s));
+  }
+  void finish_one(Code code, const std::string& why) {
+    if (code != Code::Ok && !error) error = std::make_exception_ptr(Error(code, why));
     if (--outstanding > 0) return;
-    if (status == UCS_OK)
-      done.set_value();
+    if (error)
+      done.set_exception(error);
     else
-      done.set_exception(std::make_exception_ptr(Error(unreachable(status) ? Code::Unavailable : Code::Internal,
-                                                       std::string("remote memory access failed: ") +
-                                                           ucs_status_string(status))));
+      done.set_value();
   }
 };
 
@@ -286,6 +352,7 @@ class UcxEndpoint final : public Endpoint {
     post([this, ep = p->ep, shared, id, peer] {
       if (!as_ucx(peer)->failed) send_am(ep, kAmRequest, shared, true, id);
     });
+    await(answer);
     if (deadline != kNoDeadline && answer.wait_until(deadline) != std::future_status::ready) {
       std::lock_guard lock(pending_mutex_);
       pending_.erase(id);
@@ -297,7 +364,7 @@ class UcxEndpoint final : public Endpoint {
   std::unique_ptr<MemoryRegion> expose(void* data, std::size_t bytes) override {
     return run([&]() -> std::unique_ptr<MemoryRegion> {
       const KeyHeader kh{reinterpret_cast<std::uint64_t>(data), bytes, 0, static_cast<std::uint64_t>(::getpid())};
-      if (bytes == 0) return std::make_unique<UcxRegion>(this, nullptr, make_key(kh), 0);
+      if (bytes == 0) return std::make_unique<UcxRegion>(this, 0, nullptr, make_key(kh), 0);
       ucp_mem_map_params_t mp{};
       mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
       mp.address = data;
@@ -312,9 +379,13 @@ class UcxEndpoint final : public Endpoint {
         ucp_mem_unmap(context_, memh);
         fail_ucs("packing a UCX memory key", s);
       }
-      Bytes key = make_key(kh, {static_cast<const std::byte*>(rkey), rkey_size});
+      const UcxKeyPart part{next_region_++, random_token()};
+      Bytes extra(sizeof part + rkey_size);
+      std::memcpy(extra.data(), &part, sizeof part);
+      std::memcpy(extra.data() + sizeof part, rkey, rkey_size);
       ucp_rkey_buffer_release(rkey);
-      return std::make_unique<UcxRegion>(this, memh, std::move(key), bytes);
+      exposed_[part.region] = Exposed{static_cast<std::byte*>(data), bytes, part.token};
+      return std::make_unique<UcxRegion>(this, part.region, memh, make_key(kh, extra), bytes);
     });
   }
 
@@ -339,46 +410,19 @@ class UcxEndpoint final : public Endpoint {
     auto* p = as_ucx(peer);
     const KeyHeader kh = read_key_header(key);
     check_ops(kh, ops);
-    if (key.size() == sizeof kh) fail(Code::InvalidArgument, "memory key has no UCX part: the region is not exposed over UCX");
+    if (key.size() <= sizeof kh + sizeof(UcxKeyPart))
+      fail(Code::InvalidArgument, "memory key has no UCX part: the region is not exposed over UCX");
+    UcxKeyPart part;
+    std::memcpy(&part, key.data() + sizeof kh, sizeof part);
     auto batch = std::make_shared<Batch>();
     auto done = batch->done.get_future();
     run([&] {
       if (p->failed) fail(Code::Unavailable, "peer ", p->address(), " has failed");
-      const std::string k(reinterpret_cast<const char*>(key.data()), key.size());
-      auto it = p->rkeys.find(k);
-      if (it == p->rkeys.end()) {
-        if (p->rkeys.size() >= 4096) {  // keys of long-gone regions: start afresh
-          for (auto& [old, r] : p->rkeys) ucp_rkey_destroy(r);
-          p->rkeys.clear();
-        }
-        ucp_rkey_h rkey = nullptr;
-        const ucs_status_t s = ucp_ep_rkey_unpack(p->ep, key.data() + sizeof kh, &rkey);
-        if (s != UCS_OK) fail_ucs("unpacking a UCX memory key", s);
-        it = p->rkeys.emplace(k, rkey).first;
-      }
       batch->outstanding = 1;  // held until every operation has been posted
-      for (const auto& op : ops) {
-        if (op.bytes == 0) continue;
-        ucp_request_param_t param{};
-        param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-        param.cb.send = &UcxEndpoint::on_batch_op;
-        param.user_data = new std::shared_ptr<Batch>(batch);
-        ++batch->outstanding;
-        const std::uint64_t remote = kh.address + op.offset;
-        ucs_status_ptr_t r = write ? ucp_put_nbx(p->ep, op.local, op.bytes, remote, it->second, &param)
-                                   : ucp_get_nbx(p->ep, op.local, op.bytes, remote, it->second, &param);
-        complete_now_if_done(r, param.user_data);
-      }
-      if (write) {
-        // A put completes locally; the flush completes when every put is in
-        // place at the peer, before anything sent after it.
-        ucp_request_param_t param{};
-        param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-        param.cb.send = &UcxEndpoint::on_batch_op;
-        param.user_data = new std::shared_ptr<Batch>(batch);
-        ++batch->outstanding;
-        complete_now_if_done(ucp_ep_flush_nbx(p->ep, &param), param.user_data);
-      }
+      if (two_sided_)
+        post_two_sided(p->ep, kh, part, ops, write, batch);
+      else
+        post_one_sided(*p, key, kh, ops, write, batch);
       batch->finish_one(UCS_OK);
     });
     if (deadline != kNoDeadline && done.wait_until(deadline) != std::future_status::ready) {
@@ -392,8 +436,88 @@ class UcxEndpoint final : public Endpoint {
     done.get();
   }
 
-  void unmap(ucp_mem_h memh) {
-    if (memh) run([&] { ucp_mem_unmap(context_, memh); });
+  // Progress thread: UCX's one-sided get or put for each op, and for puts a
+  // flush, which completes when every put is in place at the peer.
+  void post_one_sided(UcxPeer& p, std::span<const std::byte> key, const KeyHeader& kh, std::span<const RemoteOp> ops,
+                      bool write, const std::shared_ptr<Batch>& batch) {
+    const std::string k(reinterpret_cast<const char*>(key.data()), key.size());
+    auto it = p.rkeys.find(k);
+    if (it == p.rkeys.end()) {
+      if (p.rkeys.size() >= 4096) {  // keys of long-gone regions: start afresh
+        for (auto& [old, r] : p.rkeys) ucp_rkey_destroy(r);
+        p.rkeys.clear();
+      }
+      ucp_rkey_h rkey = nullptr;
+      const ucs_status_t s = ucp_ep_rkey_unpack(p.ep, key.data() + sizeof kh + sizeof(UcxKeyPart), &rkey);
+      if (s != UCS_OK) fail_ucs("unpacking a UCX memory key", s);
+      it = p.rkeys.emplace(k, rkey).first;
+    }
+    for (const auto& op : ops) {
+      if (op.bytes == 0) continue;
+      ucp_request_param_t param = batch_param(batch);
+      const std::uint64_t remote = kh.address + op.offset;
+      ucs_status_ptr_t r = write ? ucp_put_nbx(p.ep, op.local, op.bytes, remote, it->second, &param)
+                                 : ucp_get_nbx(p.ep, op.local, op.bytes, remote, it->second, &param);
+      complete_now_if_done(r, param.user_data);
+    }
+    if (write) {
+      ucp_request_param_t param = batch_param(batch);
+      complete_now_if_done(ucp_ep_flush_nbx(p.ep, &param), param.user_data);
+    }
+  }
+
+  // Progress thread: one kAmRead or kAmWrite per op. Each op's answer
+  // (kAmReadData, kAmWriteDone) finishes it; a write also waits for its own
+  // send to complete, since the send reads op.local until then.
+  void post_two_sided(ucp_ep_h ep, const KeyHeader& kh, const UcxKeyPart& part, std::span<const RemoteOp> ops,
+                      bool write, const std::shared_ptr<Batch>& batch) {
+    for (const auto& op : ops) {
+      if (op.bytes == 0) continue;
+      const std::uint64_t call = next_call_++;
+      bulk_[call] = BulkOp{ep, static_cast<std::byte*>(op.local), op.bytes, batch};
+      ++batch->outstanding;  // the answer
+      auto* keep = new BulkSend{BulkAsk{call, part.region, part.token, kh.address + op.offset, op.bytes},
+                                write ? batch : nullptr};
+      if (write) ++batch->outstanding;  // the send
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_AM_SEND_FLAG_REPLY;
+      param.cb.send = [](void* request, ucs_status_t status, void* user_data) {
+        static_cast<BulkSend*>(user_data)->finish(status);
+        ucp_request_free(request);
+      };
+      param.user_data = keep;
+      ucs_status_ptr_t r = ucp_am_send_nbx(ep, write ? kAmWrite : kAmRead, &keep->ask, sizeof keep->ask,
+                                           write ? op.local : nullptr, write ? op.bytes : 0, &param);
+      if (!UCS_PTR_IS_PTR(r)) keep->finish(UCS_PTR_STATUS(r));
+    }
+  }
+
+  // Progress thread: a region leaves; bytes still moving from or into it
+  // (two-sided answers and writes) are stopped by cutting their
+  // connections, and waited for, before its memory can go.
+  void withdraw(std::uint64_t id, ucp_mem_h memh) {
+    run([&] {
+      auto it = exposed_.find(id);
+      if (it != exposed_.end()) {
+        it->second.withdrawn = true;
+        if (!it->second.busy_on.empty()) {
+          const std::set<ucp_ep_h> cut(it->second.busy_on.begin(), it->second.busy_on.end());
+          for (ucp_ep_h ep : cut) drop_peer(ep, "a region it was moving bytes of was withdrawn");
+          while (!it->second.busy_on.empty()) ucp_worker_progress(worker_);
+        }
+        exposed_.erase(it);
+      }
+      if (memh) ucp_mem_unmap(context_, memh);
+    });
+  }
+
+  void allow_write(std::uint64_t id, const Peer& peer) {
+    auto* p = as_ucx(peer);
+    run([&] {
+      auto it = exposed_.find(id);
+      if (it != exposed_.end() && !p->failed) it->second.writers.insert(p->ep);
+    });
   }
 
  private:
@@ -401,6 +525,47 @@ class UcxEndpoint final : public Endpoint {
     std::promise<Bytes> promise;
     ucp_ep_h ep = nullptr;
   };
+  // A region exposed by this endpoint, for two-sided reads and writes.
+  struct Exposed {
+    std::byte* base;
+    std::uint64_t length;
+    std::uint64_t token;
+    std::set<ucp_ep_h> writers = {};        // the peers it was granted to (allow_write)
+    std::multiset<ucp_ep_h> busy_on = {};  // one entry per send or receive in flight
+    bool withdrawn = false;
+  };
+  // A two-sided read or write of this endpoint, waiting for its answer.
+  struct BulkOp {
+    ucp_ep_h ep;
+    std::byte* local;
+    std::size_t bytes;
+    std::shared_ptr<Batch> batch;
+  };
+  // What a kAmRead or kAmWrite send keeps alive until it completes.
+  struct BulkSend {
+    BulkAsk ask;
+    std::shared_ptr<Batch> batch;  // a write's, which waits for the send
+    void finish(ucs_status_t s) {
+      if (batch) batch->finish_one(s);
+      delete this;
+    }
+  };
+
+  static ucp_request_param_t batch_param(const std::shared_ptr<Batch>& batch) {
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = &UcxEndpoint::on_batch_op;
+    param.user_data = new std::shared_ptr<Batch>(batch);
+    ++batch->outstanding;
+    return param;
+  }
+
+  static std::uint64_t random_token() {
+    const auto b = common::random_bytes(sizeof(std::uint64_t));
+    std::uint64_t t;
+    std::memcpy(&t, b.data(), sizeof t);
+    return t;
+  }
 
   // Runs f on the progress thread and returns its result (or rethrows).
   template <typename F>
@@ -417,6 +582,14 @@ class UcxEndpoint final : public Endpoint {
   }
 
   // Queues f for the progress thread and returns at once.
+  // Polls a future that should be ready soon for this thread's window
+  // (busy_poll.hpp) before the caller blocks on it.
+  template <typename F>
+  static void await(const F& answer) {
+    for (BusyPoll spin; spin.poll();)
+      if (answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return;
+  }
+
   void post(std::function<void()> f) {
     {
       std::lock_guard lock(command_mutex_);
@@ -457,8 +630,11 @@ class UcxEndpoint final : public Endpoint {
       destroy_worker();
       fail_ucs("creating a UCX worker", s);
     }
-    const std::pair<unsigned, ucp_am_recv_callback_t> handlers[] = {{kAmRequest, &UcxEndpoint::on_request},
-                                                                     {kAmReply, &UcxEndpoint::on_reply}};
+    two_sided_ = two_sided_bulk(tls);
+    const std::pair<unsigned, ucp_am_recv_callback_t> handlers[] = {
+        {kAmRequest, &UcxEndpoint::on_request},    {kAmReply, &UcxEndpoint::on_reply},
+        {kAmRead, &UcxEndpoint::on_read},          {kAmReadData, &UcxEndpoint::on_read_data},
+        {kAmWrite, &UcxEndpoint::on_write},        {kAmWriteDone, &UcxEndpoint::on_write_done}};
     for (const auto& [id, cb] : handlers) {
       ucp_am_handler_param_t hp{};
       hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
@@ -512,6 +688,7 @@ class UcxEndpoint final : public Endpoint {
     peers_.clear();
     for (int i = 0; i < 100 && ucp_worker_progress(worker_) != 0; ++i) {
     }
+    fail_bulk(nullptr, "the endpoint is closing");
     // Commands posted after the stop (replies to late requests) are dropped.
     {
       std::lock_guard lock(command_mutex_);
@@ -521,25 +698,36 @@ class UcxEndpoint final : public Endpoint {
     destroy_worker();
   }
 
-  // Progresses until there is nothing to do, then sleeps on the worker's
-  // event descriptor and the command eventfd.
+  // Progresses until there is nothing to do, polls a little longer when
+  // something just happened (busy_poll.hpp: the next message of a transfer,
+  // or the answer to what was just sent, usually comes within
+  // microseconds), then sleeps on the worker's event descriptor and the
+  // command eventfd.
   void progress_loop() {
+    std::optional<BusyPoll> spin;  // after work, a short poll before sleeping
+    bool window_ran_out = false;
     while (!stopping_) {
-      while (ucp_worker_progress(worker_) != 0) {
-      }
+      bool worked = false;
+      while (ucp_worker_progress(worker_) != 0) worked = true;
       std::deque<std::function<void()>> todo;
       {
         std::lock_guard lock(command_mutex_);
         todo.swap(commands_);
       }
-      if (!todo.empty()) {
-        for (auto& c : todo) c();
+      for (auto& c : todo) c();
+      if (worked || !todo.empty()) {
+        spin.emplace();
         continue;
       }
+      if (spin && spin->poll()) continue;
+      window_ran_out = spin.has_value();
+      spin.reset();
       const ucs_status_t s = ucp_worker_arm(worker_);
       if (s == UCS_ERR_BUSY) continue;  // events arrived meanwhile
       epoll_event events[4];
+      const auto asleep = Clock::now();
       const int n = ::epoll_wait(epoll_fd_, events, 4, -1);
+      if (n > 0 && window_ran_out) BusyPoll::slept(Clock::now() - asleep);  // woken after a window
       for (int i = 0; i < n; ++i)
         if (events[i].data.fd == wake_fd_) {
           std::uint64_t v;
@@ -627,6 +815,8 @@ class UcxEndpoint final : public Endpoint {
     auto peer = it->second;
     peer->failed = true;
     fail_pending(ep, "peer failed: " + why);
+    fail_bulk(ep, "peer failed: " + why);
+    for (auto& [id, region] : exposed_) region.writers.erase(ep);  // UCX may reuse the handle
     peers_.erase(it);
     close_ep(ep);
     if (peer->incoming && on_disconnect_) on_disconnect_(peer);
@@ -652,6 +842,20 @@ class UcxEndpoint final : public Endpoint {
       } else {
         ++it;
       }
+    }
+  }
+  // Two-sided operations of this endpoint still waiting for their answer
+  // from `ep` (every peer's when null) fail. Those whose bytes are arriving
+  // are not here: UCX completes their receives when the connection closes.
+  void fail_bulk(ucp_ep_h ep, const std::string& why) {
+    for (auto it = bulk_.begin(); it != bulk_.end();) {
+      if (ep && it->second.ep != ep) {
+        ++it;
+        continue;
+      }
+      auto batch = std::move(it->second.batch);
+      it = bulk_.erase(it);
+      batch->finish_one(Code::Unavailable, why);
     }
   }
   void fail_pending_all(const std::string& why) {
@@ -715,6 +919,201 @@ class UcxEndpoint final : public Endpoint {
     return receive(static_cast<UcxEndpoint*>(arg), false, header, header_length, data, length, param);
   }
 
+  // --- two-sided bulk data (progress thread) ---
+
+  // The exposer: the region `ask` names, if `from` may read it (or write
+  // it), and the range lies inside it; otherwise why not.
+  Code check_ask(const BulkAsk& ask, ucp_ep_h from, bool write, Exposed*& region) {
+    auto peer = peers_.find(from);
+    if (peer == peers_.end() || !peer->second->incoming) return Code::PermissionDenied;  // who reads whom
+    auto it = exposed_.find(ask.region);
+    if (it == exposed_.end() || it->second.withdrawn || it->second.token != ask.token) return Code::NotFound;
+    const Exposed& r = it->second;
+    const auto base = reinterpret_cast<std::uint64_t>(r.base);
+    if (ask.address < base || ask.address - base > r.length || ask.bytes > r.length - (ask.address - base))
+      return Code::InvalidArgument;
+    if (write && !r.writers.count(from)) return Code::PermissionDenied;
+    region = &it->second;
+    return Code::Ok;
+  }
+
+  // Sends `answer` with `bytes` of region `id` (or none); the region is
+  // busy on `ep` until the send completes.
+  void send_answer(ucp_ep_h ep, unsigned am, BulkAnswer answer, std::uint64_t id, const std::byte* data,
+                   std::size_t bytes) {
+    struct Keep {
+      UcxEndpoint* self;
+      BulkAnswer answer;
+      std::uint64_t region;
+      ucp_ep_h ep;
+    };
+    auto* keep = new Keep{this, answer, data ? id : 0, ep};
+    if (data) exposed_.at(id).busy_on.insert(ep);
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = [](void* request, ucs_status_t, void* user_data) {
+      auto* k = static_cast<Keep*>(user_data);
+      k->self->not_busy(k->region, k->ep);
+      delete k;
+      ucp_request_free(request);
+    };
+    param.user_data = keep;
+    ucs_status_ptr_t r = ucp_am_send_nbx(ep, am, &keep->answer, sizeof keep->answer, data, bytes, &param);
+    if (!UCS_PTR_IS_PTR(r)) {
+      not_busy(keep->region, ep);
+      delete keep;
+    }
+  }
+  void not_busy(std::uint64_t id, ucp_ep_h ep) {
+    if (id == 0) return;
+    auto it = exposed_.find(id);
+    if (it == exposed_.end()) return;
+    auto one = it->second.busy_on.find(ep);
+    if (one != it->second.busy_on.end()) it->second.busy_on.erase(one);
+  }
+
+  static ucp_ep_h reply_ep(const ucp_am_recv_param_t* param) {
+    return (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ? param->reply_ep : nullptr;
+  }
+
+  // The exposer, asked for bytes: sends them from the region in place.
+  static ucs_status_t on_read(void* arg, const void* header, std::size_t header_length, void*, std::size_t,
+                              const ucp_am_recv_param_t* param) {
+    auto* self = static_cast<UcxEndpoint*>(arg);
+    ucp_ep_h from = reply_ep(param);
+    BulkAsk ask;
+    if (!from || header_length != sizeof ask || self->peers_.find(from) == self->peers_.end()) return UCS_OK;
+    std::memcpy(&ask, header, sizeof ask);
+    Exposed* region = nullptr;
+    const Code code = self->check_ask(ask, from, false, region);
+    if (code != Code::Ok)
+      self->send_answer(from, kAmReadData, {ask.call, static_cast<std::uint32_t>(code)}, 0, nullptr, 0);
+    else
+      self->send_answer(from, kAmReadData, {ask.call, 0}, ask.region, reinterpret_cast<const std::byte*>(ask.address),
+                        ask.bytes);
+    return UCS_OK;
+  }
+
+  // The exposer, sent bytes for a region: receives them in place, then
+  // acknowledges.
+  static ucs_status_t on_write(void* arg, const void* header, std::size_t header_length, void* data,
+                               std::size_t length, const ucp_am_recv_param_t* param) {
+    auto* self = static_cast<UcxEndpoint*>(arg);
+    ucp_ep_h from = reply_ep(param);
+    BulkAsk ask;
+    if (!from || header_length != sizeof ask || self->peers_.find(from) == self->peers_.end()) return UCS_OK;
+    std::memcpy(&ask, header, sizeof ask);
+    Exposed* region = nullptr;
+    Code code = self->check_ask(ask, from, true, region);
+    if (code == Code::Ok && length != ask.bytes) code = Code::Protocol;
+    if (code != Code::Ok) {
+      self->send_answer(from, kAmWriteDone, {ask.call, static_cast<std::uint32_t>(code)}, 0, nullptr, 0);
+      return UCS_OK;  // a rendezvous not received is dropped
+    }
+    auto* into = reinterpret_cast<std::byte*>(ask.address);
+    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+      std::memcpy(into, data, length);
+      self->send_answer(from, kAmWriteDone, {ask.call, 0}, 0, nullptr, 0);
+      return UCS_OK;
+    }
+    struct Receive {
+      UcxEndpoint* self;
+      ucp_ep_h from;
+      BulkAsk ask;
+    };
+    region->busy_on.insert(from);
+    auto* rcv = new Receive{self, from, ask};
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp.cb.recv_am = [](void* request, ucs_status_t status, std::size_t, void* user_data) {
+      auto* r = static_cast<Receive*>(user_data);
+      r->self->written(r->from, r->ask, status);
+      delete r;
+      ucp_request_free(request);
+    };
+    rp.user_data = rcv;
+    ucs_status_ptr_t r = ucp_am_recv_data_nbx(self->worker_, data, into, length, &rp);
+    if (!UCS_PTR_IS_PTR(r)) {
+      self->written(from, ask, UCS_PTR_STATUS(r));
+      delete rcv;
+    }
+    return UCS_OK;
+  }
+  void written(ucp_ep_h from, const BulkAsk& ask, ucs_status_t status) {
+    not_busy(ask.region, from);
+    if (peers_.find(from) == peers_.end()) return;  // the connection was cut
+    const Code code = status == UCS_OK ? Code::Ok : Code::Unavailable;
+    send_answer(from, kAmWriteDone, {ask.call, static_cast<std::uint32_t>(code)}, 0, nullptr, 0);
+  }
+
+  // The reader or writer: an answer to one of its operations.
+  static ucs_status_t on_read_data(void* arg, const void* header, std::size_t header_length, void* data,
+                                   std::size_t length, const ucp_am_recv_param_t* param) {
+    auto* self = static_cast<UcxEndpoint*>(arg);
+    BulkAnswer answer;
+    if (header_length != sizeof answer) return UCS_OK;
+    std::memcpy(&answer, header, sizeof answer);
+    auto it = self->bulk_.find(answer.call);
+    if (it == self->bulk_.end()) return UCS_OK;  // its reader gave up: the bytes are dropped
+    BulkOp op = std::move(it->second);
+    self->bulk_.erase(it);
+    if (answer.code != 0) {
+      op.batch->finish_one(static_cast<Code>(answer.code), refusal(answer.code, "read"));
+      return UCS_OK;
+    }
+    if (length != op.bytes) {
+      op.batch->finish_one(Code::Protocol, detail::concat("a two-sided read answered ", length, " bytes for ",
+                                                          op.bytes, " asked"));
+      return UCS_OK;
+    }
+    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+      std::memcpy(op.local, data, length);
+      op.batch->finish_one(Code::Ok, {});
+      return UCS_OK;
+    }
+    auto* keep = new std::shared_ptr<Batch>(op.batch);
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp.cb.recv_am = [](void* request, ucs_status_t status, std::size_t, void* user_data) {
+      auto* b = static_cast<std::shared_ptr<Batch>*>(user_data);
+      (*b)->finish_one(status);
+      delete b;
+      ucp_request_free(request);
+    };
+    rp.user_data = keep;
+    ucs_status_ptr_t r = ucp_am_recv_data_nbx(self->worker_, data, op.local, length, &rp);
+    if (!UCS_PTR_IS_PTR(r)) {
+      (*keep)->finish_one(UCS_PTR_STATUS(r));
+      delete keep;
+    }
+    return UCS_OK;
+  }
+  static ucs_status_t on_write_done(void* arg, const void* header, std::size_t header_length, void*, std::size_t,
+                                    const ucp_am_recv_param_t*) {
+    auto* self = static_cast<UcxEndpoint*>(arg);
+    BulkAnswer answer;
+    if (header_length != sizeof answer) return UCS_OK;
+    std::memcpy(&answer, header, sizeof answer);
+    auto it = self->bulk_.find(answer.call);
+    if (it == self->bulk_.end()) return UCS_OK;
+    auto batch = std::move(it->second.batch);
+    self->bulk_.erase(it);
+    batch->finish_one(static_cast<Code>(answer.code), answer.code ? refusal(answer.code, "write") : std::string());
+    return UCS_OK;
+  }
+  static std::string refusal(std::uint32_t code, const char* what) {
+    switch (static_cast<Code>(code)) {
+      case Code::NotFound:
+        return detail::concat("a two-sided ", what, " names no region the peer exposes (withdrawn, or a wrong token)");
+      case Code::PermissionDenied:
+        return detail::concat("the peer refused a two-sided ", what, " (not a connection it accepted, or a region not granted to this peer)");
+      case Code::InvalidArgument:
+        return detail::concat("a two-sided ", what, " lies outside the region its key names");
+      default:
+        return detail::concat("a two-sided ", what, " failed at the peer: ", code_name(static_cast<Code>(code)));
+    }
+  }
+
   void deliver(bool is_request, std::uint64_t call, Bytes message, ucp_ep_h from);
   void deliver_refusal(ucp_ep_h from, std::uint64_t call, std::size_t length, std::size_t limit);
 
@@ -750,13 +1149,27 @@ class UcxEndpoint final : public Endpoint {
   std::mutex pending_mutex_;
   std::map<std::uint64_t, Pending> pending_;
   std::map<ucp_ep_h, std::shared_ptr<UcxPeer>> peers_;  // every connection, ours and accepted; progress thread only
+  bool two_sided_ = false;                              // two_sided_bulk(): set at init
+  std::map<std::uint64_t, Exposed> exposed_;            // progress thread only
+  std::uint64_t next_region_ = 1;                       // ids are never reused
+  std::map<std::uint64_t, BulkOp> bulk_;                // by call id; progress thread only
   std::atomic<std::uint64_t> next_call_{1};
   RequestHandler handler_;  // set on the progress thread
   DisconnectHandler on_disconnect_;
   DropLog drops_;
 };
 
-UcxRegion::~UcxRegion() { ep_->unmap(memh_); }
+UcxRegion::~UcxRegion() {
+  if (id_ == 0 && !memh_) return;
+  try {
+    ep_->withdraw(id_, memh_);
+  } catch (const Error& e) {  // the endpoint closed first: nothing moves any more
+    log::debug("a UCX region outlived its endpoint: {}", e.what());
+  }
+}
+void UcxRegion::allow_write(const Peer& peer) {
+  if (id_ != 0) ep_->allow_write(id_, peer);
+}
 
 class UcxRequest final : public Request {
  public:
