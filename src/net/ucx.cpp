@@ -1,8 +1,11 @@
 // The UCX transport, for peers on other hosts (and, when forced, on this
-// one). One progress thread owns the UCP worker (single-thread mode); it
-// sleeps on the worker's event descriptor and an eventfd for commands, so
-// an idle endpoint takes no CPU. Other threads hand it commands and wait
-// for their results.
+// one). The UCP worker runs in serialized mode under worker_mutex_. A
+// progress thread drives it; when idle it sleeps on the worker's event
+// descriptor and an eventfd for commands, so an idle endpoint takes no CPU.
+// A caller sends its own requests and operations, and progresses the
+// worker itself for a short window while its answer should come soon
+// (drive()), so that a round trip wakes no thread of this process;
+// requests from peers are always served on the progress thread.
 //
 // Connections use UCX's client-server model: every endpoint listens on a
 // socket address (loopback unless told otherwise) and peers connect to
@@ -58,11 +61,13 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -202,7 +207,7 @@ struct UcxPeer final : PeerHandle {
   std::string from_ip;  // accepted connections: the IP the peer connected from
   bool incoming = false;
   std::atomic<bool> failed{false};
-  std::map<std::string, ucp_rkey_h> rkeys;  // progress thread only
+  std::map<std::string, ucp_rkey_h> rkeys;  // under the endpoint's worker_mutex_
   std::string address() const override { return addr; }
   const char* transport() const override { return "ucx"; }
   bool broken() const override { return failed; }
@@ -267,7 +272,7 @@ struct Batch {
 
 class UcxEndpoint final : public Endpoint {
  public:
-  // Everything UCX happens on the progress thread, creation and teardown included.
+  // The worker is made and destroyed on the progress thread.
   UcxEndpoint(const std::string& listen, std::size_t max_request_bytes) : max_request_(max_request_bytes) {
     std::promise<void> ready;
     auto started = ready.get_future();
@@ -281,6 +286,7 @@ class UcxEndpoint final : public Endpoint {
       }
       ready.set_value();
       progress_loop();
+      std::lock_guard worker(worker_mutex_);
       teardown();
     });
     try {
@@ -297,6 +303,7 @@ class UcxEndpoint final : public Endpoint {
     fail_pending_all("the endpoint is closing");
     if (epoll_fd_ >= 0) ::close(epoll_fd_);
     if (wake_fd_ >= 0) ::close(wake_fd_);
+    if (driver_fd_ >= 0) ::close(driver_fd_);
   }
 
   std::string address() const override { return address_; }
@@ -330,6 +337,7 @@ class UcxEndpoint final : public Endpoint {
       peer->ep = h;
       peer->addr = address;
       peers_[h] = peer;
+      wake();  // the progress thread carries the connection on
       return peer;
     });
   }
@@ -349,10 +357,17 @@ class UcxEndpoint final : public Endpoint {
       answer = slot.promise.get_future();
     }
     auto shared = std::make_shared<Bytes>(std::move(request));
-    post([this, ep = p->ep, shared, id, peer] {
-      if (!as_ucx(peer)->failed) send_am(ep, kAmRequest, shared, true, id);
-    });
-    await(answer);
+    try {
+      run([&] {
+        if (p->failed) fail(Code::Unavailable, "peer ", p->address(), " has failed");
+        send_am(p->ep, kAmRequest, shared, true, id);
+      });
+    } catch (...) {
+      std::lock_guard lock(pending_mutex_);
+      pending_.erase(id);
+      throw;
+    }
+    drive(answer, deadline);
     if (deadline != kNoDeadline && answer.wait_until(deadline) != std::future_status::ready) {
       std::lock_guard lock(pending_mutex_);
       pending_.erase(id);
@@ -425,6 +440,7 @@ class UcxEndpoint final : public Endpoint {
         post_one_sided(*p, key, kh, ops, write, batch);
       batch->finish_one(UCS_OK);
     });
+    drive(done, deadline);
     if (deadline != kNoDeadline && done.wait_until(deadline) != std::future_status::ready) {
       // The operations still target `ops`' memory: they must end before we
       // return. Failing the peer cancels them.
@@ -436,7 +452,7 @@ class UcxEndpoint final : public Endpoint {
     done.get();
   }
 
-  // Progress thread: UCX's one-sided get or put for each op, and for puts a
+  // Worker held: UCX's one-sided get or put for each op, and for puts a
   // flush, which completes when every put is in place at the peer.
   void post_one_sided(UcxPeer& p, std::span<const std::byte> key, const KeyHeader& kh, std::span<const RemoteOp> ops,
                       bool write, const std::shared_ptr<Batch>& batch) {
@@ -466,7 +482,7 @@ class UcxEndpoint final : public Endpoint {
     }
   }
 
-  // Progress thread: one kAmRead or kAmWrite per op. Each op's answer
+  // Worker held: one kAmRead or kAmWrite per op. Each op's answer
   // (kAmReadData, kAmWriteDone) finishes it; a write also waits for its own
   // send to complete, since the send reads op.local until then.
   void post_two_sided(ucp_ep_h ep, const KeyHeader& kh, const UcxKeyPart& part, std::span<const RemoteOp> ops,
@@ -493,7 +509,7 @@ class UcxEndpoint final : public Endpoint {
     }
   }
 
-  // Progress thread: a region leaves; bytes still moving from or into it
+  // A region leaves; bytes still moving from or into it
   // (two-sided answers and writes) are stopped by cutting their
   // connections, and waited for, before its memory can go.
   void withdraw(std::uint64_t id, ucp_mem_h memh) {
@@ -567,37 +583,96 @@ class UcxEndpoint final : public Endpoint {
     return t;
   }
 
-  // Runs f on the progress thread and returns its result (or rethrows).
+  // Runs f on the calling thread with the worker to itself (UCX's
+  // serialized mode: any thread, one at a time) and returns its result (or
+  // rethrows). Unavailable once the endpoint has closed.
   template <typename F>
   auto run(F&& f) -> decltype(f()) {
-    if (std::this_thread::get_id() == progress_id_) return f();
-    std::packaged_task<decltype(f())()> task(std::forward<F>(f));
-    auto result = task.get_future();
+    std::lock_guard worker(worker_mutex_);
     {
       std::lock_guard lock(command_mutex_);
       if (closed_) fail(Code::Unavailable, "the UCX endpoint ", address_, " is closed");
     }
-    post([&task] { task(); });
-    return result.get();
+    return f();
+  }
+
+  // A caller waiting for its answer drives the worker itself, so that no
+  // other thread of this process has to wake up to hand the answer over
+  // (a process bound to one core, as MPI binds its ranks, would pay two
+  // wake-ups a round trip): it polls for its window (busy_poll.hpp), then
+  // sleeps on the worker's event descriptor itself, until the answer is
+  // there or `deadline`. One caller at a time drives; meanwhile the
+  // progress thread does not watch the worker (it would only take a core
+  // from the driver), and others wait for their answers, which the driver
+  // delivers like any. Returns at once when another caller drives.
+  template <typename F>
+  void drive(const F& answer, Deadline deadline) {
+    const auto ready = [&] { return answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
+    bool expected = false;
+    if (ready() || !driving_.compare_exchange_strong(expected, true)) return;
+    watch_worker(false);
+    BusyPoll spin;
+    while (!ready() && Clock::now() < deadline) {
+      std::unique_lock worker(worker_mutex_, std::try_to_lock);
+      if (!worker.owns_lock()) {  // the progress thread serves something
+        std::this_thread::yield();
+        continue;
+      }
+      if (!worker_) break;  // closed
+      if (ucp_worker_progress(worker_) != 0 || spin.poll()) continue;
+      if (ucp_worker_arm(worker_) != UCS_OK) continue;  // events came meanwhile
+      worker.unlock();
+      pollfd fds[2] = {{worker_efd_, POLLIN, 0}, {driver_fd_, POLLIN, 0}};
+      ::poll(fds, 2, remaining_ms(deadline));
+      if (fds[1].revents) {
+        std::uint64_t v;
+        [[maybe_unused]] auto r = ::read(driver_fd_, &v, sizeof v);
+      }
+    }
+    // The worker armed again for the progress thread, which watches it again.
+    bool events = false;
+    {
+      std::lock_guard worker(worker_mutex_);
+      events = worker_ && ucp_worker_arm(worker_) != UCS_OK;
+    }
+    watch_worker(true);
+    driving_ = false;
+    if (events) wake();
+  }
+  // Whether the progress thread wakes on the worker's events.
+  void watch_worker(bool on) {
+    epoll_event ev{};
+    ev.events = on ? EPOLLIN : 0;
+    ev.data.fd = worker_efd_;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, worker_efd_, &ev);
+  }
+  // The progress thread progressed the worker (serving a command) while a
+  // caller drives: what it progressed may be the driver's answer, so the
+  // driver, asleep on the worker, looks again.
+  void nudge_driver() {
+    if (!driving_ || std::this_thread::get_id() != progress_id_) return;
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(driver_fd_, &one, sizeof one);
+  }
+  static int remaining_ms(Deadline deadline) {
+    if (deadline == kNoDeadline) return -1;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return static_cast<int>(std::clamp<std::int64_t>(left, 0, 1 << 30));
+  }
+
+  void wake() {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
   }
 
   // Queues f for the progress thread and returns at once.
-  // Polls a future that should be ready soon for this thread's window
-  // (busy_poll.hpp) before the caller blocks on it.
-  template <typename F>
-  static void await(const F& answer) {
-    for (BusyPoll spin; spin.poll();)
-      if (answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return;
-  }
-
   void post(std::function<void()> f) {
     {
       std::lock_guard lock(command_mutex_);
       if (closed_) return;
       commands_.push_back(std::move(f));
     }
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+    wake();
   }
 
   void init(const std::string& listen) {
@@ -625,7 +700,7 @@ class UcxEndpoint final : public Endpoint {
     if (s != UCS_OK) fail_ucs("initialising UCX", s);
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // callers take worker_mutex_
     if ((s = ucp_worker_create(context_, &wp, &worker_)) != UCS_OK) {
       destroy_worker();
       fail_ucs("creating a UCX worker", s);
@@ -654,6 +729,8 @@ class UcxEndpoint final : public Endpoint {
     ev.events = EPOLLIN;
     ev.data.fd = efd;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, efd, &ev);
+    worker_efd_ = efd;
+    driver_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ev.data.fd = wake_fd_;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
 
@@ -708,13 +785,17 @@ class UcxEndpoint final : public Endpoint {
     bool window_ran_out = false;
     while (!stopping_) {
       bool worked = false;
-      while (ucp_worker_progress(worker_) != 0) worked = true;
       std::deque<std::function<void()>> todo;
       {
         std::lock_guard lock(command_mutex_);
         todo.swap(commands_);
       }
-      for (auto& c : todo) c();
+      {
+        std::lock_guard worker(worker_mutex_);
+        while (ucp_worker_progress(worker_) != 0) worked = true;
+        for (auto& c : todo) c();
+      }
+      if (worked) nudge_driver();  // what it progressed may be the driver's answer
       if (worked || !todo.empty()) {
         spin.emplace();
         continue;
@@ -722,7 +803,11 @@ class UcxEndpoint final : public Endpoint {
       if (spin && spin->poll()) continue;
       window_ran_out = spin.has_value();
       spin.reset();
-      const ucs_status_t s = ucp_worker_arm(worker_);
+      ucs_status_t s;
+      {
+        std::lock_guard worker(worker_mutex_);
+        s = ucp_worker_arm(worker_);
+      }
       if (s == UCS_ERR_BUSY) continue;  // events arrived meanwhile
       epoll_event events[4];
       const auto asleep = Clock::now();
@@ -1138,23 +1223,29 @@ class UcxEndpoint final : public Endpoint {
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   ucp_listener_h listener_ = nullptr;
-  int epoll_fd_ = -1, wake_fd_ = -1;
+  int epoll_fd_ = -1, wake_fd_ = -1, worker_efd_ = -1, driver_fd_ = -1;
+  std::atomic<bool> driving_{false};  // a caller drives the worker (drive())
   std::string address_;
   std::thread progress_;
   std::atomic<std::thread::id> progress_id_{};
   bool stopping_ = false;  // progress thread only
+  // The worker and everything below that says so: held by the progress
+  // thread while it progresses, by callers while they send and poll (UCX
+  // runs its callbacks on whichever thread progresses). Recursive: a
+  // callback may call run(). Taken before command_mutex_ and pending_mutex_.
+  std::recursive_mutex worker_mutex_;
   std::mutex command_mutex_;
   std::deque<std::function<void()>> commands_;
   bool closed_ = false;  // under command_mutex_
   std::mutex pending_mutex_;
   std::map<std::uint64_t, Pending> pending_;
-  std::map<ucp_ep_h, std::shared_ptr<UcxPeer>> peers_;  // every connection, ours and accepted; progress thread only
+  std::map<ucp_ep_h, std::shared_ptr<UcxPeer>> peers_;  // every connection, ours and accepted; worker held
   bool two_sided_ = false;                              // two_sided_bulk(): set at init
-  std::map<std::uint64_t, Exposed> exposed_;            // progress thread only
+  std::map<std::uint64_t, Exposed> exposed_;            // worker held
   std::uint64_t next_region_ = 1;                       // ids are never reused
-  std::map<std::uint64_t, BulkOp> bulk_;                // by call id; progress thread only
+  std::map<std::uint64_t, BulkOp> bulk_;                // by call id; worker held
   std::atomic<std::uint64_t> next_call_{1};
-  RequestHandler handler_;  // set on the progress thread
+  RequestHandler handler_;  // worker held
   DisconnectHandler on_disconnect_;
   DropLog drops_;
 };
@@ -1205,6 +1296,14 @@ void UcxEndpoint::deliver(bool is_request, std::uint64_t call, Bytes message, uc
     return;
   }
   if (!from) return;
+  if (std::this_thread::get_id() != progress_id_) {
+    // A caller's thread progressed the worker: the request is served on the
+    // progress thread, never inside a caller's wait (it may hold locks the
+    // handler takes).
+    auto kept = std::make_shared<Bytes>(std::move(message));
+    post([this, call, kept, from] { deliver(true, call, std::move(*kept), from); });
+    return;
+  }
   auto it = peers_.find(from);
   if (it == peers_.end()) return;  // a request on a connection we do not know
   if (!handler_) {
