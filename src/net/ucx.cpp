@@ -599,12 +599,13 @@ class UcxEndpoint final : public Endpoint {
   // A caller waiting for its answer drives the worker itself, so that no
   // other thread of this process has to wake up to hand the answer over
   // (a process bound to one core, as MPI binds its ranks, would pay two
-  // wake-ups a round trip): it polls for its window (busy_poll.hpp), then
-  // sleeps on the worker's event descriptor itself, until the answer is
-  // there or `deadline`. One caller at a time drives; meanwhile the
-  // progress thread does not watch the worker (it would only take a core
-  // from the driver), and others wait for their answers, which the driver
-  // delivers like any. Returns at once when another caller drives.
+  // wake-ups a round trip). It polls for its window (busy_poll.hpp; a new
+  // one after each progress), then sleeps on the worker's event descriptor
+  // itself, until the answer is there or `deadline`. One caller at a time
+  // drives; meanwhile the progress thread does not watch the worker (it
+  // would only take a core from the driver), and others wait for their
+  // answers, which the driver delivers like any. Returns at once when
+  // another caller drives.
   template <typename F>
   void drive(const F& answer, Deadline deadline) {
     const auto ready = [&] { return answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
@@ -619,7 +620,11 @@ class UcxEndpoint final : public Endpoint {
         continue;
       }
       if (!worker_) break;  // closed
-      if (ucp_worker_progress(worker_) != 0 || spin.poll()) continue;
+      if (ucp_worker_progress(worker_) != 0) {
+        spin = BusyPoll();  // something moved: the next event of a transfer comes soon
+        continue;
+      }
+      if (spin.poll()) continue;
       if (ucp_worker_arm(worker_) != UCS_OK) continue;  // events came meanwhile
       worker.unlock();
       pollfd fds[2] = {{worker_efd_, POLLIN, 0}, {driver_fd_, POLLIN, 0}};
@@ -967,7 +972,7 @@ class UcxEndpoint final : public Endpoint {
     }
     auto message = std::make_shared<Bytes>(length);
     if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-      std::memcpy(message->data(), data, length);
+      if (length) std::memcpy(message->data(), data, length);  // (an empty message's data may be null)
       self->deliver(is_request, call, std::move(*message), from);
       return UCS_OK;
     }
