@@ -1062,18 +1062,23 @@ class UcxEndpoint final : public Endpoint {
     if (one != it->second.busy_on.end()) it->second.busy_on.erase(one);
   }
 
-  static ucp_ep_h reply_ep(const ucp_am_recv_param_t* param) {
-    return (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ? param->reply_ep : nullptr;
+  // The exposer: a kAmRead or kAmWrite's ask and sender, when it is one of
+  // ours on a connection this endpoint knows (anything else is dropped).
+  bool take_ask(const void* header, std::size_t header_length, const ucp_am_recv_param_t* param, ucp_ep_h& from,
+                BulkAsk& ask) {
+    from = (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ? param->reply_ep : nullptr;
+    if (!from || header_length != sizeof ask || peers_.find(from) == peers_.end()) return false;
+    std::memcpy(&ask, header, sizeof ask);
+    return true;
   }
 
   // The exposer, asked for bytes: sends them from the region in place.
   static ucs_status_t on_read(void* arg, const void* header, std::size_t header_length, void*, std::size_t,
                               const ucp_am_recv_param_t* param) {
     auto* self = static_cast<UcxEndpoint*>(arg);
-    ucp_ep_h from = reply_ep(param);
+    ucp_ep_h from;
     BulkAsk ask;
-    if (!from || header_length != sizeof ask || self->peers_.find(from) == self->peers_.end()) return UCS_OK;
-    std::memcpy(&ask, header, sizeof ask);
+    if (!self->take_ask(header, header_length, param, from, ask)) return UCS_OK;
     Exposed* region = nullptr;
     const Code code = self->check_ask(ask, from, false, region);
     if (code != Code::Ok)
@@ -1089,10 +1094,9 @@ class UcxEndpoint final : public Endpoint {
   static ucs_status_t on_write(void* arg, const void* header, std::size_t header_length, void* data,
                                std::size_t length, const ucp_am_recv_param_t* param) {
     auto* self = static_cast<UcxEndpoint*>(arg);
-    ucp_ep_h from = reply_ep(param);
+    ucp_ep_h from;
     BulkAsk ask;
-    if (!from || header_length != sizeof ask || self->peers_.find(from) == self->peers_.end()) return UCS_OK;
-    std::memcpy(&ask, header, sizeof ask);
+    if (!self->take_ask(header, header_length, param, from, ask)) return UCS_OK;
     Exposed* region = nullptr;
     Code code = self->check_ask(ask, from, true, region);
     if (code == Code::Ok && length != ask.bytes) code = Code::Protocol;
