@@ -367,7 +367,7 @@ class UcxEndpoint final : public Endpoint {
       pending_.erase(id);
       throw;
     }
-    drive(answer, deadline);
+    drive(answer, deadline, false);
     if (deadline != kNoDeadline && answer.wait_until(deadline) != std::future_status::ready) {
       std::lock_guard lock(pending_mutex_);
       pending_.erase(id);
@@ -440,13 +440,13 @@ class UcxEndpoint final : public Endpoint {
         post_one_sided(*p, key, kh, ops, write, batch);
       batch->finish_one(UCS_OK);
     });
-    drive(done, deadline);
+    drive(done, deadline, true);
     if (deadline != kNoDeadline && done.wait_until(deadline) != std::future_status::ready) {
       // The operations still target `ops`' memory: they must end before we
       // return. Failing the peer cancels them.
-      run([&] { drop_peer(p->ep, "a read passed its deadline"); });
+      run([&] { drop_peer(p->ep, write ? "a write passed its deadline" : "a read passed its deadline"); });
       done.wait();
-      fail(Code::Timeout, "a one-sided ", write ? "write to " : "read from ", common::shown_address(p->address()),
+      fail(Code::Timeout, write ? "a write to " : "a read from ", common::shown_address(p->address()),
            " did not finish before the deadline");
     }
     done.get();
@@ -599,15 +599,16 @@ class UcxEndpoint final : public Endpoint {
   // A caller waiting for its answer drives the worker itself, so that no
   // other thread of this process has to wake up to hand the answer over
   // (a process bound to one core, as MPI binds its ranks, would pay two
-  // wake-ups a round trip). It polls for its window (busy_poll.hpp; a new
-  // one after each progress), then sleeps on the worker's event descriptor
-  // itself, until the answer is there or `deadline`. One caller at a time
+  // wake-ups a round trip). It polls for its window (busy_poll.hpp; during
+  // a `transfer` of bulk bytes, a new one after each progress, since the
+  // next event of a transfer comes soon), then sleeps on the worker's event
+  // descriptor itself, until the answer is there or `deadline`. One caller at a time
   // drives; meanwhile the progress thread does not watch the worker (it
   // would only take a core from the driver), and others wait for their
   // answers, which the driver delivers like any. Returns at once when
   // another caller drives.
   template <typename F>
-  void drive(const F& answer, Deadline deadline) {
+  void drive(const F& answer, Deadline deadline, bool transfer) {
     const auto ready = [&] { return answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
     bool expected = false;
     if (ready() || !driving_.compare_exchange_strong(expected, true)) return;
@@ -621,7 +622,7 @@ class UcxEndpoint final : public Endpoint {
       }
       if (!worker_) break;  // closed
       if (ucp_worker_progress(worker_) != 0) {
-        spin = BusyPoll();  // something moved: the next event of a transfer comes soon
+        if (transfer) spin = BusyPoll();
         continue;
       }
       if (spin.poll()) continue;
