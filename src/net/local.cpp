@@ -157,12 +157,6 @@ std::string parse_local_address(const std::string& address) {
   return name;
 }
 
-int remaining_ms(Deadline deadline) {
-  if (deadline == kNoDeadline) return -1;
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<std::int64_t>(left, 0, 1 << 30));
-}
-
 Bytes encode_read_ask(const KeyHeader& key, std::span<const RemoteOp> ops) {
   WireWriter w(0, 0);
   w.u64(key.address).u64(key.length).u64(key.region).u64(key.pid).u64(key.token);
@@ -327,13 +321,6 @@ struct LocalPeer final : PeerHandle {
 };
 
 // ---- the exposed regions ----
-
-std::uint64_t random_token() {
-  const auto b = common::random_bytes(sizeof(std::uint64_t));
-  std::uint64_t t = 0;
-  std::memcpy(&t, b.data(), sizeof t);
-  return t;
-}
 
 // A region in this endpoint's table: memory exposed as it is, memory in a
 // segment of its own (allocate()), or a window of such a segment exposed

@@ -15,6 +15,7 @@
 // given cannot be guessed.
 #pragma once
 
+#include "common/auth.hpp"
 #include "core/fail.hpp"
 #include "net/wire.hpp"
 
@@ -45,6 +46,14 @@ inline KeyHeader read_key_header(std::span<const std::byte> key) {
     detail::fail(Code::InvalidArgument, "memory key [0x", std::hex, h.address, ", +0x", h.length, std::dec,
                  ") does not describe memory of a process");
   return h;
+}
+
+// A region's token: 64 random bits (libsodium), drawn once per region.
+inline std::uint64_t random_token() {
+  const auto b = common::random_bytes(sizeof(std::uint64_t));
+  std::uint64_t t = 0;
+  std::memcpy(&t, b.data(), sizeof t);
+  return t;
 }
 
 inline Bytes make_key(const KeyHeader& h, std::span<const std::byte> extra = {}) {

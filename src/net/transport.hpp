@@ -23,6 +23,7 @@
 // called from any thread.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +46,12 @@ inline constexpr Deadline kNoDeadline = Deadline::max();
 // A deadline `ms` milliseconds from now; negative means none.
 inline Deadline deadline_in(std::int64_t ms) {
   return ms < 0 ? kNoDeadline : Clock::now() + std::chrono::milliseconds(ms);
+}
+// The milliseconds left until `deadline`, for poll(): -1 for none, 0 once past.
+inline int remaining_ms(Deadline deadline) {
+  if (deadline == kNoDeadline) return -1;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<std::int64_t>(left, 0, 1 << 30));
 }
 
 // A peer as seen by one endpoint: one connection. Backends derive from it.

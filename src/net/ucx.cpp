@@ -46,7 +46,6 @@
 #include "net/transport.hpp"
 #include "common/printable.hpp"
 
-#include "common/auth.hpp"
 #include "common/log.hpp"
 #include "core/fail.hpp"
 #include "net/busy_poll.hpp"
@@ -576,12 +575,6 @@ class UcxEndpoint final : public Endpoint {
     return param;
   }
 
-  static std::uint64_t random_token() {
-    const auto b = common::random_bytes(sizeof(std::uint64_t));
-    std::uint64_t t;
-    std::memcpy(&t, b.data(), sizeof t);
-    return t;
-  }
 
   // Runs f on the calling thread with the worker to itself (UCX's
   // serialized mode: any thread, one at a time) and returns its result (or
@@ -659,11 +652,6 @@ class UcxEndpoint final : public Endpoint {
     if (!driving_ || std::this_thread::get_id() != progress_id_) return;
     const std::uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(driver_fd_, &one, sizeof one);
-  }
-  static int remaining_ms(Deadline deadline) {
-    if (deadline == kNoDeadline) return -1;
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return static_cast<int>(std::clamp<std::int64_t>(left, 0, 1 << 30));
   }
 
   void wake() {
