@@ -38,6 +38,7 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
       a->data.assign(n * H5Tget_size(type), std::byte{0});
     a->corder = owner->next_corder++;
     a->named_type = committed_path(o, type);
+    if (acpl != H5P_DEFAULT) check(H5Pget_char_encoding(acpl, &a->name_cset), "H5Pget_char_encoding");
     owner->attributes.push_back(a);
     auto* r = child(o, Object::Kind::attribute, owner, under);
     r->attr = a;
@@ -125,6 +126,7 @@ herr_t attr_get(void* obj, H5VL_attr_get_args_t* a, hid_t dxpl, void** req) {
     switch (a->op_type) {
       case H5VL_ATTR_GET_ACPL:
         a->args.get_acpl.acpl_id = check(H5Pcreate(H5P_ATTRIBUTE_CREATE), "H5Pcreate");
+        check(H5Pset_char_encoding(a->args.get_acpl.acpl_id, o.attr->name_cset), "H5Pset_char_encoding");
         break;
       case H5VL_ATTR_GET_SPACE:
         a->args.get_space.space_id = check(H5Scopy(o.attr->space.get()), "H5Scopy");
@@ -153,7 +155,7 @@ herr_t attr_get(void* obj, H5VL_attr_get_args_t* a, hid_t dxpl, void** req) {
         auto at = attribute_at(o, g.loc_params, g.attr_name);
         g.ainfo->corder_valid = true;
         g.ainfo->corder = static_cast<H5O_msg_crt_idx_t>(at->corder);
-        g.ainfo->cset = H5T_CSET_ASCII;
+        g.ainfo->cset = at->name_cset;
         g.ainfo->data_size = at->data.size();
         break;
       }
@@ -196,7 +198,7 @@ herr_t attr_specific(void* obj, const H5VL_loc_params_t* loc, H5VL_attr_specific
           H5A_info_t info{};
           info.corder_valid = true;
           info.corder = static_cast<H5O_msg_crt_idx_t>(list[i]->corder);
-          info.cset = H5T_CSET_ASCII;
+          info.cset = list[i]->name_cset;
           info.data_size = list[i]->data.size();
           ret = it.op(id, list[i]->name.c_str(), &info, it.op_data);
         }

@@ -63,8 +63,10 @@ herr_t info_from_str(const char* str, void** info) {
 
 
 // ---- wrapping (identifiers that HDF5 registers during a callback) ----
+// Weak: the object the context was taken from holds the file (and an
+// object's last close must see who else holds it, object_close).
 struct WrapCtx {
-  std::shared_ptr<FileState> file;
+  std::weak_ptr<FileState> file;
   bool memory;
 };
 void* get_object(const void* obj) {
@@ -80,8 +82,10 @@ herr_t get_wrap_ctx(const void* obj, void** ctx) {
 // native connector's get an Object around them.
 void* wrap_object(void* obj, H5I_type_t type, void* ctx) {
   auto* c = static_cast<WrapCtx*>(ctx);
-  if (c->memory && (registering_own() || c->file->under_vol == H5I_INVALID_HID)) return obj;
-  auto* o = new_object(kind_of(type), c->file, nullptr);
+  auto file = c->file.lock();
+  if (!file) return nullptr;  // its file closed during the call: HDF5 fails the registration
+  if (c->memory && (registering_own() || file->under_vol == H5I_INVALID_HID)) return obj;
+  auto* o = new_object(kind_of(type), std::move(file), nullptr);
   o->under = obj;
   return o;
 }

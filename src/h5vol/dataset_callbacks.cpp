@@ -112,7 +112,7 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hi
     if (!d)
       if (auto* x = open_external(o, base, name)) {
         if (x->node->kind == Node::Kind::dataset) return with_access(x, dapl);
-        delete x;
+        object_close(x, H5P_DEFAULT, nullptr);  // closes the file too when x was all that held it
         fail(std::string(name) + " is not a dataset");
       }
     if (!d) fail("no dataset \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");
@@ -131,7 +131,7 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type[], hid_t mem_spac
       if (!transform.empty()) {
         read_transformed(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], transform, buf[i]);
       } else if (in_memory(o) && is_vlen(o.node->type.get())) {
-        read_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
+        read_vlen(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i], VlenAllocator::of(dxpl));
       } else if (in_memory(o)) {
         read_dataset(*o.file, *o.node, mem_type[i], mem_space[i], file_space[i], buf[i]);
       } else {

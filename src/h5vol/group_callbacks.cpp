@@ -44,7 +44,7 @@ void* group_open(void* obj, const H5VL_loc_params_t* loc, const char* name, hid_
     if (!g)
       if (auto* x = open_external(o, base, name)) {
         if (x->node->kind == Node::Kind::group) return x;
-        delete x;
+        object_close(x, H5P_DEFAULT, nullptr);  // closes the file too when x was all that held it
         fail(std::string(name) + " is not a group");
       }
     if (!g) fail("no group \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");

@@ -4,6 +4,7 @@
 
 #include <cove/error.hpp>
 
+#include "h5vol/lossy.hpp"
 #include "h5vol/vlen.hpp"
 
 #include <algorithm>
@@ -18,9 +19,11 @@ namespace cove::h5vol {
 namespace {
 // The number of hard links to `target` in its file (each group counted once), as H5Oget_info's rc
 // counts them natively, plus the process's H5Oincr/decr_refcount; the root has none but counts 1.
+// A committed datatype also counts each dataset and attribute of its type.
 unsigned reference_count(const FileState& f, const Node& target) {
   std::int64_t links = hard_links(f, target) + (&target == f.root.get() ? 1 : 0);
   if (links == 0) links = 1;  // an anonymous object (not linked yet) is held by its identifier
+  if (target.kind == Node::Kind::datatype) links += type_users(f, target);
   return static_cast<unsigned>(std::max<std::int64_t>(0, links + target.ref_adjust));
 }
 void object_info(const Object& o, const Node& n, H5O_info2_t* info) {
@@ -68,7 +71,19 @@ herr_t object_close(void* obj, hid_t dxpl, void** req) {
       case Object::Kind::file: r = H5VLfile_close(o->under, nvol(*o), dxpl, req); break;
     }
   }
+  // A file opened only through an external link (no handle of its own)
+  // closes with its last object, as natively: read-write, its version is
+  // published then (a file with a handle published at its H5Fclose).
+  std::shared_ptr<FileState> file = std::move(o->file);
   delete o;
+  if (file && file.use_count() == 1 && file->handles <= 0 && file->writer && file->memory && !file->published) {
+    const herr_t closed = guarded<herr_t>("H5Fclose", -1, [&] {
+      filter_lossy(*file);
+      Session::get().close(*file);
+      return herr_t{0};
+    });
+    if (closed < 0) r = closed;
+  }
   return r;
 }
 void* object_open(void* obj, const H5VL_loc_params_t* loc, H5I_type_t* type, hid_t dxpl, void** req) {
@@ -117,6 +132,7 @@ std::shared_ptr<Node> clone(FileState& from, std::shared_ptr<Node> n, FileState&
     b->space = Hid(check(H5Scopy(a->space.get()), "H5Scopy"));
     b->data = a->data;
     b->named_type = a->named_type;
+    b->name_cset = a->name_cset;
     b->corder = c->next_corder++;
     c->attributes.push_back(std::move(b));
   }
@@ -164,12 +180,20 @@ herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc, const char* 
     if (!d.file->writer) fail("file \"" + d.file->name + "\" was opened for reading");
     auto base = resolve(s, src_loc);
     auto n = lookup(*s.file, base, src_name);
-    std::shared_ptr<FileState> from = s.file;
-    if (!n)  // the source named through an external link: the object in its file
-      if (std::unique_ptr<Object> x{open_external(s, base, src_name)}) {
-        n = x->node;
-        from = x->file;
+    FileState* from = s.file.get();
+    // The source named through an external link: the object in its file,
+    // closed after the copy (and its file with it, as natively).
+    struct Close {
+      void operator()(Object* x) const { object_close(x, H5P_DEFAULT, nullptr); }
+    };
+    std::unique_ptr<Object, Close> through;
+    if (!n) {
+      through.reset(open_external(s, base, src_name));
+      if (through) {
+        n = through->node;
+        from = through->file.get();
       }
+    }
     if (!n) fail("no object \"" + std::string(src_name) + "\" to copy in file \"" + s.file->name + "\"");
     unsigned intermediate = 0;
     if (lcpl >= 0 && lcpl != H5P_DEFAULT) check(H5Pget_create_intermediate_group(lcpl, &intermediate), "H5Pget_create_intermediate_group");
@@ -208,7 +232,10 @@ herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_
         break;
       case H5VL_OBJECT_GET_NAME: {
         auto n = resolve(o, loc);
-        copy_name(n->path, a->args.get_name.buf, a->args.get_name.buf_size, a->args.get_name.name_len);
+        // As natively, an object whose link was deleted has no name (until the file is opened again).
+        const bool linked = !n->path.empty() && lookup(*o.file, o.file->root, n->path) == n;
+        copy_name(linked ? n->path : std::string(), a->args.get_name.buf, a->args.get_name.buf_size,
+                  a->args.get_name.name_len);
         break;
       }
       case H5VL_OBJECT_GET_TYPE:
@@ -311,7 +338,7 @@ void* datatype_open(void* obj, const H5VL_loc_params_t* loc, const char* name, h
     if (!t)
       if (auto* x = open_external(o, base, name)) {
         if (x->node->kind == Node::Kind::datatype) return x;
-        delete x;
+        object_close(x, H5P_DEFAULT, nullptr);  // closes the file too when x was all that held it
       }
     if (!t || t->kind != Node::Kind::datatype)
       fail("no committed datatype \"" + std::string(name) + "\" in file \"" + o.file->name + "\"");

@@ -63,6 +63,28 @@ ExternalHop external_on_path(const FileState& file, const std::shared_ptr<Node>&
   return hop;
 }
 
+unsigned type_users(const FileState& f, const Node& type) {
+  auto is_it = [&](const std::string& named) {
+    if (named.empty()) return false;
+    const auto t = lookup(f, f.root, named);
+    return t.get() == &type;
+  };
+  unsigned users = 0;
+  std::set<const Node*> seen;
+  std::vector<const Node*> todo{f.root.get()};
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    if (!n || !seen.insert(n).second) continue;
+    if (n->kind == Node::Kind::dataset && is_it(n->named_type)) ++users;
+    for (const auto& a : n->attributes)
+      if (is_it(a->named_type)) ++users;
+    for (const auto& [leaf, child] : n->links)
+      if (child->kind != Node::Kind::soft && child->kind != Node::Kind::external) todo.push_back(child.get());
+  }
+  return users;
+}
+
 std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H5_index_t index, H5_iter_order_t order,
                                                             hsize_t n) {
   if (group.kind != Node::Kind::group) fail(group.path + " is not a group");
@@ -199,7 +221,8 @@ void add_link(FileState& file, const std::shared_ptr<Node>& parent, const std::s
   parent->links[leaf] = node;
   parent->link_order.push_back(leaf);
   parent->link_corder[leaf] = parent->next_link_corder++;
-  if (node->path.empty()) repath(*node, join_path(parent->path, leaf));
+  // Named by the new link when it had no name, or lost it to an H5Ldelete (as natively, H5Iget_name).
+  if (node->path.empty() || lookup(file, file.root, node->path) != node) repath(*node, join_path(parent->path, leaf));
   file.index(node);
 }
 

@@ -40,6 +40,9 @@ std::shared_ptr<Node> resolve(const Object& obj, const H5VL_loc_params_t* loc);
 void check_plist(hid_t id, hid_t cls, const char* what);
 // The hard links to `target` in the groups reachable from the file's root (each group counted once).
 unsigned hard_links(const FileState& f, const Node& target);
+// The datasets and attributes reachable from the file's root whose type is
+// the committed datatype `type` (each holds a reference to it, as natively).
+unsigned type_users(const FileState& f, const Node& type);
 // The n-th link of `group` by name or creation order, increasing or decreasing.
 std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H5_index_t index, H5_iter_order_t order,
                                                             hsize_t n);

@@ -577,7 +577,14 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   } catch (const Error& e) {
     failed(e);
   }
-  convert(ftype, mem_type, n, g);
+  // A compound read into a subset of its fields: the buffer's other fields
+  // keep their values (HDF5 converts over the buffer's present elements).
+  std::vector<std::byte> present;
+  if (needs_background(mem_type)) {
+    present.resize(n * msize);
+    gather(mem_type, mspace, buf, n * msize, present.data());
+  }
+  convert(ftype, mem_type, n, g, present.empty() ? nullptr : &present);
   scatter(mem_type, mspace, g.data(), n * msize, buf);
 }
 
@@ -642,12 +649,18 @@ void write_attribute(Attribute& attr, hid_t mem_type, const void* buf) {
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(attr.type.get());
   std::vector<std::byte> g(n * std::max(msize, fsize));
   if (n) std::memcpy(g.data(), buf, n * msize);
-  convert(mem_type, attr.type.get(), n, g);
+  // Written from a subset of a compound's fields: the others keep their values.
+  convert(mem_type, attr.type.get(), n, g, attr.data.size() == n * fsize ? &attr.data : nullptr);
   g.resize(n * fsize);
   attr.data = std::move(g);
 }
 
 void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
+  if (attr.data.empty()) {  // never written: zeros (empty sequences, null strings), as HDF5 reads it
+    const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
+    if (n) std::memset(buf, 0, n * H5Tget_size(mem_type));
+    return;
+  }
   if (is_nested_vlen(attr.type.get())) {
     const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
     std::vector<std::vector<std::byte>> elements(n);  // unwritten: all empty
@@ -668,7 +681,6 @@ void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
   }
   if (H5Tget_class(attr.type.get()) == H5T_VLEN) {
     const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
-    if (attr.data.empty() && n > 0) fail("attribute " + attr.name + " has not been written");
     decode_sequences(attr.data, attr.type.get(), mem_type, buf, n);
     return;
   }
@@ -691,11 +703,15 @@ void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
   reject_variable_length(mem_type, "the attribute's memory type");
   const auto n = static_cast<std::size_t>(check(H5Sget_select_npoints(attr.space.get()), "H5Sget_select_npoints"));
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(attr.type.get());
-  if (attr.data.size() != n * fsize) fail("attribute " + attr.name + " has not been written");
+  if (n == 0) return;
+  if (attr.data.size() != n * fsize) fail("attribute " + attr.name + ": its stored bytes are truncated");
   std::vector<std::byte> g(n * std::max(msize, fsize));
-  if (n) std::memcpy(g.data(), attr.data.data(), n * fsize);
-  convert(attr.type.get(), mem_type, n, g);
-  if (n) std::memcpy(buf, g.data(), n * msize);
+  std::memcpy(g.data(), attr.data.data(), n * fsize);
+  // Read into a subset of a compound's fields: the buffer's other fields keep their values.
+  std::vector<std::byte> present;
+  if (needs_background(mem_type)) present.assign(static_cast<std::byte*>(buf), static_cast<std::byte*>(buf) + n * msize);
+  convert(attr.type.get(), mem_type, n, g, present.empty() ? nullptr : &present);
+  std::memcpy(buf, g.data(), n * msize);
 }
 
 }  // namespace cove::h5vol

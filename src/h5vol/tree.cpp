@@ -11,7 +11,7 @@
 namespace cove::h5vol {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x43483532;  // "CH52"
+constexpr std::uint32_t kMagic = 0x43483533;  // "CH53"
 
 class Writer {
  public:
@@ -122,6 +122,7 @@ void write_node(Writer& w, const Node& n) {
     w.space(a->space.get());
     w.bytes(a->data.data(), a->data.size());
     w.str(a->named_type);
+    w.u64(static_cast<std::uint64_t>(a->name_cset));
   }
   if (n.kind == Node::Kind::datatype) {
     w.type(n.type.get());
@@ -191,6 +192,9 @@ std::shared_ptr<Node> read_node(Reader& r, const std::string& path, std::uint64_
     auto data = r.bytes();
     a->data = std::move(data);
     a->named_type = r.str();
+    const auto cset = r.u64();
+    if (cset != H5T_CSET_ASCII && cset != H5T_CSET_UTF8) fail("file metadata has an unknown character set");
+    a->name_cset = static_cast<H5T_cset_t>(cset);
     a->corder = n->next_corder++;
     n->attributes.push_back(std::move(a));
   }

@@ -53,6 +53,7 @@ struct Attribute {
   std::vector<std::byte> data;  // npoints * size of `type`
   std::int64_t corder = 0;
   std::string named_type;  // created with a committed datatype: its path (H5Aget_type gives it committed)
+  H5T_cset_t name_cset = H5T_CSET_ASCII;  // its creation list's character set of the name (H5Aget_create_plist)
 };
 
 struct Node {

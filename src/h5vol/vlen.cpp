@@ -206,8 +206,8 @@ struct In {
 };
 
 // The element put() wrote, into p (zeroed, of type t); its variable-length
-// parts allocated by HDF5's allocator.
-void get(hid_t t, In& in, std::byte* p) {
+// parts allocated by `to`.
+void get(hid_t t, In& in, std::byte* p, const VlenAllocator& to = VlenAllocator{}) {
   switch (H5Tget_class(t)) {
     case H5T_STRING:
       if (H5Tis_variable_str(t) > 0) {
@@ -215,7 +215,7 @@ void get(hid_t t, In& in, std::byte* p) {
         char* s = nullptr;
         if (len != kNullString) {
           if (len > static_cast<std::uint64_t>(in.end - in.at)) fail("a variable-length element's stored bytes are truncated");
-          s = static_cast<char*>(H5allocate_memory(static_cast<std::size_t>(len) + 1, false));
+          s = static_cast<char*>(to.allocate(static_cast<std::size_t>(len) + 1, false));
           if (!s) fail("no memory for a variable-length string");
           in.take(s, static_cast<std::size_t>(len));
           s[len] = '\0';
@@ -231,10 +231,10 @@ void get(hid_t t, In& in, std::byte* p) {
       if (len > static_cast<std::uint64_t>(in.end - in.at)) fail("a variable-length element's stored bytes are truncated");
       hvl_t h{static_cast<std::size_t>(len), nullptr};
       if (len) {
-        h.p = H5allocate_memory(h.len * bs, true);
+        h.p = to.allocate(h.len * bs, true);
         if (!h.p) fail("no memory for a variable-length sequence");
         std::memcpy(p, &h, sizeof h);  // before its elements: freed with the element if one fails
-        for (std::size_t i = 0; i < h.len; ++i) get(b.get(), in, static_cast<std::byte*>(h.p) + i * bs);
+        for (std::size_t i = 0; i < h.len; ++i) get(b.get(), in, static_cast<std::byte*>(h.p) + i * bs, to);
       }
       std::memcpy(p, &h, sizeof h);
       return;
@@ -243,7 +243,7 @@ void get(hid_t t, In& in, std::byte* p) {
       const int n = check(H5Tget_nmembers(t), "H5Tget_nmembers");
       for (int i = 0; i < n; ++i) {
         Hid m(check(H5Tget_member_type(t, static_cast<unsigned>(i)), "H5Tget_member_type"));
-        get(m.get(), in, p + H5Tget_member_offset(t, static_cast<unsigned>(i)));
+        get(m.get(), in, p + H5Tget_member_offset(t, static_cast<unsigned>(i)), to);
       }
       return;
     }
@@ -251,7 +251,7 @@ void get(hid_t t, In& in, std::byte* p) {
       Hid b(check(H5Tget_super(t), "H5Tget_super"));
       if (!has_vlen(b.get())) break;
       const std::size_t bs = H5Tget_size(b.get()), n = array_elements(t);
-      for (std::size_t i = 0; i < n; ++i) get(b.get(), in, p + i * bs);
+      for (std::size_t i = 0; i < n; ++i) get(b.get(), in, p + i * bs, to);
       return;
     }
     default:
@@ -354,6 +354,22 @@ void check_vlen_type(hid_t type, const std::string& what) {
     fail(what + ": variable-length data holding references is not supported by the Cove connector");
 }
 
+VlenAllocator VlenAllocator::of(hid_t dxpl) {
+  VlenAllocator a;
+  a.dxpl = dxpl;
+  H5MM_free_t free_func = nullptr;
+  void* free_info = nullptr;
+  check(H5Pget_vlen_mem_manager(dxpl, &a.alloc, &a.info, &free_func, &free_info), "H5Pget_vlen_mem_manager");
+  return a;
+}
+
+void* VlenAllocator::allocate(std::size_t bytes, bool clear) const {
+  if (!alloc) return H5allocate_memory(bytes, clear);
+  void* p = alloc(bytes, info);
+  if (p && clear) std::memset(p, 0, bytes);
+  return p;
+}
+
 std::vector<std::vector<std::byte>> encode_nested(hid_t mem_type, hid_t file_type, const void* buf, std::size_t n) {
   const std::size_t msize = H5Tget_size(mem_type), fsize = H5Tget_size(file_type);
   const auto* src = static_cast<const std::byte*>(buf);
@@ -374,15 +390,20 @@ std::vector<std::vector<std::byte>> encode_nested(hid_t mem_type, hid_t file_typ
   return out;
 }
 
-void decode_nested(const std::vector<const std::vector<std::byte>*>& elements, hid_t file_type, hid_t mem_type, void* buf) {
+void decode_nested(const std::vector<const std::vector<std::byte>*>& elements, hid_t file_type, hid_t mem_type, void* buf,
+                   const VlenAllocator& to) {
   const std::size_t n = elements.size(), msize = H5Tget_size(mem_type), fsize = H5Tget_size(file_type);
+  // Of the same type, the parts go to the caller as they are: made by its
+  // allocator; else they are HDF5's until the conversion makes the caller's.
+  const bool same = H5Tequal(mem_type, file_type) > 0;
+  const VlenAllocator parts_by = same ? to : VlenAllocator{};
   std::vector<std::byte> f(n * fsize, std::byte{0});
   for (std::size_t i = 0; i < n; ++i) {
     const auto& e = *elements[i];
     if (e.empty()) continue;  // unwritten: zeros
     In in{e.data(), e.data() + e.size()};
     try {
-      get(file_type, in, f.data() + i * fsize);
+      get(file_type, in, f.data() + i * fsize, parts_by);
     } catch (...) {
       free_parts(file_type, f.data(), n, {});
       throw;
@@ -392,14 +413,14 @@ void decode_nested(const std::vector<const std::vector<std::byte>*>& elements, h
       fail("a variable-length element's stored bytes are longer than its type");
     }
   }
-  if (H5Tequal(mem_type, file_type) > 0) {  // the parts go to the caller as they are
+  if (same) {  // the parts go to the caller as they are
     if (n) std::memcpy(buf, f.data(), n * msize);
     return;
   }
   std::vector<std::byte> c(n * std::max(msize, fsize), std::byte{0});
   if (n) std::memcpy(c.data(), f.data(), n * fsize);
   std::vector<std::byte> bkg(c.size(), std::byte{0});
-  if (n && H5Tconvert(file_type, mem_type, n, c.data(), bkg.data(), H5P_DEFAULT) < 0) {
+  if (n && H5Tconvert(file_type, mem_type, n, c.data(), bkg.data(), to.dxpl) < 0) {
     free_parts(file_type, f.data(), n, {});
     fail("HDF5 cannot convert between the stored variable-length type and the memory type");
   }
@@ -521,7 +542,8 @@ void write_vlen(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_space,
   dataset.written = true;
 }
 
-void read_vlen(const FileState&, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, void* buf) {
+void read_vlen(const FileState&, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, void* buf,
+               const VlenAllocator& to) {
   const bool nested = is_nested_vlen(dataset.type.get());
   if (!nested) check_memory(dataset, mem_type);
   auto p = pick(dataset, mem_space, file_space);
@@ -533,15 +555,15 @@ void read_vlen(const FileState&, const Node& dataset, hid_t mem_type, hid_t mem_
   auto element = [&](std::size_t i) -> const std::vector<std::byte>& {
     return p.index[i] < dataset.vlen.size() ? dataset.vlen[p.index[i]] : none;
   };
-  // Each element in memory HDF5's allocator makes: the caller frees it (H5Treclaim).
+  // Each element in memory `to` makes: the caller frees it (H5Treclaim).
   if (nested) {
     std::vector<const std::vector<std::byte>*> elements(n);
     for (std::size_t i = 0; i < n; ++i) elements[i] = &element(i);
-    decode_nested(elements, dataset.type.get(), mem_type, g.data());
+    decode_nested(elements, dataset.type.get(), mem_type, g.data(), to);
   } else if (is_vstring(mem_type)) {
     for (std::size_t i = 0; i < n; ++i) {
       const auto& e = element(i);
-      auto* s = static_cast<char*>(H5allocate_memory(e.size() + 1, false));
+      auto* s = static_cast<char*>(to.allocate(e.size() + 1, false));
       if (!s) fail("no memory for a string of dataset " + dataset.path);
       if (!e.empty()) std::memcpy(s, e.data(), e.size());
       s[e.size()] = '\0';
@@ -558,7 +580,7 @@ void read_vlen(const FileState&, const Node& dataset, hid_t mem_type, hid_t mem_
       convert_n(fbase.get(), mbase.get(), len, c);
       hvl_t h{len, nullptr};
       if (len) {
-        h.p = H5allocate_memory(len * mb, false);
+        h.p = to.allocate(len * mb, false);
         if (!h.p) fail("no memory for an element of dataset " + dataset.path);
         std::memcpy(h.p, c.data(), len * mb);
       }

@@ -9,6 +9,18 @@
 
 namespace cove::h5vol {
 
+// The allocator of the variable-length parts an H5Dread hands the caller:
+// its transfer list's (H5Pset_vlen_mem_manager; HDF5's own
+// H5Dvlen_get_buf_size counts sizes with one), else HDF5's
+// (H5allocate_memory). Parts the connector frees itself never come from it.
+struct VlenAllocator {
+  hid_t dxpl = H5P_DEFAULT;
+  H5MM_allocate_t alloc = nullptr;
+  void* info = nullptr;
+  static VlenAllocator of(hid_t dxpl);
+  void* allocate(std::size_t bytes, bool clear) const;
+};
+
 // A type holding variable-length data anywhere: a variable-length string or
 // sequence, or a compound or array with one among its members.
 bool is_vlen(hid_t type);
@@ -22,8 +34,9 @@ bool is_nested_vlen(hid_t type);
 std::vector<std::vector<std::byte>> encode_nested(hid_t mem_type, hid_t file_type, const void* buf, std::size_t n);
 // Back: n elements of `mem_type` into `buf` (an empty vector reads as an
 // unwritten element: zeros, empty sequences, null strings); the
-// variable-length parts are HDF5-allocated (the caller frees them, H5Treclaim).
-void decode_nested(const std::vector<const std::vector<std::byte>*>& elements, hid_t file_type, hid_t mem_type, void* buf);
+// variable-length parts are made by `to` (the caller frees them, H5Treclaim).
+void decode_nested(const std::vector<const std::vector<std::byte>*>& elements, hid_t file_type, hid_t mem_type, void* buf,
+                   const VlenAllocator& to = VlenAllocator{});
 // A variable-length type's fill value in `dcpl`, in the form its elements
 // are stored in; nothing when the list has none of the user's. H5Pencode
 // keeps such a value's pointers, not what they point to (another process
@@ -43,7 +56,8 @@ void check_vlen_type(hid_t type, const std::string& what);
 // the memory type must be variable-length too (HDF5 converts between fixed-
 // and variable-length in neither direction). Unwritten elements read empty.
 void write_vlen(FileState& file, Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* buf);
-void read_vlen(const FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, void* buf);
+void read_vlen(const FileState& file, const Node& dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, void* buf,
+               const VlenAllocator& to);
 
 // Variable-length sequence attributes: n elements of `mem_type` (hvl_t) as
 // stored bytes (per element its length, 8 bytes, then its elements in the

@@ -122,11 +122,14 @@ Object* open_external(const Object& o, const std::shared_ptr<Node>& base, const 
   auto& session = Session::get();
   if (session.config().settings_for(file_name).mode != Mode::memory)
     unsupported("following " + link + " to a file outside memory mode");
-  // The file this process has open (shared, as natively), else its version
-  // read-only; the objects opened through the link keep it, no handle does.
+  // The file this process has open (shared, as natively), else opened with
+  // the linking file's intent (as HDF5's default link access list says):
+  // read-only its version, read-write a new version derived from it (over
+  // the linking file's access list), published when its last object closes
+  // (object_close). The objects opened through the link keep it, no handle does.
   auto f = session.open_file(file_name);
   if (!f) {
-    f = session.open(file_name, H5P_FILE_ACCESS_DEFAULT);
+    f = o.file->writer ? session.open_rw(file_name, o.file->fapl.get()) : session.open(file_name, H5P_FILE_ACCESS_DEFAULT);
     --f->handles;
   }
   if (!f->memory) unsupported("following " + link + " to a file outside memory mode");

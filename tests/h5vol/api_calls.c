@@ -18,7 +18,14 @@
  *     cut off kept their old values; a variable-length dataset's elements
  *     kept their linear positions);
  *   - H5Fdelete of a file in memory (was refused): the file goes, opening or
- *     deleting it again fails, and a new file of that name starts afresh.
+ *     deleting it again fails, and a new file of that name starts afresh;
+ *   - in memory: compounds read or written through a subset of their fields
+ *     (the other fields were zeroed), an attribute never written (its read
+ *     failed) and its creation list's character set (was lost), a committed
+ *     datatype's reference count (did not count the datasets and attributes
+ *     of its type) and its name once unlinked (was kept), an external link
+ *     followed from a file open read-write (opened its file read-only),
+ *     H5Dvlen_get_buf_size (0: the transfer list's allocator was not used).
  * Usage: cove-h5vol-api-calls PARENT CHILD   (two file names; a third,
  *        CHILD.del.h5, is created and deleted) */
 #include <hdf5.h>
@@ -52,6 +59,47 @@ static int scalar(hid_t loc, const char* name, int v) {
   if (d >= 0) H5Dclose(d);
   H5Sclose(s);
   return rc;
+}
+
+typedef struct {
+  int a, b;
+} pair_t;
+
+/* Writes all of a {a, b} compound, reads field a into a buffer of -1s,
+ * writes field b alone, and reads both back: through a dataset (is_attr 0)
+ * or an attribute of `loc`. */
+static void compound_subsets(hid_t loc, int is_attr) {
+  hsize_t dims[1] = {3};
+  hid_t s = H5Screate_simple(1, dims, NULL);
+  hid_t full = H5Tcreate(H5T_COMPOUND, sizeof(pair_t));
+  H5Tinsert(full, "a", HOFFSET(pair_t, a), H5T_NATIVE_INT);
+  H5Tinsert(full, "b", HOFFSET(pair_t, b), H5T_NATIVE_INT);
+  hid_t only_a = H5Tcreate(H5T_COMPOUND, sizeof(pair_t));
+  H5Tinsert(only_a, "a", HOFFSET(pair_t, a), H5T_NATIVE_INT);
+  hid_t only_b = H5Tcreate(H5T_COMPOUND, sizeof(pair_t));
+  H5Tinsert(only_b, "b", HOFFSET(pair_t, b), H5T_NATIVE_INT);
+  hid_t x = is_attr ? H5Acreate2(loc, "pairs", full, s, H5P_DEFAULT, H5P_DEFAULT)
+                    : H5Dcreate2(loc, "pairs", full, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  pair_t w[3] = {{1, 2}, {3, 4}, {5, 6}}, r[3];
+#define IO(rw, type, buf) \
+  (is_attr ? H5A##rw(x, type, buf) : H5D##rw(x, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf))
+  herr_t rc = IO(write, full, w);
+  for (int i = 0; i < 3; ++i) r[i].a = r[i].b = -1;
+  rc |= IO(read, only_a, r);
+  printf("%s read a: %d %d, %d %d, %d %d (%d)\n", is_attr ? "attribute" : "dataset", r[0].a, r[0].b, r[1].a, r[1].b,
+         r[2].a, r[2].b, rc < 0 ? -1 : 0);
+  for (int i = 0; i < 3; ++i) w[i].a = 100 + i, w[i].b = 200 + i;
+  rc = IO(write, only_b, w);
+  for (int i = 0; i < 3; ++i) r[i].a = r[i].b = -1;
+  rc |= IO(read, full, r);
+#undef IO
+  printf("%s wrote b: %d %d, %d %d, %d %d (%d)\n", is_attr ? "attribute" : "dataset", r[0].a, r[0].b, r[1].a, r[1].b,
+         r[2].a, r[2].b, rc < 0 ? -1 : 0);
+  is_attr ? H5Aclose(x) : H5Dclose(x);
+  H5Tclose(only_b);
+  H5Tclose(only_a);
+  H5Tclose(full);
+  H5Sclose(s);
 }
 
 int main(int argc, char** argv) {
@@ -239,6 +287,93 @@ int main(int argc, char** argv) {
   }
   H5E_END_TRY
   H5Fclose(child);
+
+  /* Compounds written and read from a subset of their fields: the other
+   * fields keep their values, in the dataset and in the caller's buffer. */
+  compound_subsets(f, 0);
+  compound_subsets(g, 1);
+
+  /* An attribute never written reads as zeros; its creation list keeps the
+   * name's character set. */
+  {
+    hid_t s = H5Screate(H5S_SCALAR);
+    hid_t acpl = H5Pcreate(H5P_ATTRIBUTE_CREATE);
+    H5Pset_char_encoding(acpl, H5T_CSET_UTF8);
+    hid_t a = H5Acreate2(g, "unwritten", H5T_NATIVE_INT, s, acpl, H5P_DEFAULT);
+    int v = -1;
+    herr_t rc = H5Aread(a, H5T_NATIVE_INT, &v);
+    hid_t got = H5Aget_create_plist(a);
+    H5T_cset_t cset = H5T_CSET_ERROR;
+    H5Pget_char_encoding(got, &cset);
+    H5A_info_t info;
+    H5Aget_info(a, &info);
+    printf("unwritten attribute: %d (%d), creation list cset %d, info cset %d\n", v, rc < 0 ? -1 : 0, (int)cset,
+           (int)info.cset);
+    H5Pclose(got);
+    H5Pclose(acpl);
+    H5Aclose(a);
+    H5Sclose(s);
+  }
+
+  /* A committed datatype counts each dataset and attribute of its type in
+   * its reference count; unlinked while open it has no name, even once
+   * linked again under another. */
+  {
+    hid_t t = H5Tcopy(H5T_NATIVE_INT);
+    hid_t s = H5Screate(H5S_SCALAR);
+    H5Tcommit2(g, "t", t, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const unsigned alone = refs(g, "t");
+    hid_t a = H5Acreate2(g, "typed", t, s, H5P_DEFAULT, H5P_DEFAULT);
+    const unsigned with_attr = refs(g, "t");
+    hid_t d = H5Dcreate2(g, "typed", t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    printf("rc committed type: %u, with an attribute %u, and a dataset %u\n", alone, with_attr, refs(g, "t"));
+    H5Dclose(d);
+    H5Aclose(a);
+    char name[64] = "";
+    H5Iget_name(t, name, sizeof name);
+    H5Ldelete(g, "t", H5P_DEFAULT);
+    const ssize_t unlinked = H5Iget_name(t, NULL, 0);
+    H5Lcreate_hard(t, ".", g, "t2", H5P_DEFAULT, H5P_DEFAULT);
+    printf("type name %s, unlinked %zd, linked again %zd\n", name, unlinked, H5Iget_name(t, NULL, 0));
+    H5Sclose(s);
+    H5Tclose(t);
+  }
+
+  /* H5Dvlen_get_buf_size (HDF5 reads the elements with an allocator of its
+   * own in the transfer list, which the connector's parts must come from). */
+  {
+    hsize_t dims[1] = {3};
+    int v[6] = {1, 2, 3, 4, 5, 6};
+    hvl_t w[3] = {{1, &v[0]}, {2, &v[1]}, {3, &v[3]}};
+    hid_t t = H5Tvlen_create(H5T_NATIVE_INT);
+    hid_t s = H5Screate_simple(1, dims, NULL);
+    hid_t d = H5Dcreate2(f, "vlen", t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t size = 0;
+    herr_t rc = H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, w);
+    rc |= H5Dvlen_get_buf_size(d, t, s, &size);
+    printf("vlen buffer size: %llu (%d)\n", (unsigned long long)size, rc < 0 ? -1 : 0);
+    H5Dclose(d);
+    H5Sclose(s);
+    H5Tclose(t);
+  }
+
+  /* An external link followed from a file open read-write opens its file
+   * read-write: a group created through it is in that file once the last
+   * object through the link closes. */
+  {
+    H5Lcreate_external(argv[2], "/", f, "ext", H5P_DEFAULT, H5P_DEFAULT);
+    hid_t through = H5Gopen2(f, "ext", H5P_DEFAULT);
+    hid_t made = through < 0 ? -1 : H5Gcreate2(through, "made", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    printf("through the external link: open %d, create %d\n", through < 0 ? -1 : 0, made < 0 ? -1 : 0);
+    if (made >= 0) H5Gclose(made);
+    if (through >= 0) H5Gclose(through);
+    child = H5Fopen(argv[2], H5F_ACC_RDONLY, H5P_DEFAULT);
+    printf("made in the linked file: %d, c %d\n", child < 0 ? -1 : (int)H5Lexists(child, "made", H5P_DEFAULT),
+           value(child, "c"));
+    if (child >= 0) H5Fclose(child);
+    H5Ldelete(f, "ext", H5P_DEFAULT);
+  }
+
   H5Gclose(m);
   H5Gclose(g);
   if (H5Fclose(f) < 0) return 1;
