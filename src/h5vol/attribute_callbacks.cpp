@@ -29,7 +29,7 @@ void* attr_create(void* obj, const H5VL_loc_params_t* loc, const char* name, hid
     if (!strings && is_vlen(type)) check_vlen_type(type, "attribute \"" + std::string(name) + "\"");
     auto a = std::make_shared<Attribute>();
     a->name = name;
-    a->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
+    a->type = TypeRef(type);
     a->space = Hid(check(H5Scopy(space), "H5Scopy"));
     const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(space), "H5Sget_simple_extent_npoints"));
     if (strings)

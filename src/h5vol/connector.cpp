@@ -68,6 +68,7 @@ herr_t info_from_str(const char* str, void** info) {
 struct WrapCtx {
   std::weak_ptr<FileState> file;
   bool memory;
+  std::uint64_t via;  // the handle the object was opened through (Object::via)
 };
 void* get_object(const void* obj) {
   auto* o = static_cast<const Object*>(obj);
@@ -75,7 +76,7 @@ void* get_object(const void* obj) {
 }
 herr_t get_wrap_ctx(const void* obj, void** ctx) {
   auto* o = static_cast<const Object*>(obj);
-  *ctx = new WrapCtx{o->file, o->node != nullptr};
+  *ctx = new WrapCtx{o->file, o->node != nullptr, o->via};
   return 0;
 }
 // The connector's own (memory) objects are registered as they are; the
@@ -87,6 +88,7 @@ void* wrap_object(void* obj, H5I_type_t type, void* ctx) {
   if (c->memory && (registering_own() || file->under_vol == H5I_INVALID_HID)) return obj;
   auto* o = new_object(kind_of(type), std::move(file), nullptr);
   o->under = obj;
+  o->via = c->via;
   return o;
 }
 void* unwrap_object(void* obj) {
@@ -177,7 +179,10 @@ herr_t initialize(hid_t) {
   return 0;
 }
 herr_t terminate() {
-  Session::get().shutdown();
+  {
+    CallScope scope;  // the types shutdown decodes are closed before HDF5 closes its own
+    Session::get().shutdown();
+  }
   unregister_error_class();
   return 0;
 }

@@ -63,7 +63,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     d->id = o.file->next_id++;
     d->mtime = creation_time(dcpl);
     if (parent) d->path = join_path(parent->path, leaf);
-    d->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
+    d->type = TypeRef(type);
     d->named_type = committed_path(o, type);
     const auto cls = H5Sget_simple_extent_type(space);
     const std::string what = name ? d->path : "an anonymous dataset";

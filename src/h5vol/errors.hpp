@@ -35,9 +35,19 @@ void unregister_error_class();
 // Pushes "cove: <op>: <message>" on HDF5's default error stack.
 void push_error(const char* op, const std::string& message);
 
-// Runs `body`; on any exception pushes an error naming `op` and returns `failed`.
+// One call from HDF5 into the connector: the identifiers it decoded for
+// its own use (type_ref.hpp) are closed when the outermost one ends.
+struct CallScope {
+  CallScope();
+  ~CallScope();
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+};
+
+// Runs `body` (in a CallScope); on any exception pushes an error naming `op` and returns `failed`.
 template <class R, class F>
 R guarded(const char* op, R failed, F&& body) noexcept {
+  CallScope scope;
   try {
     return body();
   } catch (const std::exception& e) {

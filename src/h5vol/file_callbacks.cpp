@@ -32,9 +32,8 @@ void* file_create(const char* name, unsigned flags, hid_t fcpl, hid_t fapl, hid_
     if (under) f->under_vol = H5VL_NATIVE;
     if (f->memory)  // the root group's creation list is the file's (link creation order and the like)
       f->root->dcpl = Hid(check(H5Pcopy(fcpl == H5P_DEFAULT ? H5P_FILE_CREATE_DEFAULT : fcpl), "H5Pcopy"));
-    auto* o = new_object(Object::Kind::file, f, f->memory ? f->root : nullptr);
+    auto* o = new_handle(f);
     o->under = under;
-    o->handle = true;
     return o;
   });
 }
@@ -53,9 +52,8 @@ void* file_open(const char* name, unsigned flags, hid_t fapl, hid_t dxpl, void**
     } else {
       f = (flags & H5F_ACC_RDWR) ? session.open_rw(name, fapl) : session.open(name, fapl);
     }
-    auto* o = new_object(Object::Kind::file, f, f->memory ? f->root : nullptr);
+    auto* o = new_handle(f);
     o->under = under;
-    o->handle = true;
     return o;
   });
 }
@@ -63,15 +61,17 @@ namespace {
 // H5Fget_obj_count and H5Fget_obj_ids: the identifiers the application holds
 // (files, datasets, groups, committed datatypes, attributes, in that order,
 // as natively) of this connector's objects in o's file; up to `max` of them
-// into `list` when given. Every identifier of the file counts, local or not
-// (one process shares one state per file).
+// into `list` when given. With H5F_OBJ_LOCAL only those opened through o's
+// handle, else those of every handle of the file (one process shares one
+// state per file).
 std::size_t open_objects(const Object& o, unsigned types, hid_t* list, std::size_t max) {
   struct Walk {
     const FileState* file;
+    std::uint64_t via;  // H5F_OBJ_LOCAL: only those opened through this handle
     hid_t* list;
     std::size_t max;
     std::size_t count = 0;
-  } walk{o.file.get(), list, max};
+  } walk{o.file.get(), (types & H5F_OBJ_LOCAL) ? o.via : 0, list, max};
   const std::pair<unsigned, H5I_type_t> kinds[] = {{H5F_OBJ_FILE, H5I_FILE}, {H5F_OBJ_DATASET, H5I_DATASET},
                                                    {H5F_OBJ_GROUP, H5I_GROUP}, {H5F_OBJ_DATATYPE, H5I_DATATYPE},
                                                    {H5F_OBJ_ATTR, H5I_ATTR}};
@@ -84,7 +84,7 @@ std::size_t open_objects(const Object& o, unsigned types, hid_t* list, std::size
             char name[8] = {};
             if (H5VLget_connector_name(id, name, sizeof name) < 0 || std::strcmp(name, "cove") != 0) return 0;
             const auto* x = static_cast<const Object*>(H5VLobject(id));
-            if (!x || x->file.get() != w.file) return 0;
+            if (!x || x->file.get() != w.file || (w.via && x->via != w.via)) return 0;
             if (w.list && w.count < w.max) w.list[w.count] = id;
             ++w.count;
             return 0;
@@ -181,8 +181,7 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* a, hid_t dxpl, void**
         // Another handle of the same open file (as natively, it shares the file).
         auto& o = as(obj);
         if (o.under) unsupported("H5Freopen of a file in mode both");
-        auto* r = new_object(Object::Kind::file, o.file, o.file->root);
-        r->handle = true;
+        auto* r = new_handle(o.file);
         ++o.file->handles;
         *a->args.reopen.file = r;
         return herr_t{0};

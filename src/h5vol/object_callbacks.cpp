@@ -100,7 +100,7 @@ void* object_open(void* obj, const H5VL_loc_params_t* loc, H5I_type_t* type, hid
       }
     auto n = resolve(o, loc);
     *type = id_type(*n);
-    return new_object(object_kind(*n), o.file, n);
+    return child(o, object_kind(*n), n, nullptr);
   });
 }
 namespace {
@@ -123,12 +123,12 @@ std::shared_ptr<Node> clone(FileState& from, std::shared_ptr<Node> n, FileState&
   c->kind = n->kind;
   c->id = to.next_id++;
   c->target = n->target;
-  if (n->type.get() >= 0) c->type = Hid(check(H5Tcopy(n->type.get()), "H5Tcopy"));
+  c->type = n->type;
   if (n->dcpl.get() >= 0) c->dcpl = Hid(check(H5Pcopy(n->dcpl.get()), "H5Pcopy"));
   for (const auto& a : (flags & H5O_COPY_WITHOUT_ATTR_FLAG) ? std::vector<std::shared_ptr<Attribute>>{} : n->attributes) {
     auto b = std::make_shared<Attribute>();
     b->name = a->name;
-    b->type = Hid(check(H5Tcopy(a->type.get()), "H5Tcopy"));
+    b->type = a->type;
     b->space = Hid(check(H5Scopy(a->space.get()), "H5Scopy"));
     b->data = a->data;
     b->named_type = a->named_type;
@@ -223,6 +223,7 @@ herr_t object_get(void* obj, const H5VL_loc_params_t* loc, H5VL_object_get_args_
       auto* f = new_object(Object::Kind::file, o.file, in_memory(o) ? o.file->root : nullptr);
       f->under = under;
       f->alias = true;
+      f->via = o.via;
       *a->args.get_file.file = f;
       return herr_t{0};
     }
@@ -317,7 +318,7 @@ void* datatype_commit(void* obj, const H5VL_loc_params_t* loc, const char* name,
     auto t = std::make_shared<Node>();
     t->kind = Node::Kind::datatype;
     t->id = o.file->next_id++;
-    t->type = Hid(check(H5Tcopy(type), "H5Tcopy"));
+    t->type = TypeRef(type);
     if (name) {
       auto [parent, leaf] = parent_for_create(o, loc, name, lcpl);
       add_link(*o.file, parent, leaf, t);

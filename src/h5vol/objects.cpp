@@ -17,6 +17,15 @@ Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shar
   return o;
 }
 
+Object* new_handle(std::shared_ptr<FileState> file) {
+  static std::uint64_t handles = 0;
+  auto root = file->memory ? file->root : nullptr;
+  auto* o = new_object(Object::Kind::file, std::move(file), std::move(root));
+  o->handle = true;
+  o->via = ++handles;
+  return o;
+}
+
 namespace {
 // Follows soft links (relative to the group holding them), at most 16 deep as
 // natively. An external link ends the walk (nullptr); `hop`, when given, then

@@ -19,10 +19,15 @@ struct Object {
   void* under = nullptr;            // modes file and both: the native connector's object
   bool handle = false;              // files: a handle of H5Fcreate / H5Fopen / H5Freopen (FileState::handles)
   bool alias = false;               // files: an identifier HDF5 made for the file (H5Iget_file_id); owns nothing
+  // The file handle this object was opened through (a handle: its own
+  // number), for H5Fget_obj_count's H5F_OBJ_LOCAL; 0 through none (an external link).
+  std::uint64_t via = 0;
   Hid access;                       // datasets in memory: the access list they were created or opened with
 };
 
 Object* new_object(Object::Kind kind, std::shared_ptr<FileState> file, std::shared_ptr<Node> node);
+// A new handle of `file` (H5Fcreate, H5Fopen, H5Freopen), with a number of its own (Object::via).
+Object* new_handle(std::shared_ptr<FileState> file);
 
 // Resolves a path ("a/b", "/a/b", ".") from `from`; nullptr when a component is missing.
 std::shared_ptr<Node> lookup(const FileState& file, const std::shared_ptr<Node>& from, const std::string& path);

@@ -21,13 +21,7 @@ class Writer {
     raw(p, n);
   }
   void str(const std::string& s) { bytes(s.data(), s.size()); }
-  void type(hid_t t) {
-    std::size_t n = 0;
-    check(H5Tencode(t, nullptr, &n), "H5Tencode");
-    std::vector<std::byte> b(n);
-    check(H5Tencode(t, b.data(), &n), "H5Tencode");
-    bytes(b.data(), n);
-  }
+  void type(const TypeRef& t) { bytes(t.encoded().data(), t.encoded().size()); }
   void space(hid_t s) {
     std::size_t n = 0;
     check(H5Sencode2(s, nullptr, &n, H5P_DEFAULT), "H5Sencode2");
@@ -76,10 +70,7 @@ class Reader {
     auto v = bytes();
     return {reinterpret_cast<const char*>(v.data()), v.size()};
   }
-  Hid type() {
-    auto v = bytes();
-    return Hid(check(H5Tdecode(v.data()), "H5Tdecode of a stored type"));
-  }
+  TypeRef type() { return TypeRef::from_encoded(bytes()); }
   Hid space() {
     auto v = bytes();
     return Hid(check(H5Sdecode(v.data()), "H5Sdecode of a stored dataspace"));
@@ -118,18 +109,18 @@ void write_node(Writer& w, const Node& n) {
   w.u64(n.attributes.size());
   for (const auto& a : n.attributes) {
     w.str(a->name);
-    w.type(a->type.get());
+    w.type(a->type);
     w.space(a->space.get());
     w.bytes(a->data.data(), a->data.size());
     w.str(a->named_type);
     w.u64(static_cast<std::uint64_t>(a->name_cset));
   }
   if (n.kind == Node::Kind::datatype) {
-    w.type(n.type.get());
+    w.type(n.type);
     return;
   }
   if (n.kind == Node::Kind::dataset) {
-    w.type(n.type.get());
+    w.type(n.type);
     w.u64(n.dims.size());
     for (std::size_t d = 0; d < n.dims.size(); ++d) {
       w.u64(n.dims[d]);

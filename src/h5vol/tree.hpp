@@ -1,5 +1,7 @@
 #pragma once
 
+#include "h5vol/type_ref.hpp"
+
 #include <cove/box.hpp>
 
 #include <hdf5.h>
@@ -48,7 +50,7 @@ class Hid {
 
 struct Attribute {
   std::string name;
-  Hid type;    // the stored (file) type
+  TypeRef type;  // the stored (file) type
   Hid space;
   std::vector<std::byte> data;  // npoints * size of `type`
   std::int64_t corder = 0;
@@ -84,8 +86,8 @@ struct Node {
   // H5Oincr_refcount / H5Odecr_refcount: added to the count of hard links (H5Oget_info's rc).
   // In this process only: not published with the file's metadata.
   std::int64_t ref_adjust = 0;
-  // datasets
-  Hid type;
+  // datasets (and committed datatypes: theirs)
+  TypeRef type;
   std::vector<hsize_t> dims;
   std::vector<hsize_t> maxdims;
   Hid dcpl;  // datasets: the creation list; groups: theirs (the root: the file's creation list)

@@ -19,6 +19,7 @@ herr_t native(herr_t r, const char* what) {
 Object* child(const Object& parent, Object::Kind kind, std::shared_ptr<Node> node, void* under) {
   auto* o = new_object(kind, parent.file, std::move(node));
   o->under = under;
+  o->via = parent.via;
   return o;
 }
 
@@ -53,6 +54,7 @@ void copy_name(const std::string& name, char* buf, std::size_t size, std::size_t
 
 hid_t register_id(const Object& from, const std::shared_ptr<Node>& node) {
   auto* o = new_object(object_kind(*node), from.file, node);
+  o->via = from.via;
   registering_own() = true;
   const hid_t id = H5VLwrap_register(o, id_type(*node));
   registering_own() = false;

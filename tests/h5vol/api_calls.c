@@ -25,7 +25,9 @@
  *     datatype's reference count (did not count the datasets and attributes
  *     of its type) and its name once unlinked (was kept), an external link
  *     followed from a file open read-write (opened its file read-only),
- *     H5Dvlen_get_buf_size (0: the transfer list's allocator was not used).
+ *     H5Dvlen_get_buf_size (0: the transfer list's allocator was not used),
+ *     H5Fget_obj_count (counted the types the connector kept, and every
+ *     handle's objects for H5F_OBJ_LOCAL).
  * Usage: cove-h5vol-api-calls PARENT CHILD   (two file names; a third,
  *        CHILD.del.h5, is created and deleted) */
 #include <hdf5.h>
@@ -372,6 +374,18 @@ int main(int argc, char** argv) {
            value(child, "c"));
     if (child >= 0) H5Fclose(child);
     H5Ldelete(f, "ext", H5P_DEFAULT);
+  }
+
+  /* H5Fget_obj_count: the datatypes the connector keeps are not the
+   * program's identifiers; H5F_OBJ_LOCAL counts what one handle opened. */
+  {
+    hid_t again = H5Fopen(argv[1], H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t through_again = H5Gopen2(again, "g", H5P_DEFAULT);
+    printf("open objects: %zd, through this handle %zd, through the other %zd, datatypes %zd\n",
+           H5Fget_obj_count(f, H5F_OBJ_ALL), H5Fget_obj_count(f, H5F_OBJ_ALL | H5F_OBJ_LOCAL),
+           H5Fget_obj_count(again, H5F_OBJ_ALL | H5F_OBJ_LOCAL), H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_DATATYPE));
+    H5Gclose(through_again);
+    H5Fclose(again);
   }
 
   H5Gclose(m);
