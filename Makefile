@@ -43,6 +43,7 @@ setup:
 # h5py from source against it in $(BUILD)/venv (scripts/setup-h5py.sh).
 build: setup
 	@bash scripts/setup-hdf5.sh $(BUILD)
+	@bash scripts/build-hdf5-api-tests.sh $(BUILD)
 	@bash scripts/setup-python.sh $(BUILD)
 	@bash scripts/setup-h5py.sh $(BUILD)
 	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(CURDIR)/$(BUILD)/venv/bin/python

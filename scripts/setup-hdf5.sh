@@ -47,5 +47,7 @@ jobs=$(nproc)
   make install >"$PWD/../install.log" 2>&1 || { tail -n 40 "$PWD/../install.log" >&2; exit 1; }
 )
 echo "$config" > "$stamp"
+# HDF5's own API tests, from the same source: `make test` runs them through the connector.
+bash "$(dirname "$0")/build-hdf5-api-tests.sh" "$build" "$src"
 rm -rf "$work"
 echo "setup-hdf5: HDF5 $("$prefix/bin/h5dump" --version | awk '{print $NF}') in $prefix"

@@ -9,12 +9,9 @@
 # Appends rows "suite run passed of target verdict" to ROWS (see
 # scripts/conformance.sh). Outputs go to BUILD/conformance/hdf5_api/.
 #
-# The test programs are built once into BUILD/hdf5-api (its .cove-stamp names
-# the HDF5 version they were built for; a second run with the same version
-# does not rebuild): the source is the same Debian source package
-# scripts/setup-hdf5.sh fetches (its release, scripts/fetch-debian-source.sh),
-# compiled directly with mpicc against BUILD/hdf5 (HDF5's CMake would build
-# the whole library again), then removed.
+# The test programs are built once into BUILD/hdf5-api
+# (scripts/build-hdf5-api-tests.sh: scripts/setup-hdf5.sh builds them beside
+# HDF5; otherwise from the same Debian source package, fetched).
 # Environment: H5API_TIMEOUT (seconds per group and run, default 300).
 set -uo pipefail
 build=$(cd "${1:?usage: hdf5_api.sh BUILD ROWS [GROUP...]}" && pwd)
@@ -33,40 +30,8 @@ ranks=4
 [ -f "$plugin/libcove_h5vol.so" ] || { echo "hdf5_api.sh: no $plugin/libcove_h5vol.so (build cove_h5vol)" >&2; exit 1; }
 [ -x "$build/tools/cove-server" ] || { echo "hdf5_api.sh: no $build/tools/cove-server" >&2; exit 1; }
 
-# ---- build the API test programs once ----
-version=$("$build/hdf5/bin/h5dump" --version | awk '{print $NF}')
-stamp="h5_api_test h5_api_test_parallel for HDF5 $version"
-if [ "$(cat "$api/.cove-stamp" 2>/dev/null)" != "$stamp" ]; then
-  echo "hdf5_api.sh: building HDF5 $version's API tests into $api" >&2
-  rm -rf "$api" && mkdir -p "$api"
-  release=$(sed -n 's/^release=//p' "$here/scripts/setup-hdf5.sh")
-  bash "$here/scripts/fetch-debian-source.sh" "$release" "$api/src" hdf5 ||
-    { echo "hdf5_api.sh: cannot fetch HDF5's source" >&2; exit 1; }
-  tarball=$(ls "$api"/src/hdf5_"$version"[.+]*orig.tar.* 2>/dev/null | head -n1)
-  [ -n "$tarball" ] || { echo "hdf5_api.sh: $release's hdf5 source is not $version: $(ls "$api/src")" >&2; exit 1; }
-  tar -xf "$tarball" -C "$api/src" --wildcards '*/src/*' '*/test/*' '*/testpar/*' ||
-    { echo "hdf5_api.sh: cannot unpack $tarball" >&2; exit 1; }
-  s=$(find "$api/src" -mindepth 1 -maxdepth 1 -type d -name 'hdf5-*' | head -n1)
-  # The CMake-configured headers: no async tests, no test driver; h5test.c's source directory.
-  sed -e 's|^#cmakedefine .*||' "$s/test/API/H5_api_test_config.h.in" > "$api/H5_api_test_config.h"
-  echo 'static const char *config_srcdir = ".";' > "$api/H5srcdir_str.h"
-  # -fcommon: testframe.c and the parallel driver both define the test counters.
-  cc=(mpicc -O1 -w -fcommon -DH5_TEST_EXPRESS_LEVEL_DEFAULT=3 -I"$api" -I"$s/src" -I"$build/hdf5/include" -I"$s/test"
-      -I"$s/test/API" -I"$s/testpar" -I"$s/testpar/API")
-  ld=(-L"$build/hdf5/lib" -Wl,-rpath,"$build/hdf5/lib" -lhdf5)
-  common=("$s/test/API/H5_api_test_util.c" "$s/test/h5test.c" "$s/test/testframe.c")
-  serial=() parallel=()
-  for g in attribute dataset datatype file group link misc object; do
-    serial+=("$s/test/API/H5_api_${g}_test.c")
-    parallel+=("$s/testpar/API/H5_api_${g}_test_parallel.c")
-  done
-  "${cc[@]}" "${serial[@]}" "$s/test/API/H5_api_test.c" "${common[@]}" "${ld[@]}" -o "$api/h5_api_test" > "$api/build.log" 2>&1 &&
-    "${cc[@]}" "${parallel[@]}" "$s/testpar/API/H5_api_test_parallel.c" "${common[@]}" "${ld[@]}" \
-      -o "$api/h5_api_test_parallel" >> "$api/build.log" 2>&1 ||
-    { tail -n 30 "$api/build.log" >&2; echo "hdf5_api.sh: cannot build the API tests" >&2; exit 1; }
-  rm -rf "$api/src"
-  echo "$stamp" > "$api/.cove-stamp"
-fi
+# ---- the API test programs, built once (by scripts/setup-hdf5.sh, or here) ----
+bash "$here/scripts/build-hdf5-api-tests.sh" "$build" || exit 1
 
 rm -rf "$out" && mkdir -p "$out"
 # run_group RUN KIND GROUP [VAR=VALUE...]: one group of one program (KIND serial or parallel) in a

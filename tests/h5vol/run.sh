@@ -20,6 +20,8 @@
 #   api                 calls of HDF5's API tests (api_calls.c: H5Lcreate_hard with H5L_SAME_LOC,
 #                       H5Fmount, H5Ovisit, reference counts, attributes by index, invalid property
 #                       lists) print what they print natively (memory mode: H5Fmount refused)
+#   api_suite PROGRAM   HDF5's own API tests (h5_api_test, scripts/build-hdf5-api-tests.sh), every
+#                       serial group: none fails, crashes or hangs
 #   badconfig           a bad mode in the config fails H5Fcreate, naming it
 #   h5py                h5py (COVE_PYTHON: a Python whose h5py uses the same HDF5) reads from memory
 #   split               same-name creates on split communicators (split_writer.c): no hang, each
@@ -184,6 +186,18 @@ TOML
     cat job.log
     expect_steps job.log "steps: 1 2"
     [ ! -e "$dir/embedded.addr" ] || { echo "FAIL: the embedded server's address file was left behind"; exit 1; } ;;
+  api_suite)  # HDF5's own API tests (scripts/build-hdf5-api-tests.sh), each serial group through the
+              # connector: none may fail or crash (skips are those of the capabilities it reports)
+    api_test=$1
+    for g in file group dataset datatype attribute link object misc; do
+      mkdir -p "api-$g"
+      (cd "api-$g" && HDF5_API_TEST_PATH_PREFIX="$PWD/" timeout -k 10 120 "$api_test" "$g" > out.txt 2>&1) ||
+        { echo "FAIL: HDF5's API tests, group $g: exit $?"; tr '\r' '\n' < "api-$g/out.txt" | grep -a -B3 -A12 'FAILED' | head -80; exit 1; }
+      if grep -aq 'FAILED' "api-$g/out.txt"; then
+        echo "FAIL: HDF5's API tests, group $g:"; tr '\r' '\n' < "api-$g/out.txt" | grep -a -B3 -A12 'FAILED' | head -80; exit 1
+      fi
+      echo "group $g: $(grep -a 'API tests passed' "api-$g/out.txt" | tail -n 1)"
+    done ;;
   api)  # calls of HDF5's API tests (api_calls.c): mode file prints what native HDF5 prints, memory mode
         # too except that H5Fmount is refused
     env -u HDF5_VOL_CONNECTOR -u HDF5_PLUGIN_PATH "$COVE_TEST_BIN/cove-h5vol-api-calls" native.h5 native-child.h5 \
