@@ -356,6 +356,7 @@ void check_vlen_type(hid_t type, const std::string& what) {
 
 VlenAllocator VlenAllocator::of(hid_t dxpl) {
   VlenAllocator a;
+  if (dxpl == H5P_DEFAULT) return a;
   a.dxpl = dxpl;
   H5MM_free_t free_func = nullptr;
   void* free_info = nullptr;
