@@ -72,25 +72,31 @@ ExternalHop external_on_path(const FileState& file, const std::shared_ptr<Node>&
   return hop;
 }
 
-unsigned type_users(const FileState& f, const Node& type) {
-  auto is_it = [&](const std::string& named) {
-    if (named.empty()) return false;
-    const auto t = lookup(f, f.root, named);
-    return t.get() == &type;
-  };
-  unsigned users = 0;
+namespace {
+// Calls fn on every object reachable from the file's root by hard links, each once.
+template <class F>
+void each_object(const FileState& f, F&& fn) {
   std::set<const Node*> seen;
   std::vector<const Node*> todo{f.root.get()};
   while (!todo.empty()) {
     const Node* n = todo.back();
     todo.pop_back();
     if (!n || !seen.insert(n).second) continue;
-    if (n->kind == Node::Kind::dataset && is_it(n->named_type)) ++users;
-    for (const auto& a : n->attributes)
-      if (is_it(a->named_type)) ++users;
+    fn(*n);
     for (const auto& [leaf, child] : n->links)
       if (child->kind != Node::Kind::soft && child->kind != Node::Kind::external) todo.push_back(child.get());
   }
+}
+}  // namespace
+
+unsigned type_users(const FileState& f, const Node& type) {
+  auto is_it = [&](const std::string& named) { return !named.empty() && lookup(f, f.root, named).get() == &type; };
+  unsigned users = 0;
+  each_object(f, [&](const Node& n) {
+    if (n.kind == Node::Kind::dataset && is_it(n.named_type)) ++users;
+    for (const auto& a : n.attributes)
+      if (is_it(a->named_type)) ++users;
+  });
   return users;
 }
 
@@ -112,18 +118,10 @@ std::pair<std::string, std::shared_ptr<Node>> link_by_index(const Node& group, H
 
 unsigned hard_links(const FileState& f, const Node& target) {
   unsigned links = 0;
-  std::set<const Node*> seen;
-  std::vector<const Node*> todo{f.root.get()};
-  while (!todo.empty()) {
-    const Node* g = todo.back();
-    todo.pop_back();
-    if (!g || !seen.insert(g).second) continue;
-    for (const auto& [leaf, n] : g->links) {
-      if (n->kind == Node::Kind::soft || n->kind == Node::Kind::external) continue;
+  each_object(f, [&](const Node& g) {
+    for (const auto& [leaf, n] : g.links)
       if (n.get() == &target) ++links;
-      if (n->kind == Node::Kind::group) todo.push_back(n.get());
-    }
-  }
+  });
   return links;
 }
 void check_plist(hid_t id, hid_t cls, const char* what) {
