@@ -494,6 +494,14 @@ class COVE_EXPORT Client {
   // NotFound for an unknown variable, and then none is sealed. Returns, per
   // variable, whether it was sealed already.
   std::vector<bool> seal(std::span<const std::string> vars, std::uint64_t version);
+  // seal(vars, version), then put_meta(meta_name, version, meta), in one
+  // request per server: the metadata travels with the seal to its own
+  // server, which is asked last, so a reader that finds the metadata finds
+  // every variable sealed (a producer's close of a file version). Errors
+  // as seal() and put_meta(); when putting the metadata fails, the
+  // variables stay sealed.
+  std::vector<bool> seal_and_put_meta(std::span<const std::string> vars, std::uint64_t version,
+                                      const std::string& meta_name, std::span<const std::byte> meta);
   // Version `to` of each variable in `vars` starts with what version `from`
   // holds, without copying a byte: the pieces are shared (counted once in
   // the servers' budgets), and puts into `to` then override them cell by

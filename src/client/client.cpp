@@ -69,6 +69,11 @@ void check_buffer(const Box& region, DType dtype, const void* data, std::size_t 
   if (need > 0 && data == nullptr) fail(Code::InvalidArgument, what, " buffer is null");
 }
 
+
+void check_meta_size(const std::string& name, std::span<const std::byte> data) {
+  if (data.size() > net::kMaxMetaBytes)
+    fail(Code::InvalidArgument, "metadata '", name, "' of ", data.size(), " bytes exceeds ", net::kMaxMetaBytes);
+}
 }  // namespace
 
 // ---- Impl ----
@@ -425,13 +430,35 @@ VariableDefinition Client::definition(const std::string& var, std::int64_t timeo
 bool Client::seal(const std::string& var, std::uint64_t version) { return seal(std::span(&var, 1), version).front(); }
 
 std::vector<bool> Client::seal(std::span<const std::string> vars, std::uint64_t version) {
-  if (vars.empty()) fail(Code::InvalidArgument, "seal of version ", version, " names no variable");
-  for (const std::string& var : vars) impl_->var_info(var);  // NotFound for an unknown variable, before any server changes
-  std::vector<bool> already(vars.size(), true);
-  for (const auto& reply : impl_->call_all<Message<Op::Seal>>({std::vector<std::string>(vars.begin(), vars.end()), version})) {
-    if (reply.already.size() != vars.size())
-      fail(Code::Protocol, "a seal answer for ", reply.already.size(), " variables of ", vars.size());
-    for (std::size_t i = 0; i < vars.size(); ++i) already[i] = already[i] && reply.already[i];
+  return impl_->seal(vars, version, std::nullopt);
+}
+
+std::vector<bool> Client::seal_and_put_meta(std::span<const std::string> vars, std::uint64_t version,
+                                            const std::string& meta_name, std::span<const std::byte> meta) {
+  check_meta_size(meta_name, meta);
+  return impl_->seal(vars, version, net::MetaPutRequest{meta_name, version, net::Bytes(meta.begin(), meta.end())});
+}
+
+std::vector<bool> Client::Impl::seal(std::span<const std::string> names, std::uint64_t version,
+                                     std::optional<net::MetaPutRequest> then_meta) {
+  if (names.empty()) fail(Code::InvalidArgument, "seal of version ", version, " names no variable");
+  for (const std::string& var : names) var_info(var);  // NotFound for an unknown variable, before any server changes
+  std::vector<bool> already(names.size(), true);
+  auto merge = [&](const net::SealReply& reply) {
+    if (reply.already.size() != names.size())
+      fail(Code::Protocol, "a seal answer for ", reply.already.size(), " variables of ", names.size());
+    for (std::size_t i = 0; i < names.size(); ++i) already[i] = already[i] && reply.already[i];
+  };
+  // The metadata's own server last: it puts the metadata once all have sealed.
+  const std::size_t home =
+      then_meta ? static_cast<std::size_t>(common::home_server(then_meta->name, static_cast<int>(server_count())))
+                : server_count();
+  net::SealRequest request{std::vector<std::string>(names.begin(), names.end()), version, std::nullopt};
+  for (std::size_t s = 0; s < server_count(); ++s)
+    if (s != home && reachable(s)) merge(call<Message<Op::Seal>>(s, request));
+  if (then_meta) {
+    request.then_meta = std::move(then_meta);
+    merge(call<Message<Op::Seal>>(home, request));
   }
   return already;
 }
@@ -731,8 +758,7 @@ void Client::stop_server() { impl_->call_all<Message<Op::Stop>>({}); }
 // ---- metadata ----
 
 void Client::put_meta(const std::string& name, std::uint64_t version, std::span<const std::byte> data) {
-  if (data.size() > net::kMaxMetaBytes)
-    fail(Code::InvalidArgument, "metadata '", name, "' of ", data.size(), " bytes exceeds ", net::kMaxMetaBytes);
+  check_meta_size(name, data);
   const auto home = static_cast<std::size_t>(common::home_server(name, static_cast<int>(impl_->server_count())));
   impl_->call<Message<Op::MetaPut>>(home, {name, version, net::Bytes(data.begin(), data.end())});
 }

@@ -171,6 +171,9 @@ struct Client::Impl {
   std::vector<VariableInfo> list_if_answers(std::size_t s);
 
   Metadata meta_get(const std::string& name, net::MetaMode mode, std::uint64_t version, std::int64_t timeout_ms);
+  // Client::seal, and with `then_meta` Client::seal_and_put_meta (its server asked last).
+  std::vector<bool> seal(std::span<const std::string> names, std::uint64_t version,
+                         std::optional<net::MetaPutRequest> then_meta);
   // The server a piece whose first shard is `home` goes to: `home`, or
   // when it is gone the next that answers.
   std::size_t put_target(std::size_t home);

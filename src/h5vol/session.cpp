@@ -515,14 +515,16 @@ void Session::close(FileState& file) {
     quiet_barrier(file.comm);
   }
   if (file.rank == 0) {
-    // Sealed: a read of it never waits; cells nobody wrote read as the dataset's fill value.
-    PhaseTimer seal("H5Fclose seal");
-    if (!file.defined.empty())
-      client().seal(std::vector<std::string>(file.defined.begin(), file.defined.end()), file.version);
-  }
-  if (file.rank == 0) {
-    PhaseTimer put("H5Fclose put_meta");
-    client().put_meta(file.meta_key(), file.version, serialize(*file.root));
+    // Sealed: a read of it never waits; cells nobody wrote read as the
+    // dataset's fill value. The metadata goes with the seal (its server is
+    // asked last), so a reader that finds the version finds it sealed.
+    PhaseTimer seal("H5Fclose seal and put_meta");
+    const auto meta = serialize(*file.root);
+    if (file.defined.empty())
+      client().put_meta(file.meta_key(), file.version, meta);
+    else
+      client().seal_and_put_meta(std::vector<std::string>(file.defined.begin(), file.defined.end()), file.version,
+                                 file.meta_key(), meta);
   }
   const auto keep = file.settings.keep_files;
   if (keep <= 0) return;

@@ -369,12 +369,17 @@ void SealRequest::encode(WireWriter& out) const {
   out.u32(static_cast<std::uint32_t>(vars.size()));
   for (const std::string& v : vars) out.str(v);
   out.u64(version);
+  out.u8(then_meta ? 1 : 0);
+  if (then_meta) then_meta->encode(out);
 }
 SealRequest SealRequest::decode(WireReader& in) {
   SealRequest m;
   m.vars.resize(in.count("variables", kMinString, kMaxCount));
   for (std::string& v : m.vars) v = in.str();
   m.version = in.u64();
+  const std::uint8_t has = in.u8();
+  if (has > 1) fail(Code::Protocol, "a seal's metadata flag ", int{has}, " is not 0 or 1");
+  if (has) m.then_meta = MetaPutRequest::decode(in);
   return m;
 }
 void SealReply::encode(WireWriter& out) const {

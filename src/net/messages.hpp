@@ -292,13 +292,26 @@ struct LookupReply {
   bool operator==(const LookupReply&) const = default;
 };
 
+// MetaPut: a small named blob by version (Client::put_meta).
+struct MetaPutRequest {
+  std::string name;
+  std::uint64_t version = 0;
+  Bytes data;  // at most kMaxMetaBytes
+  void encode(WireWriter& out) const;
+  static MetaPutRequest decode(WireReader& in);
+  bool operator==(const MetaPutRequest&) const = default;
+};
+
 // Seal: a version of some variables is complete (docs/staging.md): gets of
 // it never wait, and it takes no more puts. All or nothing: an unknown
 // variable seals none. The reply says, per variable, whether it was sealed
-// already.
+// already. `then_meta`: once they are sealed, that metadata is put on this
+// server as MetaPut would (a producer's close of a version: one round trip
+// for both); a failure to put it leaves the variables sealed.
 struct SealRequest {
   std::vector<std::string> vars;
   std::uint64_t version = 0;
+  std::optional<MetaPutRequest> then_meta;
   void encode(WireWriter& out) const;
   static SealRequest decode(WireReader& in);
   bool operator==(const SealRequest&) const = default;
@@ -431,14 +444,6 @@ struct DisconnectRequest {
 
 // ---- metadata ----
 
-struct MetaPutRequest {
-  std::string name;
-  std::uint64_t version = 0;
-  Bytes data;  // at most kMaxMetaBytes
-  void encode(WireWriter& out) const;
-  static MetaPutRequest decode(WireReader& in);
-  bool operator==(const MetaPutRequest&) const = default;
-};
 struct MetaGetRequest {
   std::string name;
   MetaMode mode = MetaMode::Exact;

@@ -641,7 +641,7 @@ class UcxEndpoint final : public Endpoint {
   // Whether the progress thread wakes on the worker's events.
   void watch_worker(bool on) {
     epoll_event ev{};
-    ev.events = on ? EPOLLIN : 0;
+    ev.events = on ? static_cast<std::uint32_t>(EPOLLIN) : 0u;
     ev.data.fd = worker_efd_;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, worker_efd_, &ev);
   }

@@ -53,16 +53,20 @@ void Service::lookup(net::LookupRequest&& r, Responder answer) {
 }
 
 net::SealReply Service::seal(net::SealRequest&& r) {
-  std::vector<std::unique_ptr<store::Piece>> evicted;  // released after the lock
-  store::Store::Freed freed;
-  std::lock_guard lock(mutex);
-  for (const std::string& var : r.vars)  // all or nothing
-    if (!store_.find(var)) fail(Code::NotFound, "variable '", var, "' is not defined");
   net::SealReply out;
-  for (const std::string& var : r.vars) {
-    out.already.push_back(store_.seal(var, r.version, evicted));
-    parked_->retry(var_key(var), freed);  // gets waiting on it answer now
+  {
+    std::vector<std::unique_ptr<store::Piece>> evicted;  // released after the lock
+    store::Store::Freed freed;
+    std::lock_guard lock(mutex);
+    for (const std::string& var : r.vars)  // all or nothing
+      if (!store_.find(var)) fail(Code::NotFound, "variable '", var, "' is not defined");
+    for (const std::string& var : r.vars) {
+      out.already.push_back(store_.seal(var, r.version, evicted));
+      parked_->retry(var_key(var), freed);  // gets waiting on it answer now
+    }
   }
+  // Then the metadata: a reader that finds it finds the variables sealed.
+  if (r.then_meta) meta_put(std::move(*r.then_meta));
   return out;
 }
 

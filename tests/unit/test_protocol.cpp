@@ -187,7 +187,7 @@ net::LookupRequest sample() { return {"temperature", -1}; }
 template <>
 net::LookupReply sample() { return {DType(DTypeKind::Float32), 3, kBox, bytes(4, 6)}; }
 template <>
-net::SealRequest sample() { return {{"temperature", "pressure"}, 12}; }
+net::SealRequest sample() { return {{"temperature", "pressure"}, 12, net::MetaPutRequest{"h5:out.h5", 12, bytes(5, 2)}}; }
 template <>
 net::SealReply sample() { return {{true, false}}; }
 template <>

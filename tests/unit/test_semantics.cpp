@@ -9,6 +9,7 @@
 #include <cove/server.hpp>
 
 #include "common/placement.hpp"
+#include "net/protocol.hpp"
 #include "expect_error.hpp"
 #include "random_box.hpp"
 #include "staging_support.hpp"
@@ -341,6 +342,45 @@ TEST(SemanticsSealed, SeveralVariablesSealAtOnceOrNotAtAll) {
     EXPECT_EQ(code_of([&] { w.put(v, 1, half, twos.data(), 4096); }), Code::InvalidArgument);
   }
   EXPECT_EQ(code_of([&] { w.seal(std::vector<std::string>{}, 1); }), Code::InvalidArgument);
+}
+
+// A file's close: the seal carries the file's metadata to the metadata's
+// own member, asked last, so that a reader who finds the metadata finds
+// every member sealed. Refused before any member changes when the metadata
+// is too large or a variable unknown.
+TEST(SemanticsSealed, TheMetadataTravelsWithTheSealAndComesLast) {
+  Group group(2);
+  Client w = Client::connect(group.addresses()), r = Client::connect(group.addresses());
+  const Box all = Box::from_shape(V{1024}), half = Box::from_start_count(V{0}, V{512});
+  const std::vector<std::string> vars{"a", "b"};
+  for (const auto& v : vars) w.define(v, DType(DTypeKind::Float64), 1, V{1024}, filled_with(-1.0));
+  std::vector<double> twos(512, 2.0), got(1024);
+  const std::vector<std::byte> meta(100, std::byte{7}), huge(cove::net::kMaxMetaBytes + 1);
+  // One metadata name whose own member is each member in turn (version 1: member 0's, 2: member 1's).
+  std::vector<std::string> names;
+  for (int home = 0; home < 2; ++home)
+    for (int i = 0;; ++i)
+      if (const std::string n = "file" + std::to_string(i) + ".meta"; cove::common::home_server(n, 2) == home) {
+        names.push_back(n);
+        break;
+      }
+  for (std::uint64_t version = 1; version <= 2; ++version) {
+    const std::string& name = names[version - 1];
+    for (const auto& v : vars) w.put(v, version, half, twos.data(), 4096);
+    EXPECT_EQ(code_of([&] { w.seal_and_put_meta(vars, version, name, huge); }), Code::InvalidArgument);
+    EXPECT_EQ(code_of([&] { w.seal_and_put_meta(std::vector<std::string>{"a", "nope"}, version, name, meta); }),
+              Code::NotFound);
+    // Neither refusal changed a member: the holes still wait, no metadata.
+    EXPECT_EQ(code_of([&] { r.get("a", version, all, got.data(), 8192, 0); }), Code::NotFound);
+    EXPECT_EQ(code_of([&] { r.get_meta(name, version, 0); }), Code::NotFound);
+    EXPECT_EQ(w.seal_and_put_meta(vars, version, name, meta), (std::vector<bool>{false, false})) << name;
+    EXPECT_EQ(r.get_meta(name, version, 0).data, meta) << name;
+    for (const auto& v : vars) {  // sealed on both members: the holes read the fill value at once
+      r.get(v, version, all, got.data(), 8192, 0);
+      for (int i = 0; i < 1024; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], i < 512 ? 2.0 : -1.0) << v << i;
+    }
+    EXPECT_EQ(w.seal_and_put_meta(vars, version, name, meta), (std::vector<bool>{true, true})) << name;
+  }
 }
 
 // Readers may come first: get, get_latest, definition() and subscribe()
