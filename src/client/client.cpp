@@ -69,7 +69,6 @@ void check_buffer(const Box& region, DType dtype, const void* data, std::size_t 
   if (need > 0 && data == nullptr) fail(Code::InvalidArgument, what, " buffer is null");
 }
 
-
 void check_meta_size(const std::string& name, std::span<const std::byte> data) {
   if (data.size() > net::kMaxMetaBytes)
     fail(Code::InvalidArgument, "metadata '", name, "' of ", data.size(), " bytes exceeds ", net::kMaxMetaBytes);

@@ -580,7 +580,7 @@ void read_dataset(FileState& file, const Node& dataset, hid_t mem_type, hid_t me
   // A compound read into a subset of its fields: the buffer's other fields
   // keep their values (HDF5 converts over the buffer's present elements).
   std::vector<std::byte> present;
-  if (needs_background(mem_type)) {
+  if (needs_background(mem_type) && H5Tequal(ftype, mem_type) <= 0) {
     present.resize(n * msize);
     gather(mem_type, mspace, buf, n * msize, present.data());
   }
@@ -663,9 +663,9 @@ void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
   }
   if (is_nested_vlen(attr.type.get())) {
     const auto n = static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(attr.space.get()), "H5Sget_simple_extent_npoints"));
-    std::vector<std::vector<std::byte>> elements(n);  // unwritten: all empty
+    std::vector<std::vector<std::byte>> elements(n);
     std::size_t at = 0;
-    for (std::size_t i = 0; i < n && !attr.data.empty(); ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
       std::uint64_t len = 0;
       if (attr.data.size() - at < sizeof len) fail("attribute " + attr.name + ": its stored bytes are truncated");
       std::memcpy(&len, attr.data.data() + at, sizeof len);
@@ -709,7 +709,7 @@ void read_attribute(const Attribute& attr, hid_t mem_type, void* buf) {
   std::memcpy(g.data(), attr.data.data(), n * fsize);
   // Read into a subset of a compound's fields: the buffer's other fields keep their values.
   std::vector<std::byte> present;
-  if (needs_background(mem_type)) present.assign(static_cast<std::byte*>(buf), static_cast<std::byte*>(buf) + n * msize);
+  if (needs_background(mem_type) && H5Tequal(attr.type.get(), mem_type) <= 0) present.assign(static_cast<std::byte*>(buf), static_cast<std::byte*>(buf) + n * msize);
   convert(attr.type.get(), mem_type, n, g, present.empty() ? nullptr : &present);
   std::memcpy(buf, g.data(), n * msize);
 }

@@ -191,10 +191,11 @@ TOML
     api_test=$1
     for g in file group dataset datatype attribute link object misc; do
       mkdir -p "api-$g"
-      (cd "api-$g" && HDF5_API_TEST_PATH_PREFIX="$PWD/" timeout -k 10 120 "$api_test" "$g" > out.txt 2>&1) ||
-        { echo "FAIL: HDF5's API tests, group $g: exit $?"; tr '\r' '\n' < "api-$g/out.txt" | grep -a -B3 -A12 'FAILED' | head -80; exit 1; }
-      if grep -aq 'FAILED' "api-$g/out.txt"; then
-        echo "FAIL: HDF5's API tests, group $g:"; tr '\r' '\n' < "api-$g/out.txt" | grep -a -B3 -A12 'FAILED' | head -80; exit 1
+      rc=0
+      (cd "api-$g" && HDF5_API_TEST_PATH_PREFIX="$PWD/" timeout -k 10 120 "$api_test" "$g" > out.txt 2>&1) || rc=$?
+      if [ "$rc" != 0 ] || grep -aq 'FAILED' "api-$g/out.txt"; then
+        echo "FAIL: HDF5's API tests, group $g: exit $rc"; tr '\r' '\n' < "api-$g/out.txt" | grep -a -B3 -A12 'FAILED' | head -80
+        exit 1
       fi
       echo "group $g: $(grep -a 'API tests passed' "api-$g/out.txt" | tail -n 1)"
     done ;;
