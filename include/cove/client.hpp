@@ -185,6 +185,14 @@ struct VariableOptions {
   // bytes of one element (dtype size). Empty: none (such a get fails with
   // NotFound). A later define may add one, not change it.
   std::vector<std::byte> fill;
+  // Send the definition with this client's first put of the variable
+  // instead of in a request of its own to every server: one round trip
+  // less per server, for a writer that defines a variable and puts it at
+  // once (the HDF5 connector defines each dataset so). Until a put of it is
+  // stored, no other client sees the variable; this client's own calls
+  // that name it (get, seal, derive, undefine, ...) send the definition
+  // first. An invalid definition fails define() itself, as without.
+  bool with_first_put = false;
 };
 
 // What define() declared of a variable.

@@ -180,9 +180,35 @@ void Client::Impl::forget(const std::string& name) {
   std::lock_guard lock(mutex);
   vars.erase(name);
   maps.erase(name);
+  undeclared.erase(name);
+}
+
+std::optional<net::DefineRequest> Client::Impl::undeclared_definition(const std::string& var) {
+  std::lock_guard lock(mutex);
+  const auto it = undeclared.find(var);
+  if (it == undeclared.end()) return std::nullopt;
+  return it->second;
+}
+
+void Client::Impl::declare(const std::string& var) {
+  const std::optional<net::DefineRequest> d = undeclared_definition(var);
+  if (!d) return;
+  call_all<Message<Op::Define>>(*d);
+  std::lock_guard lock(mutex);
+  undeclared.erase(var);
+}
+
+Client::Impl::VarInfo Client::Impl::put_info(const std::string& var) {
+  {
+    std::lock_guard lock(mutex);
+    auto it = vars.find(var);
+    if (it != vars.end()) return it->second;
+  }
+  return var_info(var);
 }
 
 Client::Impl::VarInfo Client::Impl::var_info(const std::string& var, std::optional<std::int64_t> timeout_ms) {
+  declare(var);
   {
     std::lock_guard lock(mutex);
     auto it = vars.find(var);
@@ -215,7 +241,7 @@ void Client::Impl::check_region(const std::string& var, const VarInfo& info, con
 }
 
 std::shared_ptr<const common::ShardMap> Client::Impl::shard_map(const std::string& var) {
-  var_info(var);
+  put_info(var);  // the map only: an undeclared definition stays with the puts
   std::lock_guard lock(mutex);
   return maps.at(var);
 }
@@ -261,23 +287,31 @@ void Client::Impl::send_put(Op op, const std::string& var, std::uint64_t version
                             std::optional<std::size_t> on) {
   const char* what = op == Op::Put ? "put" : "put_local";
   detail::validate_box(box, "box");
-  const VarInfo info = var_info(var);
+  const VarInfo info = put_info(var);
   check_buffer(box, info.dtype, data, bytes, what);
   check_region(var, info, box);
   // The data goes to the first server that indexes part of it, or when
   // that one is gone to the next that answers (it tells the shards).
   const std::size_t home =
       put_target(on ? *on : static_cast<std::size_t>(shard_map(var)->shards_for(box).front()));
+  // A definition made with_first_put travels with the piece; once a put
+  // carrying it is stored, every server has it.
+  net::PieceHeader piece{var, version, box, layout, info.dtype, bytes, undeclared_definition(var)};
   if (gpu::on_device(gpu::locate(data, memory, what)))
-    send_device_put(op, var, version, box, data, bytes, layout, info, home);
+    send_device_put(op, piece, data, info, home);
   else
-    send_host_put(op, var, version, box, data, bytes, layout, info, home);
+    send_host_put(op, piece, data, info, home);
+  if (piece.define) {
+    std::lock_guard lock(mutex);
+    if (const auto it = undeclared.find(var); it != undeclared.end() && it->second == *piece.define) undeclared.erase(it);
+  }
 }
 
-void Client::Impl::send_host_put(Op op, const std::string& var, std::uint64_t version, const Box& box,
-                                 const void* data, std::size_t bytes, const Layout& layout, const VarInfo& info,
+void Client::Impl::send_host_put(Op op, net::PieceHeader piece, const void* data, const VarInfo& info,
                                  std::size_t home, std::shared_ptr<void> staging) {
-  net::PieceHeader piece{var, version, box, layout, info.dtype, bytes};
+  const std::size_t bytes = piece.bytes;
+  const Box box = piece.box;  // the piece itself goes with the first request
+  const Layout layout = piece.layout;
   // Every step has a deadline: a server or link that stops answering fails
   // the put (Timeout, Unavailable) instead of holding the writer.
   const auto control = [] { return net::deadline_in(net::kControlTimeoutMs); };
@@ -320,9 +354,10 @@ void Client::Impl::send_host_put(Op op, const std::string& var, std::uint64_t ve
   const auto k = region->key();
   net::Bytes key(k.begin(), k.end());
   if (op == Op::PutLocal) {
+    auto where = std::make_tuple(piece.var, piece.version, box.to_string());
     call<Message<Op::PutLocal>>(home, {std::move(piece), endpoint->address(), std::move(key), reorg}, control());
     std::lock_guard lock(mutex);
-    local[{var, version, box.to_string()}] = {std::move(staging), std::move(region)};
+    local[std::move(where)] = {std::move(staging), std::move(region)};
   } else {
     // The server reads the bytes before it answers.
     call<Message<Op::Put>>(home, {std::move(piece), std::move(key), reorg},
@@ -403,9 +438,18 @@ void Client::define(const std::string& name, DType dtype, int ndim, std::span<co
   if (!options.fill.empty() && options.fill.size() != dtype.size())
     fail(Code::InvalidArgument, "variable '", name, "': a fill value of ", options.fill.size(), " bytes for dtype ",
          dtype.name(), ", whose elements have ", dtype.size());
-  impl_->call_all<Message<Op::Define>>(
-      {name, dtype, ndim, box, options.reorg, options.layouts, net::Bytes(options.fill.begin(), options.fill.end())});
+  net::DefineRequest request{name,           dtype, ndim, box, options.reorg, options.layouts,
+                             net::Bytes(options.fill.begin(), options.fill.end())};
+  if (options.with_first_put) {
+    impl_->remember(name, {dtype, box, ndim, options.fill});
+    std::lock_guard lock(impl_->mutex);
+    impl_->undeclared[name] = std::move(request);
+    return;
+  }
+  impl_->call_all<Message<Op::Define>>(request);
   impl_->remember(name, {dtype, box, ndim, options.fill});
+  std::lock_guard lock(impl_->mutex);
+  impl_->undeclared.erase(name);
 }
 
 void Client::remember_definition(const std::string& var, const VariableDefinition& def) {
@@ -464,6 +508,7 @@ std::vector<bool> Client::Impl::seal(std::span<const std::string> names, std::ui
 
 std::size_t Client::derive(std::span<const std::string> vars, std::uint64_t from, std::uint64_t to) {
   if (vars.empty()) fail(Code::InvalidArgument, "derive of version ", to, " from ", from, " names no variable");
+  for (const std::string& var : vars) impl_->declare(var);
   net::DeriveRequest request{std::vector<std::string>(vars.begin(), vars.end()), from, to, true};
   // Every member checks first (unknown variables, a version `to` already
   // there), so that a refused derive changes nothing anywhere; then a
@@ -504,7 +549,7 @@ std::size_t Client::put_placed(const std::string& var, std::uint64_t version, co
   detail::validate_box(box, "box");
   // A put that will be refused must not take a placement decision (it
   // would count against the chosen slot's availability).
-  const Impl::VarInfo info = impl_->var_info(var);
+  const Impl::VarInfo info = impl_->put_info(var);
   check_buffer(box, info.dtype, data, bytes, "put");
   Impl::check_region(var, info, box);
   std::optional<std::size_t> on;
@@ -524,6 +569,7 @@ void Client::task_done(const std::string& var, const Box& box, double seconds) {
   detail::validate_box(box, "box");
   if (!(seconds >= 0) || !std::isfinite(seconds))
     fail(Code::InvalidArgument, "task_done of '", var, "': ", seconds, " s is negative or not finite");
+  impl_->declare(var);
   impl_->call<Message<Op::TaskDone>>(0, {var, box, seconds});
 }
 
@@ -601,6 +647,7 @@ void Client::put_local(const std::string& var, std::uint64_t version, const Box&
 }
 
 std::size_t Client::release(const std::string& var, std::uint64_t version, const Box& box) {
+  impl_->declare(var);
   std::size_t n = 0;
   // Each server answers once no reader copies the piece any more: no deadline.
   for (std::size_t s = 0; s < impl_->server_count(); ++s)
@@ -625,6 +672,7 @@ std::uint64_t Client::get_latest(const std::string& var, const Box& region, void
 }
 
 std::optional<std::uint64_t> Client::latest(const std::string& var) {
+  impl_->declare(var);
   std::optional<std::uint64_t> newest;
   for (const auto& reply : impl_->call_all<Message<Op::Latest>>({var}))
     if (reply.version) newest = newest ? std::max(*newest, *reply.version) : *reply.version;
@@ -632,12 +680,14 @@ std::optional<std::uint64_t> Client::latest(const std::string& var) {
 }
 
 void Client::remove(const std::string& var, std::uint64_t version) {
+  impl_->declare(var);
   bool found = false;
   for (const auto& reply : impl_->call_all<Message<Op::Delete>>({var, version})) found |= reply.found;
   if (!found) fail(Code::NotFound, "variable '", var, "' has no version ", version);
 }
 
 std::size_t Client::undefine(const std::string& var) {
+  impl_->declare(var);
   std::size_t dropped = 0;
   bool found = false;
   for (std::size_t s = 0; s < impl_->server_count(); ++s) try {

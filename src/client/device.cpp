@@ -51,9 +51,9 @@ gpu::DeviceKey Client::Impl::device_key_of(const net::QueryPiece& p) {
   return key;
 }
 
-void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t version, const Box& box,
-                                   const void* data, std::size_t bytes, const Layout& layout, const VarInfo& info,
+void Client::Impl::send_device_put(Op op, net::PieceHeader piece, const void* data, const VarInfo& info,
                                    std::size_t home) {
+  const std::size_t bytes = piece.bytes;
   gpu::CudaRuntime& rt = gpu::require(op == Op::Put ? "put" : "put_local");
   const net::Peer peer = server(home);
   const char* transport = peer->transport();
@@ -65,9 +65,9 @@ void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t 
   ctx.same_host = std::strcmp(transport, "local") == 0;
   ctx.direct_refused = direct_refused_.load();
   DeviceSendPath path = gpu::choose_send(send_path, ctx);
-  log::debug("{} of '{}' {} from device memory: {} path", op == Op::Put ? "put" : "put_local", var, box.to_string(),
-             to_string(path));
-  net::PieceHeader piece{var, version, box, layout, info.dtype, bytes};
+  log::debug("{} of '{}' {} from device memory: {} path", op == Op::Put ? "put" : "put_local", piece.var,
+             piece.box.to_string(), to_string(path));
+  const net::PieceHeader header = piece;  // again for the next path, when the direct one is refused
   const auto control = [] { return net::deadline_in(net::kControlTimeoutMs); };
 
   if (path == DeviceSendPath::direct) {
@@ -89,7 +89,7 @@ void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t 
       direct_refused_ = true;
       ctx.direct_refused = true;
       path = gpu::choose_send(send_path, ctx);  // pipeline or baseline now
-      piece = {var, version, box, layout, info.dtype, bytes};
+      piece = header;
     }
   }
 
@@ -118,7 +118,7 @@ void Client::Impl::send_device_put(Op op, const std::string& var, std::uint64_t 
   auto staging = std::make_shared<gpu::PinnedBuffer>(bytes);
   gpu::check(rt.copy(staging->data(), data, bytes, nullptr));
   void* host = staging->data();
-  send_host_put(op, var, version, box, host, bytes, layout, info, home, std::move(staging));
+  send_host_put(op, std::move(piece), host, info, home, std::move(staging));
 }
 
 // A piece whose bytes are another process's device memory (a put_local

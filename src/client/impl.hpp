@@ -84,6 +84,10 @@ struct Client::Impl {
     return result;
   }
   std::map<std::string, VarInfo> vars;  // definitions seen
+  // Definitions made with_first_put that no server has been sent yet, under
+  // mutex: each travels with this client's puts of its variable until one
+  // succeeds, or is sent on its own first by any other call that names it.
+  std::map<std::string, net::DefineRequest> undeclared;
   std::map<std::string, std::shared_ptr<const common::ShardMap>> maps;  // by variable; replaced, never changed
   net::PeerCache peers;                 // writers read from (put_local), by address
   store::AccessPatterns patterns;       // this client's gets (SAHR), under mutex
@@ -153,7 +157,15 @@ struct Client::Impl {
   // definition up to it (0: NotFound at once when it is not defined; < 0:
   // until it is), and the call's deadline follows the get's rule
   // (wait_deadline). Without one, it is a control call (NotFound at once).
+  // Sends `var`'s definition to every server first if it was made
+  // with_first_put and no put has carried it yet.
   VarInfo var_info(const std::string& var, std::optional<std::int64_t> timeout_ms = std::nullopt);
+  // var_info() for a put, which carries an undeclared definition itself.
+  VarInfo put_info(const std::string& var);
+  // Sends `var`'s undeclared definition (if any) to every server now.
+  void declare(const std::string& var);
+  // The undeclared definition of `var` for a put's piece, if any.
+  std::optional<net::DefineRequest> undeclared_definition(const std::string& var);
   // The deadline of a call that waits up to timeout_ms (< 0: forever) at
   // the server: the caller's own timeout and a short grace
   // (net::wait_grace_ms: 250 ms, or 10% of a timeout over 2.5 s).
@@ -183,12 +195,12 @@ struct Client::Impl {
                 std::optional<std::size_t> on = std::nullopt);
   // The put of host memory to server `home` (after send_put's checks);
   // a put_local piece keeps `staging` until release.
-  void send_host_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                     std::size_t bytes, const Layout& layout, const VarInfo& info, std::size_t home,
+  // `piece` names the region, its layout and size, and carries an
+  // undeclared definition (PieceHeader::define).
+  void send_host_put(net::Op op, net::PieceHeader piece, const void* data, const VarInfo& info, std::size_t home,
                      std::shared_ptr<void> staging = {});
   // device.cpp: the same from device memory, by the path cove/memory.hpp describes.
-  void send_device_put(net::Op op, const std::string& var, std::uint64_t version, const Box& box, const void* data,
-                       std::size_t bytes, const Layout& layout, const VarInfo& info, std::size_t home);
+  void send_device_put(net::Op op, net::PieceHeader piece, const void* data, const VarInfo& info, std::size_t home);
 
   // get.cpp
   std::vector<std::uint64_t> locate(const std::string& var, std::uint64_t version, const Box& region,

@@ -348,6 +348,7 @@ void define_dataset(FileState& file, const Node& dataset) {
     const VariableDefinition d = definition_of(dataset);
     VariableOptions options;
     options.fill = d.fill;
+    options.with_first_put = true;  // no request of its own: the first H5Dwrite's put carries it
     Session::get().client().define(var, d.dtype, d.ndim, {}, options);
     defined.insert(var);
   }

@@ -113,7 +113,8 @@ DefineRequest DefineRequest::decode(WireReader& in) {
 }
 
 void PieceHeader::encode(WireWriter& out) const {
-  out.str(var).u64(version).box(box).str(layout.to_string()).str(dtype.name()).u64(bytes);
+  out.str(var).u64(version).box(box).str(layout.to_string()).str(dtype.name()).u64(bytes).u8(define ? 1 : 0);
+  if (define) define->encode(out);
 }
 PieceHeader PieceHeader::decode(WireReader& in) {
   PieceHeader m;
@@ -123,6 +124,9 @@ PieceHeader PieceHeader::decode(WireReader& in) {
   m.layout = Layout::parse(in.str());
   m.dtype = DType::parse(in.str());
   m.bytes = in.u64();
+  const std::uint8_t has = in.u8();
+  if (has > 1) fail(Code::Protocol, "a piece's definition flag ", int{has}, " is not 0 or 1");
+  if (has) m.define = DefineRequest::decode(in);
   return m;
 }
 

@@ -86,6 +86,10 @@ struct PieceHeader {
   Layout layout;
   DType dtype;
   std::uint64_t bytes = 0;
+  // A put's piece may carry its variable's definition (name = var): the
+  // writer's first put of a variable it defined with_first_put. The server
+  // defines it on every member before it admits the piece. Never forwarded.
+  std::optional<DefineRequest> define;
   void encode(WireWriter& out) const;
   static PieceHeader decode(WireReader& in);
   bool operator==(const PieceHeader&) const = default;

@@ -633,6 +633,7 @@ void define_var(File& f, int varid) {
     } else {
       options.fill.assign(dtype.size(), std::byte{0});
     }
+    options.with_first_put = true;  // no request of its own: the first put carries it
     client().define(cove_name(f, varid), dtype, std::max<int>(1, static_cast<int>(v.dims.size())), {}, options);
   }
   f.defined[static_cast<std::size_t>(varid)] = true;

@@ -65,9 +65,33 @@ const store::VariableDef& Service::check_header(const net::PieceHeader& h) {
   return def;
 }
 
-// Checks a piece against its variable and, for bytes held here, reserves
-// room for them. Returns the shards that index part of it.
+// A piece that carries its variable's definition (a writer's first put of
+// a variable it defined with_first_put): the variable is defined here, then
+// on every other live member, before the piece is admitted, as the
+// writer's own define() would have. A member that does not take it fails
+// the put; the definition stays where it was taken (defining again is a no-op).
+void Service::define_carried(const net::PieceHeader& h) {
+  if (!h.define) return;
+  if (h.define->name != h.var)
+    fail(Code::InvalidArgument, "a piece of '", h.var, "' carries the definition of '", h.define->name, "'");
+  define(net::DefineRequest(*h.define));
+  if (group_->alone()) return;
+  std::set<std::string> dead;
+  {
+    std::lock_guard lock(mutex);
+    dead = dead_members_;
+  }
+  std::vector<int> members(static_cast<std::size_t>(group_->size()));
+  for (std::size_t i = 0; i < members.size(); ++i) members[i] = static_cast<int>(i);
+  for (const auto& [rank, why] : group_->send<net::Message<Op::Define>>(members, *h.define, dead))
+    if (!dead.count(group_->address_of(rank))) std::rethrow_exception(why);
+}
+
+// Checks a piece against its variable (defining it first when the piece
+// carries its definition) and, for bytes held here, reserves room for them.
+// Returns the shards that index part of it.
 std::vector<int> Service::admit(const net::PieceHeader& h, bool held_here, store::Store::Freed& freed) {
+  define_carried(h);
   std::lock_guard lock(mutex);
   const store::VariableDef& def = check_header(h);
   store_.check_open(h.var, h.version);
@@ -87,6 +111,7 @@ void Service::unreserve(std::uint64_t bytes) {
 // stored, so that a reader they answer finds it.
 void Service::store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> piece, const std::vector<int>& shards,
                           std::optional<Reorg> reorg, store::Store::Freed& freed) {
+  h.define.reset();  // defined everywhere by admit(): not sent on with the entry or the copy
   std::set<std::string> dead;  // as this put sees the group: its targets, and whom forward_entry skips
   {
     std::lock_guard lock(mutex);
@@ -136,7 +161,7 @@ bool Service::replicated() const { return options_.replicas > 1 && group_->size(
 // copy. A piece refused at once (a bad header) waits on nobody.
 bool Service::waits_on_members(const net::PieceHeader& h) {
   if (group_->alone()) return false;
-  if (replicated()) return true;
+  if (replicated() || h.define) return true;
   std::lock_guard lock(mutex);
   try {
     const store::VariableDef& def = check_header(h);

@@ -115,7 +115,7 @@ void Service::restore_copies() {
       const store::Piece* p = store_.piece(ref.var, ref.version, ref.id);
       const store::VariableDef* def = store_.find(ref.var);
       if (!p || !def || p->copy || p->is_copy || !p->buffer) continue;
-      h = {ref.var, ref.version, p->box, p->layout, def->dtype, p->bytes};
+      h = {ref.var, ref.version, p->box, p->layout, def->dtype, p->bytes, std::nullopt};
       bytes = p->buffer;
       dead = dead_members_;
       targets = index_targets(shard_map(*def).shards_for(p->box), dead);
@@ -140,7 +140,7 @@ void Service::recopy(net::RecopyRequest&& r, Responder answer) {
     const store::Piece* p = store_.set_copy(r.var, r.version, r.holder, r.piece_id, r.copy);
     if (p) {
       relays = relay_targets(r.var, p->box);
-      entry = {{r.var, r.version, p->box, p->layout, store_.find(r.var)->dtype, p->bytes}, r.holder, p->key,
+      entry = {{r.var, r.version, p->box, p->layout, store_.find(r.var)->dtype, p->bytes, std::nullopt}, r.holder, p->key,
                r.piece_id, r.copy};
     }
   }

@@ -160,6 +160,7 @@ class Service : public std::enable_shared_from_this<Service> {
   const common::ShardMap& shard_map(const store::VariableDef& def);
   void check_shard(std::int32_t shard) const;
   std::vector<int> admit(const net::PieceHeader& h, bool held_here, store::Store::Freed& freed);
+  void define_carried(const net::PieceHeader& h);  // h.define, here and on every other live member
   void unreserve(std::uint64_t bytes);
   void store_piece(net::PieceHeader&& h, std::unique_ptr<store::Piece> piece, const std::vector<int>& shards,
                    std::optional<Reorg> reorg, store::Store::Freed& freed);

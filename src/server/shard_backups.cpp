@@ -106,7 +106,7 @@ void Service::send_backup(int shard, int to) {
               if (Box common = b.intersection(part); !common.empty()) e.visible.push_back(std::move(common));
           if (e.visible.empty()) continue;
           const bool held_here = p->owner.empty();
-          e.entry = {{v.def->name, version.version, p->box, p->layout, v.def->dtype, p->bytes},
+          e.entry = {{v.def->name, version.version, p->box, p->layout, v.def->dtype, p->bytes, std::nullopt},
                      held_here ? address_ : p->owner,
                      p->key,
                      held_here ? p->id : p->holder_id,

@@ -30,7 +30,7 @@ net::Bytes bytes(std::size_t n, int seed) {
   for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::byte>(seed + 7 * i);
   return b;
 }
-net::PieceHeader header() { return {"temperature", 7, kBox, Layout::parse("P2,0,1"), DType(DTypeKind::Float64), 960}; }
+net::PieceHeader header() { return {"temperature", 7, kBox, Layout::parse("P2,0,1"), DType(DTypeKind::Float64), 960, std::nullopt}; }
 
 // One sample of every message body; a type without one fails to link.
 template <typename T>
@@ -51,7 +51,11 @@ net::DefineRequest sample() {
 template <>
 net::PutRequest sample() { return {header(), bytes(40, 3), Reorg::Rasar}; }
 template <>
-net::PutGrantRequest sample() { return {header(), Reorg::Sahr, bytes(40, 14)}; }
+net::PutGrantRequest sample() {  // a first put: the piece carries its variable's definition
+  net::PieceHeader h = header();
+  h.define = sample<net::DefineRequest>();
+  return {std::move(h), Reorg::Sahr, bytes(40, 14)};
+}
 template <>
 net::PutGrantReply sample() { return {77, bytes(48, 12)}; }
 template <>

@@ -309,6 +309,66 @@ TEST(SemanticsSealed, SealingAnswersWaitingGets) {
   for (int i = 0; i < 1024; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], i < 512 ? 2.0 : -1.0) << i;
 }
 
+// A definition made with_first_put travels with the writer's first put
+// instead of a request of its own: no other client sees it before, every
+// member knows it after (a piece indexed by another member too, inline and
+// bulk), the writer's own seal, undefine and get send it first, and a
+// first put that carries a different definition is refused, storing nothing.
+TEST(SemanticsDefine, ADefinitionTravelsWithTheFirstPut) {
+  for (int servers : {1, 2, 3}) {
+    Group group(servers);
+    Client w = Client::connect(group.addresses()), r = Client::connect(group.addresses());
+    cove::VariableOptions o = filled_with(-1.0);
+    o.with_first_put = true;
+    for (const Index n : {Index{1024}, Index{1} << 17}) {  // 8 KiB (inline) and 1 MiB (bulk), over every member
+      SCOPED_TRACE(std::to_string(servers) + " servers, " + std::to_string(n) + " doubles");
+      const std::string var = "first" + std::to_string(n);
+      const Box all = Box::from_shape(V{n}), head = Box::from_start_count(V{0}, V{n / 2 + 3});
+      w.define(var, DType(DTypeKind::Float64), 1, V{n}, o);
+      EXPECT_EQ(code_of([&] { r.definition(var); }), Code::NotFound) << "no request was sent before the put";
+      auto waiting = std::async(std::launch::async, [&] {  // a reader that comes first waits for it
+        std::vector<double> got(static_cast<std::size_t>(n));
+        r.get(var, 1, all, got.data(), got.size() * 8, 30000);
+        return got;
+      });
+      std::vector<double> d(static_cast<std::size_t>(head.volume()));
+      for (std::size_t k = 0; k < d.size(); ++k) d[k] = static_cast<double>(k) + 0.5;
+      w.put(var, 1, head, d.data(), d.size() * 8);
+      const cove::VariableDefinition seen = r.definition(var);
+      EXPECT_EQ(seen.ndim, 1);
+      ASSERT_EQ(seen.fill.size(), 8u);
+      double fill = 0;
+      std::memcpy(&fill, seen.fill.data(), 8);
+      EXPECT_EQ(fill, -1.0);
+      // Another writer's first put with another definition: refused, nothing stored.
+      Client w2 = Client::connect(group.addresses());
+      cove::VariableOptions other = o;
+      other.fill.clear();
+      w2.define(var, DType(DTypeKind::Float32), 1, V{n}, other);
+      std::vector<float> f(static_cast<std::size_t>(n), 9.0f);
+      EXPECT_EQ(code_of([&] { w2.put(var, 1, all, f.data(), f.size() * 4); }), Code::InvalidArgument);
+      w.seal(var, 1);
+      const auto got = waiting.get();
+      for (Index i = 0; i < n; ++i)
+        ASSERT_EQ(got[static_cast<std::size_t>(i)], i < head.hi[0] ? static_cast<double>(i) + 0.5 : -1.0) << i;
+    }
+    // Never put: the seal sends the definition first, and the version reads as all fill.
+    w.define("unput", DType(DTypeKind::Float64), 1, V{1024}, o);
+    EXPECT_FALSE(w.seal("unput", 4));
+    std::vector<double> got(1024);
+    r.get("unput", 4, Box::from_shape(V{1024}), got.data(), 8192, 0);
+    EXPECT_EQ(got, std::vector<double>(1024, -1.0));
+    // Never put, undefined: defined and dropped everywhere, as without.
+    w.define("dropped", DType(DTypeKind::Float64), 1, V{1024}, o);
+    EXPECT_EQ(w.undefine("dropped"), 0u);
+    EXPECT_EQ(code_of([&] { r.definition("dropped"); }), Code::NotFound);
+    // The writer's own get sends it first: a reader then waits for data, not for the definition.
+    w.define("asked", DType(DTypeKind::Float64), 1, V{1024}, o);
+    EXPECT_EQ(code_of([&] { w.get("asked", 1, Box::from_shape(V{1024}), got.data(), 8192, 20); }), Code::Timeout);
+    EXPECT_EQ(r.definition("asked").ndim, 1);
+  }
+}
+
 // A file's close seals all its variables in one request per server: all or
 // nothing (a variable a server no longer knows seals none), and each
 // variable's answer says whether it was sealed already.

@@ -253,7 +253,7 @@ TEST_F(Staging, ConnectionsThatDoNotProveTheSecretAreRefusedEverything) {
   using net::Op;
   refused([&] { net::call<Message<Op::Define>>(*ep, peer, {"x", DType(DTypeKind::Int32), 1, std::nullopt, std::nullopt, {}, {}}, d); }, "define");
   net::PutInlineRequest put;
-  put.piece = {"kept", 2, all, cove::Layout::c(), DType(DTypeKind::Float64), 64};
+  put.piece = {"kept", 2, all, cove::Layout::c(), DType(DTypeKind::Float64), 64, std::nullopt};
   put.data.resize(64);
   refused([&] { net::call<Message<Op::PutInline>>(*ep, peer, put, d); }, "put");
   refused([&] { net::call<Message<Op::Query>>(*ep, peer, {"kept", 1, false, all, 0, cove::Layout::c(), 0, std::nullopt}, d); }, "get");
