@@ -89,7 +89,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc, const char* name, 
     } else if (!d->file_only) {
       define_dataset(*o.file, *d);
     }
-    Session::get().resolve(*o.file);  // collective, like H5Dcreate; after the define, which overlapped the lookup
+    Session::get().resolve(*o.file);  // collective, like H5Dcreate
     if (parent)
       add_link(*o.file, parent, leaf, d);
     else

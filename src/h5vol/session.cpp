@@ -138,7 +138,6 @@ void Session::shutdown() {
   if (removing_.valid()) removing_.wait();
   forget_parent();
   removals_->stop();
-  lookups_->stop();
   print_timing();
   retire_all();
   if (server_) {
@@ -172,9 +171,7 @@ void Session::forget_parent() {
   // and the child connects anew when it needs to.
   (void)client_.release();
   (void)server_.release();
-  (void)lookups_.release();
   (void)removals_.release();
-  lookups_ = std::make_unique<Worker>();
   removals_ = std::make_unique<Worker>();
   removing_ = std::future<void>();
   held_.clear();  // the parent's pieces: the parent retires them
@@ -288,25 +285,12 @@ std::shared_ptr<FileState> Session::create(const std::string& name, hid_t fapl) 
     // Rank 0 of the communicator decides, and resolve (at the first
     // H5Dcreate, or H5Fclose) broadcasts: from what it knows, or for a name
     // new to it (or written elsewhere since) from the name's last version on
-    // the servers, asked off this call's path (a producer run that follows
-    // another one goes on after its versions). Only rank 0's knowledge
-    // counts, so ranks that created the name on other communicators never
-    // skip a broadcast the others wait for.
+    // the servers, asked there (a producer run that follows another one
+    // goes on after its versions). Only rank 0's knowledge counts, so ranks
+    // that created the name on other communicators never skip a broadcast
+    // the others wait for.
     f->version_known = false;
-    if (f->rank == 0 && known) {
-      std::promise<std::uint64_t> ready;
-      ready.set_value(last);
-      f->version_lookup = ready.get_future();
-    } else if (f->rank == 0) {
-      f->version_lookup = lookups_->run<std::uint64_t>([c = client(), key = f->meta_key()]() mutable -> std::uint64_t {
-        try {
-          return c.get_meta_latest(key, 0).version;
-        } catch (const Error& e) {
-          if (e.code() != Code::NotFound) throw;
-          return 0;
-        }
-      });
-    }
+    if (f->rank == 0 && known) f->last_version = last;
   }
   f->root = std::make_shared<Node>();
   f->root->path.assign(1, '/');  // not = "/": GCC 12 flags that assign (-Wrestrict, a false positive)
@@ -324,7 +308,15 @@ void Session::resolve(FileState& file) {
   std::string error;
   if (file.rank == 0) {
     try {
-      last = file.version_lookup.get();
+      if (file.last_version) {
+        last = *file.last_version;
+      } else {
+        try {
+          last = client().get_meta_latest(file.meta_key(), 0).version;
+        } catch (const Error& e) {
+          if (e.code() != Code::NotFound) throw;  // a name never written: its first version is 1
+        }
+      }
     } catch (const std::exception& e) {
       error = e.what();
     }
