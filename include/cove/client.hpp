@@ -534,6 +534,10 @@ class COVE_EXPORT Client {
   // once, and their writers' release() still waits for those readers.
   // Returns the number of pieces dropped. It may be defined again afterwards.
   std::size_t undefine(const std::string& var);
+  // The same for several variables in one request per server (a closed
+  // file's datasets): those defined go; then NotFound naming the ones no
+  // server defined, if any (InvalidArgument for an empty list).
+  std::size_t undefine(std::span<const std::string> vars);
   // Every variable with its versions and pieces, across all servers.
   std::vector<VariableInfo> list();
   // Totals over all servers, and each server's own figures.

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
@@ -686,19 +687,27 @@ void Client::remove(const std::string& var, std::uint64_t version) {
   if (!found) fail(Code::NotFound, "variable '", var, "' has no version ", version);
 }
 
-std::size_t Client::undefine(const std::string& var) {
-  impl_->declare(var);
+std::size_t Client::undefine(const std::string& var) { return undefine(std::span<const std::string>(&var, 1)); }
+
+std::size_t Client::undefine(std::span<const std::string> vars) {
+  if (vars.empty()) fail(Code::InvalidArgument, "undefine names no variable");
+  for (const std::string& var : vars) impl_->declare(var);
+  const net::UndefineRequest request{std::vector<std::string>(vars.begin(), vars.end())};
   std::size_t dropped = 0;
-  bool found = false;
-  for (std::size_t s = 0; s < impl_->server_count(); ++s) try {
-      if (!impl_->reachable(s)) continue;
-      dropped += impl_->call<Message<Op::Undefine>>(s, {var}).count;
-      found = true;
-    } catch (const Error& e) {
-      if (e.code() != Code::NotFound) throw;
-    }
-  impl_->forget(var);
-  if (!found) fail(Code::NotFound, "variable '", var, "' is not defined");
+  std::set<std::string> found;
+  for (const auto& reply : impl_->call_all<Message<Op::Undefine>>(request)) {
+    if (reply.found.size() != vars.size())
+      fail(Code::Protocol, "an undefine answer for ", reply.found.size(), " variables of ", vars.size());
+    dropped += reply.pieces;
+    for (std::size_t i = 0; i < vars.size(); ++i)
+      if (reply.found[i]) found.insert(vars[i]);
+  }
+  std::string missing;  // the names no server defined, each once
+  for (const std::string& var : vars) {
+    impl_->forget(var);
+    if (found.insert(var).second) missing += (missing.empty() ? "'" : ", '") + var + "'";
+  }
+  if (!missing.empty()) fail(Code::NotFound, "variable ", missing, " is not defined");
   return dropped;
 }
 

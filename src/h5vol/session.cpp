@@ -453,14 +453,15 @@ void Session::remove(const std::string& name, hid_t fapl) {
       mark = std::max(meta.version, own_version_.count(name) ? own_version_[name] : 0) + 1;
       client().put_meta(f->meta_key(), mark, {});
       std::uint64_t next_id = 1;
+      std::vector<std::string> vars;
       for_each_memory_dataset(deserialize(meta.data, next_id), [&](Node& n) {
-        if (is_vlen(n.type.get())) return;  // its elements are in the tree (vlen.hpp), no variable
-        try {
-          client().undefine(f->variable(n));
-        } catch (const Error& e) {
-          if (e.code() != Code::NotFound) throw;  // never written: nothing to remove
-        }
+        if (!is_vlen(n.type.get())) vars.push_back(f->variable(n));  // vlen elements are in the tree: no variable
       });
+      try {
+        if (!vars.empty()) client().undefine(vars);  // one request per server
+      } catch (const Error& e) {
+        if (e.code() != Code::NotFound) throw;  // some never written: nothing of theirs to remove
+      }
     } catch (const Error& e) {
       error = e.code() == Code::NotFound ? no_such_file(name, "to delete") : e.what();
       mark = 0;
@@ -539,13 +540,11 @@ void Session::close(FileState& file) {
   if (old.empty() || file.rank != 0) return;
   if (removing_.valid()) removing_.get();  // at most one removal in flight
   removing_ = removals_->run<void>([c = client(), old = std::move(old)]() mutable {
-    for (const auto& var : old) {
-      try {
-        c.undefine(var);
-      } catch (const std::exception& e) {
-        // Gone already, or the server went away: nothing is left to free.
-        if (std::getenv("COVE_H5VOL_VERBOSE")) std::fprintf(stderr, "cove h5vol: removing %s: %s\n", var.c_str(), e.what());
-      }
+    try {
+      c.undefine(old);  // every variable of the files removed, one request per server
+    } catch (const std::exception& e) {
+      // Some gone already, or the server went away: nothing is left to free.
+      if (std::getenv("COVE_H5VOL_VERBOSE")) std::fprintf(stderr, "cove h5vol: removing old files: %s\n", e.what());
     }
   });
 }

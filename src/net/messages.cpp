@@ -411,6 +411,16 @@ DeriveRequest DeriveRequest::decode(WireReader& in) {
   m.check_only = read_flag(in, "check only");
   return m;
 }
+void UndefineRequest::encode(WireWriter& out) const {
+  out.u32(static_cast<std::uint32_t>(vars.size()));
+  for (const std::string& v : vars) out.str(v);
+}
+UndefineRequest UndefineRequest::decode(WireReader& in) {
+  UndefineRequest m;
+  m.vars.resize(in.count("variables", kMinString, kMaxCount));
+  for (std::string& v : m.vars) v = in.str();
+  return m;
+}
 void RecopyRequest::encode(WireWriter& out) const {
   out.str(var).u64(version).str(holder).u64(piece_id);
   copy.encode(out);
@@ -467,13 +477,13 @@ BackupRequest BackupRequest::decode(WireReader& in) {
   return m;
 }
 
-void DeriveReply::encode(WireWriter& out) const {
+void VarsReply::encode(WireWriter& out) const {
   out.u32(static_cast<std::uint32_t>(found.size()));
   for (const bool f : found) out.u8(f ? 1 : 0);
   out.u32(pieces);
 }
-DeriveReply DeriveReply::decode(WireReader& in) {
-  DeriveReply m;
+VarsReply VarsReply::decode(WireReader& in) {
+  VarsReply m;
   m.found.resize(in.count("variables", 1, kMaxCount));
   for (std::size_t i = 0; i < m.found.size(); ++i) m.found[i] = read_flag(in, "found");
   m.pieces = in.u32();

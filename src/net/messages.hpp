@@ -384,15 +384,25 @@ struct BackupRequest {
   bool operator==(const BackupRequest&) const = default;
 };
 
-struct DeriveReply {
+// Derive and Undefine: for each variable of the request, whether this
+// server defines it; and the pieces it shared (Derive) or dropped (Undefine).
+struct VarsReply {
   std::vector<bool> found;
   std::uint32_t pieces = 0;
   void encode(WireWriter& out) const;
-  static DeriveReply decode(WireReader& in);
-  bool operator==(const DeriveReply&) const = default;
+  static VarsReply decode(WireReader& in);
+  bool operator==(const VarsReply&) const = default;
+};
+// Undefine: the variables that go, with everything they hold; those this
+// server does not define are answered not found, not refused.
+struct UndefineRequest {
+  std::vector<std::string> vars;
+  void encode(WireWriter& out) const;
+  static UndefineRequest decode(WireReader& in);
+  bool operator==(const UndefineRequest&) const = default;
 };
 
-struct VarRequest {  // Latest, Undefine
+struct VarRequest {  // Latest
   std::string var;
   void encode(WireWriter& out) const;
   static VarRequest decode(WireReader& in);
@@ -640,7 +650,7 @@ COVE_MESSAGE(PutGrant, PutGrantRequest, PutGrantReply)
 COVE_MESSAGE(PutPublish, PutPublishRequest, Empty)
 COVE_MESSAGE(Lease, LeaseRequest, LeaseReply)
 COVE_MESSAGE(LeaseEnd, LeaseEndRequest, Empty)
-COVE_MESSAGE(Undefine, VarRequest, CountReply)  // the pieces this server dropped
+COVE_MESSAGE(Undefine, UndefineRequest, VarsReply)  // the pieces this server dropped
 COVE_MESSAGE(Copy, CopyRequest, CopyReply)
 COVE_MESSAGE(Lock, LockRequest, Empty)
 COVE_MESSAGE(Unlock, UnlockRequest, Empty)
@@ -651,7 +661,7 @@ COVE_MESSAGE(Dataflow, DataflowRequest, Empty)
 COVE_MESSAGE(Placements, PlacementsRequest, PlacementsReply)
 COVE_MESSAGE(Lookup, LookupRequest, LookupReply)
 COVE_MESSAGE(Seal, SealRequest, SealReply)
-COVE_MESSAGE(Derive, DeriveRequest, DeriveReply)
+COVE_MESSAGE(Derive, DeriveRequest, VarsReply)
 COVE_MESSAGE(Recopy, RecopyRequest, Empty)
 COVE_MESSAGE(Backup, BackupRequest, Empty)
 #undef COVE_MESSAGE

@@ -37,17 +37,23 @@ net::Empty Service::define(net::DefineRequest&& r) {
   return {};
 }
 
-net::CountReply Service::undefine(net::VarRequest&& r) {
+net::VarsReply Service::undefine(net::UndefineRequest&& r) {
   std::vector<std::unique_ptr<store::Piece>> gone;  // released after the lock, under readers' leases
   store::Store::Freed freed;
+  net::VarsReply out;
   std::lock_guard lock(mutex);
-  if (!store_.find(r.var)) fail(Code::NotFound, "variable '", r.var, "' is not defined");
-  gone = store_.undefine(r.var);
-  shard_maps_.erase(r.var);
-  patterns_.forget(r.var);
-  parked_->retry(var_key(r.var), freed);  // gets waiting on it fail with NotFound
-  log::info("'{}' undefined: {} pieces dropped", r.var, gone.size());
-  return {static_cast<std::uint32_t>(gone.size())};
+  for (const std::string& var : r.vars) {
+    out.found.push_back(store_.find(var) != nullptr);
+    if (!out.found.back()) continue;
+    std::vector<std::unique_ptr<store::Piece>> dropped = store_.undefine(var);
+    shard_maps_.erase(var);
+    patterns_.forget(var);
+    parked_->retry(var_key(var), freed);  // gets waiting on it fail with NotFound
+    log::info("'{}' undefined: {} pieces dropped", var, dropped.size());
+    out.pieces += static_cast<std::uint32_t>(dropped.size());
+    std::move(dropped.begin(), dropped.end(), std::back_inserter(gone));
+  }
+  return out;
 }
 
 const store::VariableDef& Service::check_header(const net::PieceHeader& h) {

@@ -70,11 +70,11 @@ net::SealReply Service::seal(net::SealRequest&& r) {
   return out;
 }
 
-net::DeriveReply Service::derive(net::DeriveRequest&& r) {
+net::VarsReply Service::derive(net::DeriveRequest&& r) {
   std::vector<std::unique_ptr<store::Piece>> evicted;
   store::Store::Freed freed;
   std::lock_guard lock(mutex);
-  net::DeriveReply out;
+  net::VarsReply out;
   out.pieces = static_cast<std::uint32_t>(store_.derive(r.vars, r.from, r.to, r.check_only, out.found, evicted));
   if (!r.check_only) {
     for (const std::string& var : r.vars) parked_->retry(var_key(var), freed);

@@ -78,7 +78,7 @@ void Service::start() {
   d.on<Op::Hello>(D::always(), [this](Session& s, net::HelloRequest&& r) { return hello(s, std::move(r)); });
   d.on<Op::Join>(D::always(), [this](Session& s, net::JoinRequest&& r) { return join(s, std::move(r)); });
   d.on<Op::Define>(D::always(), [this](Session&, net::DefineRequest&& r) { return define(std::move(r)); });
-  d.on<Op::Undefine>(D::always(), [this](Session&, net::VarRequest&& r) { return undefine(std::move(r)); });
+  d.on<Op::Undefine>(D::always(), [this](Session&, net::UndefineRequest&& r) { return undefine(std::move(r)); });
   // A put whose bytes this server reads waits on its writer: on a thread of
   // its own, so that stopped writers hold up no worker (transfers.hpp).
   d.on_async<Op::Put>(D::always(), [this](Session&, net::PutRequest&& r, Responder answer) {

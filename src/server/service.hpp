@@ -78,7 +78,7 @@ class Service : public std::enable_shared_from_this<Service> {
   void stop_request(Responder answer);
 
   net::Empty define(net::DefineRequest&& r);
-  net::CountReply undefine(net::VarRequest&& r);
+  net::VarsReply undefine(net::UndefineRequest&& r);
   net::Empty put(const net::Peer& from, net::PieceHeader&& h, const net::Bytes* key, const net::Bytes* data,
                  std::optional<Reorg> reorg);
   net::Empty put_local(Session& s, net::PutLocalRequest&& r);
@@ -151,7 +151,7 @@ class Service : public std::enable_shared_from_this<Service> {
   class LookupWait;
   void lookup(net::LookupRequest&& r, Responder answer);
   net::SealReply seal(net::SealRequest&& r);
-  net::DeriveReply derive(net::DeriveRequest&& r);
+  net::VarsReply derive(net::DeriveRequest&& r);
 
   // Query support (handlers_query.cpp); callers hold `mutex`.
   class QueryWait;

@@ -209,7 +209,9 @@ net::BackupRequest sample() {
   return r;
 }
 template <>
-net::DeriveReply sample() { return {{true, false}, 17}; }
+net::VarsReply sample() { return {{true, false}, 17}; }
+template <>
+net::UndefineRequest sample() { return {{"temperature", "h5:out.h5:/grid"}}; }
 
 template <typename T>
 net::Bytes message_of(std::uint16_t type) {

@@ -550,8 +550,23 @@ TEST_F(Staging, UndefineFreesEverythingAVariableHolds) {
   c.define("u", DType(DTypeKind::Int32), 1);  // another definition is fine now
   // Many variables, defined and undefined, leave nothing behind.
   for (int i = 0; i < 1000; ++i) c.define("many" + std::to_string(i), DType(DTypeKind::UInt8), 1);
-  for (int i = 0; i < 1000; ++i) c.undefine("many" + std::to_string(i));
+  for (int i = 0; i < 500; ++i) c.undefine("many" + std::to_string(i));
+  // The rest in one request: those defined go, then NotFound names the others, each once.
+  std::vector<std::string> rest{"ghost"};
+  for (int i = 500; i < 1000; ++i) rest.push_back("many" + std::to_string(i));
+  rest.push_back("many999");
+  rest.push_back("ghost");
+  try {
+    c.undefine(rest);
+    ADD_FAILURE() << "undefining a variable nobody defined succeeded";
+  } catch (const cove::Error& e) {
+    EXPECT_EQ(e.code(), Code::NotFound);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("variable 'ghost' is not defined"), std::string::npos) << what;
+    EXPECT_EQ(what.find("many"), std::string::npos) << what;
+  }
   EXPECT_EQ(c.stat().variables, 1u);
+  EXPECT_EQ(code_of([&] { c.undefine(std::vector<std::string>{}); }), Code::InvalidArgument);
 }
 
 // A put_local piece deleted or undefined while a reader holds a lease on it:
