@@ -81,6 +81,17 @@ bool BusyPoll::cores_free() {
   return free.load(std::memory_order_relaxed);
 }
 
+bool BusyPoll::poll() const {
+  if (!open_ || Clock::now() >= until_) return false;
+  ::sched_yield();
+  return true;
+}
+
+BusyPoll BusyPoll::awaiting(Clock::time_point heard) {
+  if (Clock::now() - heard > 4 * window()) return BusyPoll(Closed{});
+  return BusyPoll();
+}
+
 BusyPoll::BusyPoll() {
   const auto w = thread_window();
   if (w.count() == 0 || !cores_free()) return;

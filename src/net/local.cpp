@@ -245,6 +245,9 @@ struct Conn {
   bool broken = false;
   std::string why;
   std::deque<int> fds_in;  // descriptors received, not yet claimed by their MapReply (the leader's)
+  // When read_exact last received bytes (steady clock ticks): whether the
+  // peer may still be polling (BusyPoll::awaiting).
+  std::atomic<Clock::rep> heard{0};
 
   // Segments of the peer mapped here (outgoing connections), by region id
   // and writability; under `mutex`.
@@ -955,6 +958,7 @@ bool read_exact(Conn& c, void* out, std::size_t n, Deadline deadline) {
             c.fds_in.push_back(passed);
           }
     if (r > 0) {
+      c.heard.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
       if (into_buffer) {
         c.in_end = static_cast<std::size_t>(r);
         got += c.take_buffered(p + got, n - got);
@@ -966,7 +970,7 @@ bool read_exact(Conn& c, void* out, std::size_t n, Deadline deadline) {
     if (r == 0) fail(Code::Unavailable, "the peer closed the connection");
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) fail(Code::Unavailable, "receiving failed: ", std::strerror(errno));
-    if (!spin) spin.emplace();
+    if (!spin) spin = BusyPoll::awaiting(Clock::time_point(Clock::duration(c.heard.load(std::memory_order_relaxed))));
     if (spin->poll()) continue;
     const Deadline until = got == 0 ? deadline : Clock::now() + kFrameRest;
     pollfd pf{fd, POLLIN, 0};

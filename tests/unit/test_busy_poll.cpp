@@ -46,3 +46,15 @@ TEST(BusyPoll, AThreadsWindowWidensAfterNearMissesAndNarrowsAfterALongSleep) {
     EXPECT_EQ(BusyPoll::thread_window(), base);
   }).join();
 }
+
+// A caller awaiting a peer it last heard from longer ago than the widest
+// window does not poll: that peer sleeps, and its wake-up outlasts any
+// window. (A peer heard from just now gets an ordinary window, which is
+// open only while the host has a core free, so no assertion here.)
+TEST(BusyPoll, NoWindowForAPeerSilentLongerThanTheWidestWindow) {
+  const auto base = BusyPoll::window();
+  if (base.count() == 0) GTEST_SKIP() << "polling is off here (one core, or COVE_SPIN_US=0)";
+  const auto long_ago = BusyPoll::Clock::now() - 4 * base - std::chrono::milliseconds(1);
+  EXPECT_FALSE(BusyPoll::awaiting(long_ago).poll());
+  EXPECT_FALSE(BusyPoll::awaiting(BusyPoll::Clock::time_point{}).poll());  // never heard from
+}
