@@ -426,6 +426,10 @@ class COVE_EXPORT Client {
   // The first version after `after`.
   Metadata get_meta_next(const std::string& name, std::uint64_t after, std::int64_t timeout_ms);
   Metadata get_meta_latest(const std::string& name, std::int64_t timeout_ms);
+  // The newest version now, or nullopt when `name` has none. Never waits,
+  // and "none" is no error: cheaper than get_meta_latest(name, 0) and its
+  // NotFound where a name is usually new (a producer numbering a file).
+  std::optional<Metadata> find_latest_meta(const std::string& name);
 
   // Locks on a named object, or on a region of it (start and count, as in
   // get; both empty: the whole object), kept by one server of the group

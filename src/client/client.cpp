@@ -821,21 +821,25 @@ void Client::put_meta(const std::string& name, std::uint64_t version, std::span<
   impl_->call<Message<Op::MetaPut>>(home, {name, version, net::Bytes(data.begin(), data.end())});
 }
 
-Metadata Client::Impl::meta_get(const std::string& name, net::MetaMode mode, std::uint64_t version,
-                                std::int64_t timeout_ms) {
+std::optional<Metadata> Client::Impl::meta_get(const std::string& name, net::MetaMode mode, std::uint64_t version,
+                                               std::int64_t timeout_ms) {
   const auto home = static_cast<std::size_t>(common::home_server(name, static_cast<int>(server_count())));
   auto reply = call<Message<Op::MetaGet>>(home, {name, mode, version, timeout_ms}, wait_deadline(timeout_ms));
-  return {reply.version, std::move(reply.data)};
+  if (!reply.found) return std::nullopt;
+  return Metadata{reply.version, std::move(reply.data)};
 }
 
 Metadata Client::get_meta(const std::string& name, std::uint64_t version, std::int64_t timeout_ms) {
-  return impl_->meta_get(name, net::MetaMode::Exact, version, timeout_ms);
+  return *impl_->meta_get(name, net::MetaMode::Exact, version, timeout_ms);
 }
 Metadata Client::get_meta_next(const std::string& name, std::uint64_t after, std::int64_t timeout_ms) {
-  return impl_->meta_get(name, net::MetaMode::Next, after, timeout_ms);
+  return *impl_->meta_get(name, net::MetaMode::Next, after, timeout_ms);
 }
 Metadata Client::get_meta_latest(const std::string& name, std::int64_t timeout_ms) {
-  return impl_->meta_get(name, net::MetaMode::Latest, 0, timeout_ms);
+  return *impl_->meta_get(name, net::MetaMode::Latest, 0, timeout_ms);
+}
+std::optional<Metadata> Client::find_latest_meta(const std::string& name) {
+  return impl_->meta_get(name, net::MetaMode::LatestIfAny, 0, 0);
 }
 
 // ---- locks ----

@@ -182,7 +182,9 @@ struct Client::Impl {
   // The same; none from a server that did not answer at connect() or is gone since.
   std::vector<VariableInfo> list_if_answers(std::size_t s);
 
-  Metadata meta_get(const std::string& name, net::MetaMode mode, std::uint64_t version, std::int64_t timeout_ms);
+  // A MetaGet of `name`'s metadata; nullopt only for LatestIfAny, when the name has none.
+  std::optional<Metadata> meta_get(const std::string& name, net::MetaMode mode, std::uint64_t version,
+                                   std::int64_t timeout_ms);
   // Client::seal, and with `then_meta` Client::seal_and_put_meta (its server asked last).
   std::vector<bool> seal(std::span<const std::string> names, std::uint64_t version,
                          std::optional<net::MetaPutRequest> then_meta);

@@ -43,14 +43,9 @@ struct Steps::State {
   // variables whose stream has ended (no step after it can be complete).
   std::optional<std::uint64_t> end() {
     std::optional<std::uint64_t> last;
-    for (const auto& var : vars) {
-      try {
-        const Metadata m = impl->meta_get(end_name(var), net::MetaMode::Latest, 0, 0);
-        last = last ? std::min(*last, m.version) : m.version;
-      } catch (const Error& e) {
-        if (e.code() != Code::NotFound) throw;
-      }
-    }
+    for (const auto& var : vars)
+      if (const auto m = impl->meta_get(end_name(var), net::MetaMode::LatestIfAny, 0, 0))
+        last = last ? std::min(*last, m->version) : m->version;
     return last;
   }
 

@@ -202,12 +202,8 @@ bool Session::exists(const std::string& name) {
   // communicator: rank 0 may not have published it yet when another rank's
   // H5Fclose returns (H5Fdelete asks right after).
   if (open_file(name) || (own_version_.count(name) && !deleted_.count(name))) return true;
-  try {
-    return !deleted(client().get_meta_latest("h5:" + name, 0));
-  } catch (const Error& e) {
-    if (e.code() == Code::NotFound) return false;
-    throw;
-  }
+  const auto meta = client().find_latest_meta("h5:" + name);
+  return meta && !deleted(*meta);
 }
 
 const Config& Session::config() {
@@ -310,12 +306,8 @@ void Session::resolve(FileState& file) {
     try {
       if (file.last_version) {
         last = *file.last_version;
-      } else {
-        try {
-          last = client().get_meta_latest(file.meta_key(), 0).version;
-        } catch (const Error& e) {
-          if (e.code() != Code::NotFound) throw;  // a name never written: its first version is 1
-        }
+      } else if (const auto meta = client().find_latest_meta(file.meta_key())) {
+        last = meta->version;  // (a name never written has none: its first version is 1)
       }
     } catch (const std::exception& e) {
       error = e.what();

@@ -678,17 +678,19 @@ MetaGetRequest MetaGetRequest::decode(WireReader& in) {
   MetaGetRequest m;
   m.name = in.str();
   const std::uint8_t mode = in.u8();
-  if (mode > static_cast<std::uint8_t>(MetaMode::Latest))
-    fail(Code::InvalidArgument, "metadata get mode ", int{mode}, " is not 0 (exact), 1 (next) or 2 (latest)");
+  if (mode > static_cast<std::uint8_t>(MetaMode::LatestIfAny))
+    fail(Code::InvalidArgument, "metadata get mode ", int{mode},
+         " is not 0 (exact), 1 (next), 2 (latest) or 3 (latest if any)");
   m.mode = static_cast<MetaMode>(mode);
   m.version = in.u64();
   m.timeout_ms = in.i64();
   return m;
 }
 
-void MetaGetReply::encode(WireWriter& out) const { out.u64(version).bytes(data); }
+void MetaGetReply::encode(WireWriter& out) const { out.u8(found ? 1 : 0).u64(version).bytes(data); }
 MetaGetReply MetaGetReply::decode(WireReader& in) {
   MetaGetReply m;
+  m.found = read_flag(in, "found");
   m.version = in.u64();
   m.data = blob(in);
   return m;

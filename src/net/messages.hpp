@@ -468,6 +468,7 @@ struct MetaGetRequest {
   bool operator==(const MetaGetRequest&) const = default;
 };
 struct MetaGetReply {
+  bool found = true;  // false only for LatestIfAny, when the name has no version (version 0, no data)
   std::uint64_t version = 0;
   Bytes data;
   void encode(WireWriter& out) const;

@@ -177,8 +177,10 @@ std::uint8_t encode_reorg(std::optional<Reorg> method) noexcept;
 // Protocol error for a code that is not 0..4.
 std::optional<Reorg> decode_reorg(std::uint8_t code);
 
-// Metadata lookups.
-enum class MetaMode : std::uint8_t { Exact = 0, Next = 1, Latest = 2 };
+// Metadata lookups. LatestIfAny answers at once, with found = false when
+// the name has no version (instead of the error NotFound, whose exceptions
+// cost more than the round trip after a pause).
+enum class MetaMode : std::uint8_t { Exact = 0, Next = 1, Latest = 2, LatestIfAny = 3 };
 
 // Peer roles in the hello.
 enum class Role : std::uint8_t { Client = 1, Server = 2 };

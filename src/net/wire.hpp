@@ -29,7 +29,7 @@ namespace cove::net {
 using Bytes = std::vector<std::byte>;
 
 inline constexpr std::uint32_t kMagic = 0x45564F43u;  // "COVE" read as little-endian bytes
-inline constexpr std::uint16_t kWireVersion = 13;  // 13: a put's piece may carry its variable's definition (PieceHeader::define); Undefine takes several variables
+inline constexpr std::uint16_t kWireVersion = 14;  // 14: MetaGet's mode LatestIfAny and its reply's found flag
 inline constexpr std::size_t kHeaderBytes = 24;
 inline constexpr std::size_t kMaxBodyBytes = std::size_t{1} << 30;  // bulk data never travels in bodies
 inline constexpr std::size_t kMaxStringBytes = 4096;

@@ -55,22 +55,14 @@ std::string deleted_name(const std::string& path) { return "pnetcdf-deleted:" + 
 
 // The newest version of a path that ncmpi_delete removed (0: none).
 std::uint64_t deleted_through(const std::string& path) {
-  try {
-    return client().get_meta_latest(deleted_name(path), 0).version;
-  } catch (const cove::Error& e) {
-    if (e.code() != cove::Code::NotFound) throw;
-    return 0;
-  }
+  const auto meta = client().find_latest_meta(deleted_name(path));
+  return meta ? meta->version : 0;
 }
 
 // The newest version any writer published of a path (0: none).
 std::uint64_t latest_published(const std::string& path) {
-  try {
-    return client().get_meta_latest(meta_name(path), 0).version;
-  } catch (const cove::Error& e) {
-    if (e.code() != cove::Code::NotFound) throw;
-    return 0;
-  }
+  const auto meta = client().find_latest_meta(meta_name(path));
+  return meta ? meta->version : 0;
 }
 
 int rank_of(MPI_Comm comm) {
@@ -452,11 +444,9 @@ COVE_PNETCDF_API int ncmpi_create(MPI_Comm comm, const char* path, int cmode, MP
   }
   if (version == 0) {
     try {
-      version = client().get_meta_latest(meta_name(path), 0).version + 1;
-      exists = true;
-    } catch (const cove::Error& e) {
-      if (e.code() != cove::Code::NotFound) return from_exception("ncmpi_create", *file);
-      version = 1;
+      const std::uint64_t newest = latest_published(path);
+      version = newest + 1;  // a path never published starts at 1
+      exists = newest > 0;
     } catch (...) {
       return from_exception("ncmpi_create", *file);
     }

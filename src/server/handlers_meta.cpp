@@ -1,4 +1,5 @@
-// Handlers of metadata: MetaPut, and MetaGet (parked until its version exists).
+// Handlers of metadata: MetaPut, and MetaGet (parked until its version
+// exists; LatestIfAny never parks).
 #include "core/fail.hpp"
 #include "server/service.hpp"
 
@@ -16,9 +17,11 @@ class MetaWait final : public ParkedRequest {
   bool answer_if_there() {
     const auto found = store_.find(q_.name, q_.mode, q_.version);
     if (!found) return false;
-    answer_.reply<net::Message<net::Op::MetaGet>>({found->first, *found->second});
+    answer_.reply<net::Message<net::Op::MetaGet>>({true, found->first, *found->second});
     return true;
   }
+  // Answers that the name has no version (LatestIfAny).
+  void answer_none() { answer_.reply<net::Message<net::Op::MetaGet>>({false, 0, {}}); }
   bool retry(store::Store::Freed&) override { return answer_if_there(); }
   void expire() override {
     answer_.fail(Code::Timeout, detail::concat("metadata '", q_.name, "' had no such version before the timeout"));
@@ -55,10 +58,12 @@ net::Empty Service::meta_put(net::MetaPutRequest&& r) {
 void Service::meta_get(net::MetaGetRequest&& r, Responder answer) {
   const net::Deadline deadline = net::deadline_in(r.timeout_ms);
   const bool now_only = r.timeout_ms == 0;
+  const bool if_any = r.mode == net::MetaMode::LatestIfAny;  // never waits; none is not an error
   std::string key = meta_key(r.name), name = r.name;
   std::lock_guard lock(mutex);
   auto wait = std::make_unique<MetaWait>(std::move(key), metadata_, std::move(r), std::move(answer), deadline);
   if (wait->answer_if_there()) return;
+  if (if_any) return wait->answer_none();
   if (now_only) detail::fail(Code::NotFound, "metadata '", name, "' has no such version (yet)");
   parked_->park(std::move(wait));
 }

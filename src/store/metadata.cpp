@@ -37,7 +37,8 @@ std::optional<std::pair<std::uint64_t, const net::Bytes*>> MetadataStore::find(c
   switch (mode) {
     case net::MetaMode::Exact: found = versions.find(version); break;
     case net::MetaMode::Next: found = versions.upper_bound(version); break;
-    case net::MetaMode::Latest: found = std::prev(versions.end()); break;
+    case net::MetaMode::Latest:
+    case net::MetaMode::LatestIfAny: found = std::prev(versions.end()); break;
   }
   if (found == versions.end()) return std::nullopt;
   return std::make_pair(found->first, &found->second);

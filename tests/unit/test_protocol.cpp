@@ -134,7 +134,7 @@ net::MetaPutRequest sample() { return {"done", 5, bytes(100, 10)}; }
 template <>
 net::MetaGetRequest sample() { return {"done", net::MetaMode::Next, 5, 2500}; }
 template <>
-net::MetaGetReply sample() { return {6, bytes(50, 11)}; }
+net::MetaGetReply sample() { return {false, 6, bytes(50, 11)}; }
 template <>
 net::LeaseRequest sample() { return {"v", 6, {3, 9, 27}}; }
 template <>
@@ -372,6 +372,18 @@ TEST(Protocol, CountsAreCheckedBeforeAnythingIsAllocated) {
   d.str("x").str("<f8").u8(1).u8(0).u8(0).u32(0x7fffffff);  // 2^31 layouts announced, none sent
   const auto m = std::move(d).finish();
   EXPECT_EQ(code_of([&] { net::decode_body<net::DefineRequest>(m); }), Code::Protocol);
+}
+
+TEST(Protocol, MetadataModesAreChecked) {
+  auto mode = [](std::uint8_t m) {
+    net::WireWriter w(static_cast<std::uint16_t>(net::Op::MetaGet), 1);
+    w.str("h5:/run/out.h5").u8(m).u64(0).i64(0);
+    return std::move(w).finish();
+  };
+  for (auto m : {net::MetaMode::Exact, net::MetaMode::Next, net::MetaMode::Latest, net::MetaMode::LatestIfAny})
+    EXPECT_EQ(net::decode_body<net::MetaGetRequest>(mode(static_cast<std::uint8_t>(m))).mode, m);
+  const auto bad = mode(4);
+  EXPECT_EQ(code_of([&] { net::decode_body<net::MetaGetRequest>(bad); }), Code::InvalidArgument);
 }
 
 TEST(Protocol, ReorganizationCodesAreChecked) {

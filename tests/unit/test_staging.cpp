@@ -849,6 +849,15 @@ TEST_F(Staging, MetadataByVersionNextAndLatest) {
   EXPECT_EQ(text(c.get_meta("steps", 1, 0)), "one");
   EXPECT_EQ(c.get_meta_next("steps", 1, 0).version, 3u);
   EXPECT_EQ(text(c.get_meta_latest("steps", 0)), "three");
+  // find_latest_meta: the newest, or none without an error.
+  EXPECT_FALSE(c.find_latest_meta("never-put").has_value());
+  ASSERT_TRUE(c.find_latest_meta("steps").has_value());
+  EXPECT_EQ(c.find_latest_meta("steps")->version, 3u);
+  EXPECT_EQ(text(*c.find_latest_meta("steps")), "three");
+  c.put_meta("from-zero", 0, blob("zero"));  // version 0 is a version, not "none"
+  ASSERT_TRUE(c.find_latest_meta("from-zero").has_value());
+  EXPECT_EQ(c.find_latest_meta("from-zero")->version, 0u);
+  EXPECT_EQ(text(*c.find_latest_meta("from-zero")), "zero");
   // Waiting for the next one.
   auto next = std::async(std::launch::async, [&] { return c.get_meta_next("steps", 3, 5000); });
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
