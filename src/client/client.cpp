@@ -825,7 +825,12 @@ std::optional<Metadata> Client::Impl::meta_get(const std::string& name, net::Met
                                                std::int64_t timeout_ms) {
   const auto home = static_cast<std::size_t>(common::home_server(name, static_cast<int>(server_count())));
   auto reply = call<Message<Op::MetaGet>>(home, {name, mode, version, timeout_ms}, wait_deadline(timeout_ms));
-  if (!reply.found) return std::nullopt;
+  if (!reply.found) {
+    // Only LatestIfAny may answer "none"; the other modes fail or wait instead.
+    if (mode != net::MetaMode::LatestIfAny)
+      fail(Code::Protocol, "metadata '", name, "': the server answered \"no version\" to a lookup that must find one");
+    return std::nullopt;
+  }
   return Metadata{reply.version, std::move(reply.data)};
 }
 
