@@ -210,7 +210,7 @@ struct Conn {
     // A read's answer sent in place: after `bytes` (its frame header), these
     // runs of exposed region `region` (whose token is `token`), sent only
     // while the region stays exposed.
-    std::vector<iovec> in_place;
+    std::vector<iovec> in_place{};
     std::uint64_t region = 0, token = 0;
     std::size_t size() const {
       std::size_t n = bytes.size();
@@ -831,11 +831,9 @@ void LocalEndpoint::queue_frame(Conn& c, Kind kind, std::uint64_t id, Bytes payl
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       return;  // the peer is gone: the I/O thread will notice
     }
-    c.queued.push_back({frame_bytes(kind, id, payload), std::exchange(fd, -1)});
     c.queued_offset = sent;
-  } else {
-    c.queued.push_back({frame_bytes(kind, id, payload), std::exchange(fd, -1)});
   }
+  c.queued.push_back({frame_bytes(kind, id, payload), std::exchange(fd, -1)});
   c.queued_bytes += sizeof(FrameHeader) + payload.size();
   if (c.queued_bytes > kMaxQueued) {
     log::warn("a peer of {} does not read its replies; its connection is closed", address());
