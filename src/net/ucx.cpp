@@ -659,14 +659,23 @@ class UcxEndpoint final : public Endpoint {
     [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
   }
 
-  // Queues f for the progress thread and returns at once.
+  // Queues f for the progress thread and returns at once. Posted from the
+  // progress thread itself (a reply its handler gave), f runs before that
+  // thread next looks for work, with no wake-up (progress_loop).
   void post(std::function<void()> f) {
     {
       std::lock_guard lock(command_mutex_);
       if (closed_) return;
       commands_.push_back(std::move(f));
     }
-    wake();
+    if (std::this_thread::get_id() != progress_id_) wake();
+  }
+  // The commands queued so far, taken from the queue.
+  std::deque<std::function<void()>> take_commands() {
+    std::deque<std::function<void()>> todo;
+    std::lock_guard lock(command_mutex_);
+    todo.swap(commands_);
+    return todo;
   }
 
   void init(const std::string& listen) {
@@ -779,15 +788,14 @@ class UcxEndpoint final : public Endpoint {
     bool window_ran_out = false;
     while (!stopping_) {
       bool worked = false;
-      std::deque<std::function<void()>> todo;
-      {
-        std::lock_guard lock(command_mutex_);
-        todo.swap(commands_);
-      }
+      std::deque<std::function<void()>> todo = take_commands();
       {
         std::lock_guard worker(worker_mutex_);
         while (ucp_worker_progress(worker_) != 0) worked = true;
         for (auto& c : todo) c();
+        // What the handlers just posted (their replies) goes out now.
+        if (worked)
+          for (auto& c : take_commands()) c();
       }
       if (worked) nudge_driver();  // what it progressed may be the driver's answer
       if (worked || !todo.empty()) {
@@ -797,6 +805,11 @@ class UcxEndpoint final : public Endpoint {
       if (spin && spin->poll()) continue;
       window_ran_out = spin.has_value();
       spin.reset();
+      {
+        // Posted by this thread (no wake-up came with it): run it first.
+        std::lock_guard lock(command_mutex_);
+        if (!commands_.empty()) continue;
+      }
       ucs_status_t s;
       {
         std::lock_guard worker(worker_mutex_);
